@@ -1,0 +1,1 @@
+"""Thin activity classes: each method calls one port, maps errors to the taxonomy."""

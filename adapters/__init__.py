@@ -1,0 +1,1 @@
+"""Ports (``base.py``) and one implementation per real system."""

@@ -1,0 +1,1 @@
+"""Pure functions and versioned data that decide; callable from workflows."""

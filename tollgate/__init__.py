@@ -1,0 +1,1 @@
+"""The application shell: configuration, client, CLI, embedded dev stack and demo."""

@@ -1,0 +1,1 @@
+"""Deterministic orchestration and the pure contracts it exchanges."""

@@ -1,0 +1,304 @@
+"""The contracts that cross a Temporal boundary: one frozen model in and one out per step.
+
+Pure pydantic, imported by workflows, so nothing here may do I/O or read a clock. Every model
+forbids unknown fields; adding a field with a default is the backwards-compatible way to grow.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+
+Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$")]
+EventType = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,63}$")]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EventState(StrEnum):
+    RECEIVED = "RECEIVED"
+    VALIDATED = "VALIDATED"
+    CONTEXT_READY = "CONTEXT_READY"
+    DRAFTED = "DRAFTED"
+    AWAITING_REVIEW = "AWAITING_REVIEW"
+    APPROVED = "APPROVED"
+    EXECUTING = "EXECUTING"
+    SUCCEEDED = "SUCCEEDED"
+    QUARANTINED = "QUARANTINED"
+    DUPLICATE = "DUPLICATE"
+    SUPERSEDED = "SUPERSEDED"
+    STOPPED = "STOPPED"
+    FAILED_VALIDATION = "FAILED_VALIDATION"
+    REJECTED = "REJECTED"
+    EXPIRED = "EXPIRED"
+    UNKNOWN_WRITE = "UNKNOWN_WRITE"
+    RECONCILING = "RECONCILING"
+    DEAD_LETTERED = "DEAD_LETTERED"
+
+
+TERMINAL_STATES: frozenset[EventState] = frozenset(
+    {
+        EventState.SUCCEEDED,
+        EventState.QUARANTINED,
+        EventState.DUPLICATE,
+        EventState.SUPERSEDED,
+        EventState.STOPPED,
+        EventState.FAILED_VALIDATION,
+        EventState.REJECTED,
+        EventState.EXPIRED,
+        EventState.DEAD_LETTERED,
+    }
+)
+
+
+# --- step 1-2: intake -------------------------------------------------------------------------
+
+
+class EventEnvelope(Frozen):
+    """What a producer sends. ``signature`` is HMAC-SHA256 over the canonical envelope without
+    ``signature`` and ``received_at`` (see ``policies.signing``); ``received_at`` is stamped by
+    the intake, whatever the producer put there."""
+
+    event_id: Identifier
+    event_type: EventType
+    source: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    tenant_id: Identifier
+    entity_id: Identifier
+    schema_version: Annotated[int, Field(ge=1, le=1000)]
+    occurred_at: AwareDatetime
+    received_at: AwareDatetime | None = None
+    correlation_id: Identifier
+    idempotency_key: Identifier
+    payload: dict[str, Any]
+    signature: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class IntakeRequest(Frozen):
+    """Workflow input: the event exactly as the producer sent it, parsed only inside an activity,
+    so that even unparseable input is quarantined by the same path."""
+
+    raw: Annotated[str, StringConstraints(max_length=65536)]
+    received_at: datetime
+
+
+class EventRef(Frozen):
+    """The small handle later steps pass around instead of the whole event."""
+
+    workflow_id: str
+    tenant_id: str
+    event_id: str
+    event_type: str
+    entity_id: str
+    correlation_id: str
+    schema_version: int
+
+
+class IntakeResult(Frozen):
+    """Output of ``validate_event``: the idempotency gate's answer as well as validation's."""
+
+    status: Literal["accepted", "duplicate", "quarantined", "dead_lettered", "superseded"]
+    event: EventEnvelope | None = None
+    ref: EventRef | None = None
+    reason_code: str | None = None
+    message: str | None = None
+    previous: FinalOutcome | None = None
+
+
+class IntakeAck(Frozen):
+    """What a producer is told at once (the ``intake`` update's result)."""
+
+    status: Literal["accepted", "duplicate", "invalid"]
+    workflow_id: str
+    state: EventState
+    reason_code: str | None = None
+    message: str | None = None
+    previous: FinalOutcome | None = None
+
+
+# --- step 3: context --------------------------------------------------------------------------
+
+
+class CustomerRecord(Frozen):
+    """The minimal record a context source returns (adapters.base.ContextSource)."""
+
+    tenant_id: str
+    customer_id: str
+    first_name: str
+    locale: str = "en"
+    pet_name: str | None = None
+    consent_messaging: bool
+    updated_at: AwareDatetime
+
+
+class ContextResult(Frozen):
+    status: Literal["ready", "stopped"]
+    fields: dict[str, str] = Field(default_factory=dict)
+    updated_at: datetime | None = None
+    reason_code: str | None = None
+
+
+# --- step 4: draft ----------------------------------------------------------------------------
+
+
+class Draft(Frozen):
+    """What the model must return: a proposal, never an action. Handed to the model as the JSON
+    schema of the structured output. ``confidence`` is recorded and changes no state."""
+
+    message: Annotated[str, StringConstraints(max_length=1000)]
+    source_refs: list[str] = Field(default_factory=list, max_length=20)
+    unknowns: list[str] = Field(default_factory=list, max_length=20)
+    reason: Annotated[str, StringConstraints(max_length=500)] = ""
+    confidence: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+
+
+class DraftRequest(Frozen):
+    ref: EventRef
+    payload: dict[str, Any]
+    context: dict[str, str]
+    policy_version: str
+    prompt_version: str
+    version: int = 1
+    reviewer_note: str | None = None
+
+
+class DraftResult(Frozen):
+    status: Literal["drafted", "failed_validation"]
+    version: int
+    draft: Draft | None = None
+    provider: str
+    model: str
+    prompt_version: str
+    findings: list[str] = Field(default_factory=list)
+    raw_excerpt: str | None = None
+
+
+# --- step 5: policy gate and review -----------------------------------------------------------
+
+
+class ReviewDecision(Frozen):
+    """A reviewer's decision, sent as the ``review`` update or the approve/reject signals."""
+
+    request_id: str
+    decision: Literal["approve", "reject", "request_info"]
+    reviewer: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    role: Annotated[str, StringConstraints(min_length=1, max_length=64)] = "reviewer"
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    draft_version: int
+
+
+class ReviewAck(Frozen):
+    accepted: bool
+    state: EventState
+    message: str
+
+
+class ReviewTicket(Frozen):
+    """What the ``review_ticket`` query shows a reviewer: enough to decide, nothing secret."""
+
+    workflow_id: str
+    state: EventState
+    request_id: str | None
+    draft_version: int | None
+    draft: Draft | None
+    context_fields: list[str]
+    required_roles: list[str]
+    risk: str | None
+    policy_version: str | None
+    review_deadline: datetime | None
+
+
+class StepRecord(Frozen):
+    """Input of the store-only ``record_step`` local activity: one state change plus the step's
+    own write, in one round trip."""
+
+    ref: EventRef
+    to_state: EventState
+    actor: str
+    reason: str
+    policy_version: str | None = None
+    draft: DraftResult | None = None
+    decision: ReviewDecision | None = None
+    outcome: FinalOutcome | None = None
+
+
+# --- step 6: action ---------------------------------------------------------------------------
+
+
+class ReceiptStatus(StrEnum):
+    PENDING = "PENDING"
+    SUCCEEDED = "SUCCEEDED"
+    REJECTED = "REJECTED"
+    UNKNOWN = "UNKNOWN"
+
+
+class ActionRequest(Frozen):
+    """One business action. ``action_key`` derives from business data only
+    (``policies.keys.action_key``), never from a run id."""
+
+    ref: EventRef
+    adapter: str
+    action: str
+    action_key: str
+    channel: str
+    body: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    policy_version: str
+    approved_by: str
+
+
+class Receipt(Frozen):
+    action_key: str
+    tenant_id: str
+    event_id: str
+    adapter: str
+    action: str
+    request_fingerprint: str
+    status: ReceiptStatus
+    external_id: str | None = None
+    error_class: str | None = None
+    error_code: str | None = None
+    attempts: int = 0
+    policy_version: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class ExecuteResult(Frozen):
+    status: Literal["succeeded", "rejected", "unknown", "stopped"]
+    receipt: Receipt | None = None
+    reason_code: str | None = None
+
+
+class ReconcileRequest(Frozen):
+    ref: EventRef
+    action: ActionRequest
+    lookup_window: timedelta = timedelta(minutes=10)
+
+
+class ReconcileResult(Frozen):
+    status: Literal["succeeded", "resent", "stopped", "rejected"]
+    receipt: Receipt | None = None
+    attempts: int = 0
+    reason_code: str | None = None
+
+
+# --- the end ----------------------------------------------------------------------------------
+
+
+class FinalOutcome(Frozen):
+    workflow_id: str
+    tenant_id: str | None = None
+    event_id: str | None = None
+    state: EventState
+    reason_code: str | None = None
+    receipt: Receipt | None = None
+    policy_version: str | None = None
+
+
+IntakeResult.model_rebuild()
+IntakeAck.model_rebuild()
+StepRecord.model_rebuild()
