@@ -157,8 +157,10 @@ class Draft(Frozen):
 
 
 class DraftRequest(Frozen):
+    """``context`` holds the only facts the model may use, keyed by source ref
+    (``crm.first_name``, ``event.due_at``); a draft citing any other ref is invalid."""
+
     ref: EventRef
-    payload: dict[str, Any]
     context: dict[str, str]
     policy_version: str
     prompt_version: str
@@ -167,7 +169,11 @@ class DraftRequest(Frozen):
 
 
 class DraftResult(Frozen):
-    status: Literal["drafted", "failed_validation"]
+    """``unreadable``: the last allowed attempt still could not be parsed; the record goes to a
+    reviewer with ``raw_excerpt`` (redacted). ``failed_validation``: readable but refused by the
+    validator (``findings`` say why)."""
+
+    status: Literal["drafted", "failed_validation", "unreadable"]
     version: int
     draft: Draft | None = None
     provider: str
