@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
+from policies.matrix import PolicySnapshot
+
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$")]
 EventType = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,63}$")]
 
@@ -104,6 +106,7 @@ class IntakeResult(Frozen):
     status: Literal["accepted", "duplicate", "quarantined", "dead_lettered", "superseded"]
     event: EventEnvelope | None = None
     ref: EventRef | None = None
+    policy: PolicySnapshot | None = None
     reason_code: str | None = None
     message: str | None = None
     previous: FinalOutcome | None = None
@@ -133,6 +136,13 @@ class CustomerRecord(Frozen):
     pet_name: str | None = None
     consent_messaging: bool
     updated_at: AwareDatetime
+
+
+class ContextRequest(Frozen):
+    ref: EventRef
+    payload: dict[str, Any]
+    policy: PolicySnapshot
+    seq: int
 
 
 class ContextResult(Frozen):
@@ -218,18 +228,36 @@ class ReviewTicket(Frozen):
     review_deadline: datetime | None
 
 
-class StepRecord(Frozen):
-    """Input of the store-only ``record_step`` local activity: one state change plus the step's
-    own write, in one round trip."""
-
-    ref: EventRef
+class Transition(Frozen):
+    seq: int
+    from_state: EventState | None
     to_state: EventState
     actor: str
     reason: str
+
+
+class StepRecord(Frozen):
+    """Input of the store-only ``record_step`` local activity: state changes plus the step's own
+    write (draft, decision, outcome), all in one round trip. ``seq`` numbers come from the
+    workflow, so a retried write is a no-op."""
+
+    ref: EventRef
+    transitions: list[Transition]
+    reason_code: str | None = None
     policy_version: str | None = None
     draft: DraftResult | None = None
     decision: ReviewDecision | None = None
     outcome: FinalOutcome | None = None
+
+
+class RefusedDecision(Frozen):
+    """A decision the workflow ignored (wrong role, stale version, too late...), kept for audit."""
+
+    ref: EventRef
+    number: int
+    decision: ReviewDecision
+    refusal_code: str
+    policy_version: str | None = None
 
 
 # --- step 6: action ---------------------------------------------------------------------------
@@ -273,8 +301,16 @@ class Receipt(Frozen):
     updated_at: datetime | None = None
 
 
+class ExecuteRequest(Frozen):
+    action: ActionRequest
+    draft_version: int
+    seq: int
+
+
 class ExecuteResult(Frozen):
-    status: Literal["succeeded", "rejected", "unknown", "stopped"]
+    """``held``: a kill switch covers this adapter/tenant; nothing was sent, try again later."""
+
+    status: Literal["succeeded", "rejected", "unknown", "stopped", "held"]
     receipt: Receipt | None = None
     reason_code: str | None = None
 

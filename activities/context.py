@@ -1,0 +1,69 @@
+"""Step 3: load the minimal context from the system of record and check consent and freshness."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import structlog
+from temporalio import activity
+
+from activities.errors import to_application_error
+from adapters.base import ContextSource
+from adapters.postgres_store import PostgresStore
+from policies.gate import check_context
+from workflows.contracts import (
+    ContextRequest,
+    ContextResult,
+    CustomerRecord,
+    EventState,
+    StepRecord,
+    Transition,
+)
+from workflows.errors import TollgateError
+
+log = structlog.get_logger("tollgate.context")
+
+#: Event payload fields the drafter may see, as ``event.<name>``. Anything else stays out.
+EVENT_FIELDS = ("reminder_kind", "due_at", "channel", "notes")
+
+
+class ContextActivities:
+    def __init__(self, store: PostgresStore, source: ContextSource) -> None:
+        self.store = store
+        self.source = source
+
+    @activity.defn
+    async def load_context(self, request: ContextRequest) -> ContextResult:
+        ref = request.ref
+        customer_id = str(request.payload.get("customer_id", ref.entity_id))
+        try:
+            record = await self.source.fetch_customer(ref.tenant_id, customer_id)
+        except TollgateError as exc:
+            raise to_application_error(exc) from None
+        verdict = check_context(request.policy.rule, record, datetime.now(UTC))
+        if not verdict.ok or record is None:
+            # The workflow records STOPPED itself, together with the final outcome.
+            result = ContextResult(status="stopped", reason_code=verdict.reason_code)
+        else:
+            result = ContextResult(status="ready", fields=_fields(record, request.payload),
+                                   updated_at=record.updated_at)
+            await self.store.record_step(StepRecord(
+                ref=ref, policy_version=request.policy.version,
+                transitions=[Transition(seq=request.seq, from_state=EventState.VALIDATED,
+                                        to_state=EventState.CONTEXT_READY, actor="context",
+                                        reason="consent and freshness checked")],
+            ))
+        log.info("load_context", workflow_id=ref.workflow_id, status=result.status,
+                 reason_code=result.reason_code)
+        return result
+
+
+def _fields(record: CustomerRecord, payload: dict[str, object]) -> dict[str, str]:
+    fields = {"crm.first_name": record.first_name, "crm.locale": record.locale}
+    if record.pet_name:
+        fields["crm.pet_name"] = record.pet_name
+    for name in EVENT_FIELDS:
+        value = payload.get(name)
+        if value is not None:
+            fields[f"event.{name}"] = str(value)
+    return fields

@@ -1,0 +1,124 @@
+"""Step 6: perform one approved action, at most once, with a receipt written first.
+
+Order inside one attempt: kill switch, consent at the source of truth, approval on record,
+receipt row (or the existing one), lookup before resending anything that may have been sent,
+one call with the business key, then settle the receipt with this attempt's fence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import structlog
+from temporalio import activity
+
+from activities.errors import to_application_error
+from adapters.base import ActionAdapter, ContextSource
+from adapters.postgres_receipts import ReceiptStore
+from adapters.postgres_store import PostgresStore
+from policies.keys import fingerprint
+from workflows.contracts import (
+    ActionRequest,
+    EventState,
+    ExecuteRequest,
+    ExecuteResult,
+    ReceiptStatus,
+    StepRecord,
+    Transition,
+)
+from workflows.errors import RejectedError, TollgateError, UnknownWrite
+
+log = structlog.get_logger("tollgate.execute")
+
+
+def request_fingerprint(action: ActionRequest) -> str:
+    return fingerprint({"adapter": action.adapter, "action": action.action,
+                        "channel": action.channel, "body": action.body,
+                        "recipient": action.ref.entity_id})
+
+
+class ExecuteActivities:
+    def __init__(
+        self,
+        store: PostgresStore,
+        receipts: ReceiptStore,
+        adapters: Mapping[str, ActionAdapter],
+        source: ContextSource,
+    ) -> None:
+        self.store = store
+        self.receipts = receipts
+        self.adapters = adapters
+        self.source = source
+
+    @activity.defn
+    async def execute_action(self, request: ExecuteRequest) -> ExecuteResult:
+        try:
+            result = await self._execute(request)
+        except TollgateError as exc:
+            log.info("execute_action", workflow_id=request.action.ref.workflow_id,
+                     status="error", error_class=exc.error_class.value, code=exc.code,
+                     attempt=activity.info().attempt)
+            raise to_application_error(exc) from None
+        log.info("execute_action", workflow_id=request.action.ref.workflow_id,
+                 status=result.status, reason_code=result.reason_code,
+                 attempt=activity.info().attempt)
+        return result
+
+    async def _execute(self, request: ExecuteRequest) -> ExecuteResult:
+        action = request.action
+        ref = action.ref
+        adapter = self.adapters[action.adapter]
+        switch = await self.receipts.closed_switch(action.adapter, ref.tenant_id)
+        if switch is not None:
+            return ExecuteResult(status="held", reason_code="kill_switch_closed")
+        record = await self.source.fetch_customer(ref.tenant_id, ref.entity_id)
+        if record is None or not record.consent_messaging:
+            return ExecuteResult(status="stopped", reason_code="no_consent_at_send")
+        if not await self.store.has_approval(ref.workflow_id, request.draft_version):
+            raise RejectedError("no_approval_on_record", "no accepted approval for this draft")
+
+        receipt = await self.receipts.open_receipt(action, request_fingerprint(action))
+        if receipt.status == ReceiptStatus.SUCCEEDED:
+            return ExecuteResult(status="succeeded", receipt=receipt, reason_code="already_sent")
+        if receipt.status == ReceiptStatus.REJECTED:
+            return ExecuteResult(status="rejected", receipt=receipt, reason_code=receipt.error_code)
+        await self.store.record_step(StepRecord(
+            ref=ref, policy_version=action.policy_version,
+            transitions=[Transition(seq=request.seq, from_state=EventState.APPROVED,
+                                    to_state=EventState.EXECUTING, actor="execute",
+                                    reason="receipt opened, calling the target")],
+        ))
+        if receipt.attempts > 0:
+            # An earlier attempt may have reached the target: ask it before sending again.
+            if not adapter.supports_lookup:
+                return ExecuteResult(status="unknown", receipt=receipt,
+                                     reason_code="earlier_attempt_unverifiable")
+            held = await adapter.lookup(action.action_key)
+            if held is not None:
+                settled = await self.receipts.settle(
+                    action.action_key, ReceiptStatus.SUCCEEDED, fence=None,
+                    external_id=held.external_id)
+                return ExecuteResult(status="succeeded", receipt=settled,
+                                     reason_code="found_at_target")
+            if not adapter.dedupes_by_key:
+                return ExecuteResult(status="unknown", receipt=receipt,
+                                     reason_code="earlier_attempt_unverifiable")
+
+        fence = await self.receipts.begin_attempt(action.action_key)
+        try:
+            write = await adapter.execute(action)
+        except UnknownWrite as exc:
+            settled = await self.receipts.settle(
+                action.action_key, ReceiptStatus.UNKNOWN, fence=fence,
+                error_class=exc.error_class.value, error_code=exc.code)
+            return ExecuteResult(status="unknown", receipt=settled, reason_code=exc.code)
+        except RejectedError as exc:
+            settled = await self.receipts.settle(
+                action.action_key, ReceiptStatus.REJECTED, fence=fence,
+                error_class=exc.error_class.value, error_code=exc.code)
+            return ExecuteResult(status="rejected", receipt=settled, reason_code=exc.code)
+        settled = await self.receipts.settle(
+            action.action_key, ReceiptStatus.SUCCEEDED, fence=fence, external_id=write.external_id)
+        return ExecuteResult(status="succeeded", receipt=settled)
+
+

@@ -1,0 +1,85 @@
+"""Resolving unknown writes: ask the target what it holds for a key, settle the receipt."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import structlog
+from temporalio import activity
+
+from activities.errors import to_application_error
+from adapters.base import ActionAdapter
+from adapters.postgres_receipts import ReceiptStore
+from policies.redaction import redact
+from workflows.contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
+from workflows.errors import ErrorClass, RejectedError, TollgateError, UnknownWrite
+
+log = structlog.get_logger("tollgate.reconcile")
+
+
+class ReconcileActivities:
+    def __init__(self, receipts: ReceiptStore, adapters: Mapping[str, ActionAdapter]) -> None:
+        self.receipts = receipts
+        self.adapters = adapters
+
+    @activity.defn
+    async def lookup_write(self, request: ReconcileRequest) -> ReconcileResult | None:
+        """Settle the receipt if the target holds the write; None while it does not (yet)."""
+        action = request.action
+        adapter = self.adapters[action.adapter]
+        current = await self.receipts.get(action.action_key)
+        if current is not None and current.status == ReceiptStatus.SUCCEEDED:
+            return ReconcileResult(status="succeeded", receipt=current)
+        if not adapter.supports_lookup:
+            return None
+        try:
+            held = await adapter.lookup(action.action_key)
+        except TollgateError as exc:
+            raise to_application_error(exc) from None
+        log.info("lookup_write", workflow_id=action.ref.workflow_id, found=held is not None)
+        if held is None:
+            return None
+        receipt = await self.receipts.settle(action.action_key, ReceiptStatus.SUCCEEDED,
+                                             fence=None, external_id=held.external_id)
+        return ReconcileResult(status="succeeded", receipt=receipt, reason_code="found_at_target")
+
+    @activity.defn
+    async def resend_write(self, request: ReconcileRequest) -> ReconcileResult:
+        """The one resend a key-deduplicating target allows after the lookup window."""
+        action = request.action
+        adapter = self.adapters[action.adapter]
+        if not adapter.dedupes_by_key:
+            raise to_application_error(
+                RejectedError("resend_not_safe", "target neither dedupes nor can be looked up"))
+        fence = await self.receipts.begin_attempt(action.action_key)
+        try:
+            write = await adapter.execute(action)
+        except UnknownWrite as exc:
+            receipt = await self.receipts.settle(action.action_key, ReceiptStatus.UNKNOWN,
+                                                 fence=fence, error_class=exc.error_class.value,
+                                                 error_code=exc.code)
+            return ReconcileResult(status="stopped", receipt=receipt, reason_code=exc.code)
+        except RejectedError as exc:
+            receipt = await self.receipts.settle(action.action_key, ReceiptStatus.REJECTED,
+                                                 fence=fence, error_class=exc.error_class.value,
+                                                 error_code=exc.code)
+            return ReconcileResult(status="rejected", receipt=receipt, reason_code=exc.code)
+        except TollgateError as exc:
+            raise to_application_error(exc) from None
+        receipt = await self.receipts.settle(action.action_key, ReceiptStatus.SUCCEEDED,
+                                             fence=fence, external_id=write.external_id)
+        return ReconcileResult(status="resent", receipt=receipt)
+
+    @activity.defn
+    async def dead_letter_write(self, request: ReconcileRequest) -> None:
+        action = request.action
+        ref = action.ref
+        await self.receipts.dead_letter(
+            workflow_id=ref.workflow_id, error_class=ErrorClass.UNKNOWN_WRITE.value,
+            error_code="unreconciled_write", state="STOPPED", owner="messaging-oncall",
+            replay_plan="Check the target for this action key by hand; if absent and the "
+            "customer still needs it, approve the dead letter and replay.",
+            redacted_payload=redact({"action_key": action.action_key, "adapter": action.adapter,
+                                     "tenant_id": ref.tenant_id, "event_id": ref.event_id}),
+            tenant_id=ref.tenant_id, event_id=ref.event_id, correlation_id=ref.correlation_id,
+        )

@@ -1,0 +1,24 @@
+"""Store-only steps, run as local activities: no outside call, one round trip each."""
+
+from __future__ import annotations
+
+from temporalio import activity
+
+from adapters.postgres_store import PostgresStore
+from workflows.contracts import RefusedDecision, StepRecord
+
+
+class StepActivities:
+    def __init__(self, store: PostgresStore) -> None:
+        self.store = store
+
+    @activity.defn
+    async def record_step(self, step: StepRecord) -> None:
+        await self.store.record_step(step)
+
+    @activity.defn
+    async def record_refusal(self, refusal: RefusedDecision) -> None:
+        await self.store.record_refused_decision(
+            ref=refusal.ref, number=refusal.number, decision=refusal.decision,
+            refusal_code=refusal.refusal_code, policy_version=refusal.policy_version,
+        )

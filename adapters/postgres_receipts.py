@@ -1,0 +1,159 @@
+"""Receipts, kill switches and dead letters in PostgreSQL.
+
+A receipt row is written before a side effect and settled after it. Each attempt takes a fence
+number; a settle carrying an older fence, or aimed at a receipt that is already final, changes
+nothing, so a stale attempt can never overwrite a newer outcome.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from workflows.contracts import ActionRequest, Receipt, ReceiptStatus
+
+_RECEIPT_COLUMNS = (
+    "action_key, tenant_id, event_id, adapter, action, request_fingerprint, status, external_id,"
+    " error_class, error_code, attempts, policy_version, created_at, updated_at"
+)
+
+
+def _receipt(row: asyncpg.Record) -> Receipt:
+    return Receipt(**dict(row))
+
+
+class ReceiptStore:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def open_receipt(self, request: ActionRequest, fingerprint: str) -> Receipt:
+        """Insert a PENDING receipt for the key, or return the one already there."""
+        ref = request.ref
+        row = await self.pool.fetchrow(
+            "WITH ins AS (INSERT INTO receipts (action_key, tenant_id, adapter, action, event_id,"
+            " workflow_id, correlation_id, request_fingerprint, status, policy_version)"
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,'PENDING',$9)"
+            f" ON CONFLICT (action_key) DO NOTHING RETURNING {_RECEIPT_COLUMNS})"
+            f" SELECT {_RECEIPT_COLUMNS} FROM ins UNION ALL"
+            f" SELECT {_RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1 LIMIT 1",
+            request.action_key, ref.tenant_id, request.adapter, request.action, ref.event_id,
+            ref.workflow_id, ref.correlation_id, fingerprint, request.policy_version,
+        )
+        assert row is not None
+        return _receipt(row)
+
+    async def begin_attempt(self, action_key: str) -> int:
+        """Count an attempt and return its fence (only attempts on an open receipt count)."""
+        fence = await self.pool.fetchval(
+            "UPDATE receipts SET attempts = attempts + 1, fence = fence + 1, updated_at = now()"
+            " WHERE action_key = $1 AND status IN ('PENDING', 'UNKNOWN') RETURNING fence",
+            action_key,
+        )
+        return int(fence) if fence is not None else -1
+
+    async def settle(
+        self,
+        action_key: str,
+        status: ReceiptStatus,
+        *,
+        fence: int | None,
+        external_id: str | None = None,
+        error_class: str | None = None,
+        error_code: str | None = None,
+    ) -> Receipt:
+        """Move an open receipt to ``status``; a stale fence or a final receipt wins nothing.
+        ``fence=None`` is the reconciler's settle: it holds no attempt of its own."""
+        await self.pool.execute(
+            "UPDATE receipts SET status = $2, external_id = COALESCE($3, external_id),"
+            " error_class = $4, error_code = $5, updated_at = now()"
+            " WHERE action_key = $1 AND status IN ('PENDING', 'UNKNOWN')"
+            " AND ($6::int IS NULL OR fence = $6)",
+            action_key, status.value, external_id, error_class, error_code, fence,
+        )
+        receipt = await self.get(action_key)
+        assert receipt is not None
+        return receipt
+
+    async def get(self, action_key: str) -> Receipt | None:
+        row = await self.pool.fetchrow(
+            f"SELECT {_RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key
+        )
+        return _receipt(row) if row else None
+
+    async def stale_open(self, older_than: datetime, limit: int = 100) -> list[dict[str, Any]]:
+        rows = await self.pool.fetch(
+            "SELECT action_key, workflow_id, tenant_id, adapter, status, updated_at FROM receipts"
+            " WHERE status IN ('PENDING', 'UNKNOWN') AND updated_at < $1"
+            " ORDER BY updated_at LIMIT $2", older_than, limit,
+        )
+        return [dict(r) for r in rows]
+
+    async def count_by_status(self) -> dict[str, int]:
+        rows = await self.pool.fetch("SELECT status, count(*) AS n FROM receipts GROUP BY status")
+        return {r["status"]: int(r["n"]) for r in rows}
+
+    # --- kill switches --------------------------------------------------------------------
+
+    async def closed_switch(self, adapter: str, tenant_id: str) -> str | None:
+        """The reason of the first closed switch covering (adapter, tenant), else None."""
+        return await self.pool.fetchval(  # type: ignore[no-any-return]
+            "SELECT reason FROM kill_switches WHERE closed AND"
+            " ((adapter = $1 AND tenant_id = $2) OR (adapter = $1 AND tenant_id = '*')"
+            "  OR (adapter = '*' AND tenant_id = $2) OR (adapter = '*' AND tenant_id = '*'))"
+            " LIMIT 1", adapter, tenant_id,
+        )
+
+    async def set_switch(
+        self, *, adapter: str, tenant_id: str, closed: bool, reason: str, actor: str
+    ) -> None:
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO kill_switches (adapter, tenant_id, closed, reason, changed_by)"
+                " VALUES ($1,$2,$3,$4,$5) ON CONFLICT (adapter, tenant_id) DO UPDATE SET"
+                " closed = $3, reason = $4, changed_by = $5, changed_at = now()",
+                adapter, tenant_id, closed, reason, actor,
+            )
+            await conn.execute(
+                "INSERT INTO audit (actor, action, target, detail) VALUES ($1,$2,$3,$4::jsonb)",
+                actor, "kill" if closed else "reopen", f"{adapter}/{tenant_id}",
+                json.dumps({"reason": reason}),
+            )
+
+    async def switches(self) -> list[dict[str, Any]]:
+        rows = await self.pool.fetch("SELECT * FROM kill_switches ORDER BY adapter, tenant_id")
+        return [dict(r) for r in rows]
+
+    # --- dead letters ---------------------------------------------------------------------
+
+    async def dead_letter(
+        self,
+        *,
+        workflow_id: str,
+        error_class: str,
+        error_code: str,
+        state: str,
+        owner: str,
+        replay_plan: str,
+        redacted_payload: dict[str, Any] | None,
+        tenant_id: str | None,
+        event_id: str | None,
+        correlation_id: str | None,
+    ) -> None:
+        await self.pool.execute(
+            "INSERT INTO dead_letters (workflow_id, tenant_id, event_id, correlation_id,"
+            " error_class, error_code, state, owner, replay_plan, redacted_payload)"
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10::jsonb)"
+            " ON CONFLICT (workflow_id, error_code) DO NOTHING",
+            workflow_id, tenant_id, event_id, correlation_id, error_class, error_code, state,
+            owner, replay_plan, json.dumps(redacted_payload) if redacted_payload else None,
+        )
+
+    async def dead_letters(self, status: str | None = None) -> list[dict[str, Any]]:
+        rows = await self.pool.fetch(
+            "SELECT * FROM dead_letters WHERE ($1::text IS NULL OR status = $1) ORDER BY id",
+            status,
+        )
+        return [dict(r) for r in rows]

@@ -1,0 +1,34 @@
+"""HMAC-SHA256 signatures over the canonical envelope, one secret per tenant.
+
+The canonical form is the envelope as JSON without ``signature`` and ``received_at`` (the intake
+stamps that), keys sorted, no insignificant whitespace, UTF-8. Producers sign exactly these bytes;
+``sign`` is what they (and the demo) call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from typing import Any
+
+SIGNATURE_PREFIX = "sha256="
+_UNSIGNED_FIELDS = frozenset({"signature", "received_at"})
+
+
+def canonical_bytes(envelope: Mapping[str, Any]) -> bytes:
+    body = {k: v for k, v in envelope.items() if k not in _UNSIGNED_FIELDS}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def sign(envelope: Mapping[str, Any], secret: str) -> str:
+    digest = hmac.new(secret.encode(), canonical_bytes(envelope), hashlib.sha256).hexdigest()
+    return SIGNATURE_PREFIX + digest
+
+
+def verify(envelope: Mapping[str, Any], secret: str) -> bool:
+    given = envelope.get("signature")
+    if not isinstance(given, str):
+        return False
+    return hmac.compare_digest(given, sign(envelope, secret))

@@ -1,0 +1,150 @@
+"""`tollgate`: one command for every role. `tollgate --help` lists them."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tollgate.config import Settings
+
+
+def _review(args: argparse.Namespace) -> int:
+    from temporalio.client import WorkflowUpdateFailedError
+    from temporalio.service import RPCError
+
+    from tollgate.client import build_client
+    from workflows.contracts import ReviewAck, ReviewDecision, ReviewTicket
+
+    async def go() -> int:
+        settings = Settings.from_env()
+        client = await build_client(settings.temporal_address, settings.namespace)
+        if args.review_cmd == "list":
+            query = "TollgateState = 'AWAITING_REVIEW'"
+            if args.tenant:
+                query += f" AND TollgateTenant = '{args.tenant}'"
+            async for wf in client.list_workflows(query):
+                print(f"{wf.id}  started {wf.start_time:%Y-%m-%d %H:%M:%S}")
+            return 0
+        handle = client.get_workflow_handle(args.workflow_id)
+        try:
+            ticket = await handle.query("review_ticket", result_type=ReviewTicket)
+        except RPCError as exc:
+            print(f"cannot read {args.workflow_id}: {exc.message}", file=sys.stderr)
+            return 2
+        if args.review_cmd == "show":
+            print(ticket.model_dump_json(indent=2))
+            return 0
+        if ticket.request_id is None or ticket.draft_version is None:
+            print(f"{args.workflow_id} is not waiting for review (state {ticket.state})",
+                  file=sys.stderr)
+            return 2
+        decision = ReviewDecision(
+            request_id=ticket.request_id, decision=args.review_cmd.replace("-", "_"),
+            reviewer=args.reviewer, role=args.role, reason=args.reason,
+            draft_version=ticket.draft_version)
+        try:
+            ack = await handle.execute_update("review", decision, result_type=ReviewAck)
+        except (WorkflowUpdateFailedError, RPCError) as exc:
+            print(f"{args.workflow_id}: decision not delivered: {exc}", file=sys.stderr)
+            return 2
+        print(("accepted: " if ack.accepted else "refused: ") + ack.message)
+        return 0 if ack.accepted else 1
+
+    return asyncio.run(go())
+
+
+def _submit(args: argparse.Namespace) -> int:
+    import starter
+
+    settings = Settings.from_env()
+    raws = [raw for path in args.files for raw in starter.split_events(starter.read_source(path))]
+    if args.sign:
+        from policies.signing import sign
+
+        secrets = settings.tenant_secrets()
+        signed = []
+        for raw in raws:
+            try:
+                event: Any = json.loads(raw)
+                secret = secrets.get(event.get("tenant_id"))
+            except (ValueError, AttributeError):
+                secret = None
+            if secret is not None:
+                event["signature"] = sign(event, secret)
+                raw = json.dumps(event)
+            signed.append(raw)
+        raws = signed
+    acks = asyncio.run(starter.submit_all(raws, settings))
+    return 0 if all(a.status != "invalid" for a in acks) else 1
+
+
+def _dev(args: argparse.Namespace) -> int:
+    from tollgate.devstack import DevStack, run_dev
+
+    settings = Settings.from_env()
+    stack = DevStack(state_dir=settings.state_dir, database_url=settings.env.get("DATABASE_URL"),
+                     temporal_address=settings.env.get("TEMPORAL_ADDRESS"))
+    try:
+        asyncio.run(run_dev(stack))
+    except KeyboardInterrupt:
+        print("stopped")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from tollgate.demo import run_demo
+
+    return asyncio.run(run_demo(Path(args.state_dir).resolve()))
+
+
+def _state(args: argparse.Namespace) -> int:
+    from tollgate.client import build_client
+
+    async def go() -> int:
+        settings = Settings.from_env()
+        client = await build_client(settings.temporal_address, settings.namespace)
+        print(await client.get_workflow_handle(args.workflow_id).query("state"))
+        return 0
+
+    return asyncio.run(go())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tollgate", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("dev", help="start the embedded stack and a worker until Ctrl-C").set_defaults(
+        func=_dev)
+    demo = sub.add_parser("demo", help="run the demo scenario end to end and check it")
+    demo.add_argument("--state-dir", default=".tollgate/demo")
+    demo.set_defaults(func=_demo)
+    submit = sub.add_parser("submit", help="producer: submit events from files or - (stdin)")
+    submit.add_argument("files", nargs="+")
+    submit.add_argument("--sign", action="store_true",
+                        help="sign each event with its tenant's key (stand-in for the producer)")
+    submit.set_defaults(func=_submit)
+    review = sub.add_parser("review", help="reviewer: list, show and decide")
+    rsub = review.add_subparsers(dest="review_cmd", required=True)
+    rlist = rsub.add_parser("list", help="records waiting for review")
+    rlist.add_argument("--tenant")
+    rsub.add_parser("show").add_argument("workflow_id")
+    for name in ("approve", "reject", "request-info"):
+        p = rsub.add_parser(name)
+        p.add_argument("workflow_id")
+        p.add_argument("--reviewer", required=True)
+        p.add_argument("--role", default="reviewer")
+        p.add_argument("--reason", required=True)
+    review.set_defaults(func=_review)
+    ops = sub.add_parser("ops", help="operator commands")
+    osub = ops.add_subparsers(dest="ops_cmd", required=True)
+    osub.add_parser("state", help="current state of one event").add_argument("workflow_id")
+    ops.set_defaults(func=_state)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    sys.exit(args.func(args))

@@ -1,0 +1,102 @@
+"""Run a Tollgate worker: ``python worker.py`` (main queue and the draft queue) or
+``python worker.py --queue draft`` for a model-only worker that holds no database URL and no
+adapter credentials, only the model key."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+from activities.draft import DraftActivities
+from adapters.draft_factory import DraftSettings, build_provider
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.context import ContextActivities
+from activities.execute import ExecuteActivities
+from activities.intake import IntakeActivities
+from activities.reconcile import ReconcileActivities
+from activities.steps import StepActivities
+from adapters.crm_http import CrmHttpSource
+from adapters.messaging_http import MessagingHttpAdapter
+from adapters.postgres_receipts import ReceiptStore
+from adapters.postgres_store import PostgresStore, create_pool
+from policies.matrix import load_matrix
+from tollgate.client import build_client
+from tollgate.config import Settings
+from tollgate.logging import configure_logging
+from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
+from workflows.reconcile_write import ReconcileWriteWorkflow
+
+
+@asynccontextmanager
+async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worker]:
+    """The orchestration worker: workflows plus every activity that touches the store or a
+    target. One connection pool per worker."""
+    if not settings.database_url or not settings.crm_url or not settings.messaging_url:
+        raise SystemExit("DATABASE_URL, TOLLGATE_CRM_URL and TOLLGATE_MESSAGING_URL must be set "
+                         "(or run `tollgate dev`)")
+    pool = await create_pool(settings.database_url)
+    crm = CrmHttpSource(settings.crm_url)
+    messaging = MessagingHttpAdapter(settings.messaging_url)
+    store, receipts = PostgresStore(pool), ReceiptStore(pool)
+    adapters = {messaging.name: messaging}
+    intake = IntakeActivities(store, receipts, settings.tenant_secrets(), load_matrix())
+    context = ContextActivities(store, crm)
+    steps = StepActivities(store)
+    execute = ExecuteActivities(store, receipts, adapters, crm)
+    reconcile = ReconcileActivities(receipts, adapters)
+    worker = Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow],
+        activities=[
+            intake.validate_event, context.load_context, steps.record_step, steps.record_refusal,
+            execute.execute_action, reconcile.lookup_write, reconcile.resend_write,
+            reconcile.dead_letter_write,
+        ],
+    )
+    try:
+        async with worker:
+            yield worker
+    finally:
+        await crm.aclose()
+        await messaging.aclose()
+        await pool.close()
+
+
+@asynccontextmanager
+async def draft_worker(client: Client, settings: Settings) -> AsyncIterator[Worker]:
+    """The model worker: only the draft activity, on its own queue."""
+    provider = build_provider(DraftSettings.from_env(settings.env))
+    drafts = DraftActivities(provider)
+    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE, activities=[drafts.draft_message])
+    async with worker:
+        yield worker
+
+
+async def run(queue: str, settings: Settings) -> None:
+    client = await build_client(settings.temporal_address, settings.namespace)
+    async with AsyncExitStack() as stack:
+        if queue in ("main", "all"):
+            await stack.enter_async_context(main_worker(client, settings))
+        if queue in ("draft", "all"):
+            await stack.enter_async_context(draft_worker(client, settings))
+        print(f"worker running ({queue}) against {settings.temporal_address}; Ctrl-C stops it")
+        await asyncio.Event().wait()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queue", choices=["all", "main", "draft"], default="all")
+    args = parser.parse_args(argv)
+    configure_logging()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run(args.queue, Settings.from_env()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""ReconcileWriteWorkflow: settle a write whose outcome is unknown, without a blind resend.
+
+Look the key up at the target with backoff until the window closes. Found: SUCCEEDED with the
+target's id. Not found: resend once with the same key only if the target dedupes by key (the
+resend activity refuses otherwise); else STOPPED with a dead letter for an operator.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from activities.reconcile import ReconcileActivities
+    from workflows import timeouts as t
+    from workflows.contracts import ReconcileRequest, ReconcileResult
+
+
+@workflow.defn(name="ReconcileWrite")
+class ReconcileWriteWorkflow:
+    @workflow.run
+    async def run(self, request: ReconcileRequest) -> ReconcileResult:
+        deadline = workflow.now() + request.lookup_window
+        delay = t.RECONCILE_FIRST_DELAY
+        attempts = 0
+        while True:
+            attempts += 1
+            found = await workflow.execute_activity_method(
+                ReconcileActivities.lookup_write, request,
+                start_to_close_timeout=t.LOOKUP_TIMEOUT, retry_policy=t.LOOKUP_RETRY,
+            )
+            if found is not None:
+                return found.model_copy(update={"attempts": attempts})
+            if workflow.now() + delay > deadline:
+                break
+            await workflow.sleep(delay)
+            delay = min(delay * 2, t.RECONCILE_MAX_DELAY)
+        try:
+            resent = await workflow.execute_activity_method(
+                ReconcileActivities.resend_write, request,
+                start_to_close_timeout=t.EXECUTE_TIMEOUT, retry_policy=t.EXECUTE_RETRY,
+            )
+        except ActivityError:
+            resent = None
+        if resent is not None and resent.status in ("resent", "rejected"):
+            return resent.model_copy(update={"attempts": attempts})
+        await workflow.execute_activity_method(
+            ReconcileActivities.dead_letter_write, request,
+            start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
+        )
+        return ReconcileResult(status="stopped", receipt=resent.receipt if resent else None,
+                               attempts=attempts, reason_code="unreconciled_write")
