@@ -26,7 +26,7 @@ from workflows.contracts import EventState, FinalOutcome, IntakeAck, IntakeReque
 from workflows.process_event import ProcessEventWorkflow
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$")
-_INVALID_END = {EventState.QUARANTINED}
+_INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUPERSEDED}
 
 
 def workflow_id_for(raw: str) -> str:
@@ -73,7 +73,7 @@ async def submit(client: Client, raw: str, *, task_queue: str) -> IntakeAck:
             ProcessEventWorkflow.intake, start_workflow_operation=start)
     except WorkflowAlreadyStartedError:
         # The first delivery already finished: answer with its outcome.
-        previous = await client.get_workflow_handle(wf_id).result(result_type=FinalOutcome)
+        previous = await client.get_workflow_handle(wf_id, result_type=FinalOutcome).result()
         status = "invalid" if previous.state in _INVALID_END else "duplicate"
         return IntakeAck(status=status, workflow_id=wf_id, state=previous.state,
                          reason_code=previous.reason_code if status == "invalid" else "duplicate",
@@ -84,8 +84,9 @@ def describe(ack: IntakeAck) -> str:
     if ack.status == "accepted":
         return f"accepted  {ack.workflow_id}"
     if ack.status == "duplicate":
-        earlier = ack.previous.state if ack.previous else ack.state
-        return f"duplicate {ack.workflow_id} (earlier outcome: {earlier})"
+        if ack.previous:
+            return f"duplicate {ack.workflow_id} (earlier outcome: {ack.previous.state})"
+        return f"duplicate {ack.workflow_id} (first delivery in progress: {ack.state})"
     return f"invalid   {ack.workflow_id}: {ack.reason_code}: {ack.message or ''}".rstrip(": ")
 
 

@@ -98,7 +98,7 @@ def _dev(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from tollgate.demo import run_demo
 
-    return asyncio.run(run_demo(Path(args.state_dir).resolve()))
+    return 1 if asyncio.run(run_demo(Path(args.state_dir).resolve())) else 0
 
 
 def _state(args: argparse.Namespace) -> int:

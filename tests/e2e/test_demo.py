@@ -1,0 +1,23 @@
+"""The demo scenario on the real Temporal dev server, embedded PostgreSQL and stand-ins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tollgate.demo import run_demo
+from tollgate.devstack import free_port
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_demo_scenario_outcomes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    problems = await run_demo(tmp_path / "state", ui_port=free_port())
+    out = capsys.readouterr().out
+    assert problems == []
+    # What a user reads: one workflow for two deliveries, the three final states, one message.
+    assert out.count("duplicate event/acme/care-C-1001") == 1
+    assert "STOPPED        no_consent" in out
+    assert "DEAD_LETTERED  schema_drift" in out
+    assert "messages at the target: 1" in out
