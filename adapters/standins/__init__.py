@@ -1,0 +1,65 @@
+"""Local stand-in targets (a CRM and a messaging service) that tests and the demo reach over
+real HTTP on loopback. Starting binds two sockets and two threads: quick enough to call from
+async code, and nothing happens at import time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import TracebackType
+
+from adapters.standins.crm import CrmStandIn
+from adapters.standins.messaging import MessagingStandIn
+from adapters.standins.server import Fault, PortInUseError, StandIn, StandInServer
+
+__all__ = [
+    "CrmStandIn",
+    "Fault",
+    "MessagingStandIn",
+    "PortInUseError",
+    "StandIn",
+    "StandInServer",
+    "StandIns",
+    "start_standins",
+]
+
+
+@dataclass
+class StandIns:
+    crm: CrmStandIn
+    messaging: MessagingStandIn
+
+    @property
+    def crm_url(self) -> str:
+        return self.crm.url
+
+    @property
+    def messaging_url(self) -> str:
+        return self.messaging.url
+
+    def stop(self) -> None:
+        self.messaging.stop()
+        self.crm.stop()
+
+    def __enter__(self) -> StandIns:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def start_standins(host: str = "127.0.0.1", crm_port: int = 0, messaging_port: int = 0) -> StandIns:
+    """Starts both stand-ins (port 0: any free port). Raises ``PortInUseError`` naming the port,
+    and leaves nothing running, when either port is taken."""
+    crm = CrmStandIn(host=host, port=crm_port).start()
+    try:
+        messaging = MessagingStandIn(host=host, port=messaging_port).start()
+    except BaseException:
+        crm.stop()
+        raise
+    return StandIns(crm=crm, messaging=messaging)
