@@ -1,0 +1,145 @@
+"""Step 4: ask the drafting port for a proposal and validate it before anyone sees it.
+
+Order matters: the context is scanned first, so a poisoned CRM note never reaches a model; the
+answer is validated after, so a bad draft never reaches a reviewer. Outcomes:
+
+    drafted            readable and clean
+    failed_validation  injection/secret in the context (model not called), or the model refused,
+                       called a tool, broke the schema, or the validator found something; the
+                       draft itself is withheld and only a redacted excerpt is kept
+    unreadable         the last allowed attempt still could not be read: a reviewer gets the
+                       redacted excerpt instead of the record failing
+    ApplicationError   anything else (429, timeouts, 5xx, an unreadable answer before the last
+                       attempt), classified by ``activities.errors.to_application_error``
+
+A refusal and a tool call are readable answers, so they end in ``failed_validation`` (with a
+``model_refused`` / ``tool_call`` finding) rather than an activity failure: retrying the same
+prompt tends to repeat them, and a person should see why.
+"""
+
+from __future__ import annotations
+
+import time
+
+import structlog
+from temporalio import activity
+
+from activities.errors import to_application_error
+from adapters.base import DraftProvider, ModelAnswer
+from adapters.draft_parsing import (
+    DraftSchemaError,
+    ModelRefused,
+    ToolCallInOutput,
+    UnreadableOutput,
+)
+from policies.draft_validator import redact, scan_context_for_injection, validate_draft
+from policies.prompts import PROMPT_VERSION
+from workflows.contracts import DraftRequest, DraftResult
+from workflows.errors import ErrorClass, TollgateError
+from workflows.timeouts import DRAFT_MAX_ATTEMPTS
+
+EXCERPT_CHARS = 500
+log = structlog.get_logger("tollgate.draft")
+
+
+class DraftActivities:
+    def __init__(
+        self,
+        provider: DraftProvider,
+        *,
+        link_allowlist: frozenset[str] = frozenset(),
+        recipient_allowlist: frozenset[str] = frozenset(),
+    ) -> None:
+        self._provider = provider
+        self._links = link_allowlist
+        self._recipients = recipient_allowlist
+
+    @activity.defn
+    async def draft_message(self, request: DraftRequest) -> DraftResult:
+        attempt = activity.info().attempt
+        started = time.monotonic()
+        fields: dict[str, object] = {"status": "error"}
+        try:
+            result = await self._draft(request, attempt, fields)
+            fields["status"] = result.status
+            fields["findings"] = sorted({f.split(":")[0] for f in result.findings})
+            return result
+        finally:
+            # One canonical line per call: ids, provider, outcome codes. Never the message, the
+            # prompt or a context value.
+            log.info(
+                "draft_message",
+                workflow_id=request.ref.workflow_id,
+                tenant_id=request.ref.tenant_id,
+                event_id=request.ref.event_id,
+                draft_version=request.version,
+                attempt=attempt,
+                provider=self._provider.name,
+                model=fields.pop("model", self._provider.model),
+                duration_ms=round((time.monotonic() - started) * 1000),
+                **fields,
+            )
+
+    async def _draft(
+        self, request: DraftRequest, attempt: int, fields: dict[str, object]
+    ) -> DraftResult:
+        context = dict(request.context)
+        if request.reviewer_note:
+            context["review.note"] = request.reviewer_note
+        findings = scan_context_for_injection(context)
+        if findings:
+            fields["error_class"] = ErrorClass.SECURITY_INCIDENT.value
+            return self._result(request, "failed_validation", findings=findings)
+        try:
+            answer = await self._provider.propose(request)
+        except (ModelRefused, ToolCallInOutput, DraftSchemaError) as exc:
+            fields.update(error_class=exc.error_class.value, error_code=exc.code)
+            found = exc.findings if isinstance(exc, DraftSchemaError) else [exc.code]
+            return self._result(request, "failed_validation", findings=found, raw=exc.raw)
+        except UnreadableOutput as exc:
+            fields.update(error_class=exc.error_class.value, error_code=exc.code)
+            if attempt >= DRAFT_MAX_ATTEMPTS:
+                return self._result(request, "unreadable", findings=[exc.code], raw=exc.raw)
+            raise to_application_error(exc) from None
+        except TollgateError as exc:
+            fields.update(error_class=exc.error_class.value, error_code=exc.code)
+            raise to_application_error(exc) from None
+        fields["model"] = answer.model
+        findings = validate_draft(
+            answer.draft,
+            request,
+            link_allowlist=self._links,
+            recipient_allowlist=self._recipients,
+        )
+        if findings:
+            return self._result(request, "failed_validation", findings, answer.raw, answer)
+        return self._result(request, "drafted", answer=answer)
+
+    def _result(
+        self,
+        request: DraftRequest,
+        status: str,
+        findings: list[str] | None = None,
+        raw: str | None = None,
+        answer: ModelAnswer | None = None,
+    ) -> DraftResult:
+        return DraftResult.model_validate(
+            {
+                "status": status,
+                "version": request.version,
+                # A draft that failed validation may hold the very secret or link it was
+                # stopped for; the reviewer reads the redacted excerpt instead.
+                "draft": answer.draft if answer and status == "drafted" else None,
+                "provider": self._provider.name,
+                "model": answer.model if answer else self._provider.model,
+                "prompt_version": PROMPT_VERSION,
+                "findings": findings or [],
+                "raw_excerpt": excerpt(raw) if raw is not None else None,
+            }
+        )
+
+
+def excerpt(raw: str) -> str:
+    """Redact first, then cut: cutting first could split a secret and hide it from the rules."""
+    text = redact(raw)
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
