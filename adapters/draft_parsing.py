@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -76,6 +76,7 @@ _REFUSAL = re.compile(
 _JSON_START = re.compile(r'[{\[]\s*(?:["{\[\]}]|\Z)')
 _SAFE_KEY = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 _MAX_DEPTH = 4
+_MAX_OPENERS = 40  # bounds the work a long answer full of braces can cost
 
 
 def parse_draft(raw: str) -> Draft:
@@ -87,8 +88,11 @@ def parse_draft(raw: str) -> Draft:
         ToolCallInOutput: a tool/function call where the draft should be.
         DraftSchemaError: a draft object that breaks the contract.
     """
-    found = _find_draft(_load(raw), raw, 0)
-    if found is None:
+    for value in _json_values(raw):
+        found = _find_draft(value, raw, 0)
+        if found is not None:
+            break
+    else:
         raise UnreadableOutput("unreadable_output", raw=raw)
     try:
         return Draft.model_validate(_normalise(found))
@@ -96,22 +100,30 @@ def parse_draft(raw: str) -> Draft:
         raise DraftSchemaError(_findings(exc), raw=raw) from None
 
 
-def _load(raw: str) -> Any:
-    """The first JSON value in ``raw``: the whole text, a fenced block, or one inside prose."""
+def _json_values(raw: str) -> Iterator[Any]:
+    """Every JSON value in ``raw``, in order: the whole text, else fenced blocks, else values
+    inside prose. Raises when there is none: empty, truncated, a refusal, or unreadable."""
     text = raw.strip()
     if not text:
         raise UnreadableOutput("empty_output", raw=raw)
     try:
-        return json.loads(text)
+        whole = json.loads(text)
     except ValueError:
         pass
+    else:
+        yield whole
+        return
+    found, truncated, resume = 0, False, 0
     for block in _FENCE.findall(text):
         try:
-            return json.loads(block)
+            value = json.loads(block)
         except ValueError:
             continue
-    truncated = False
-    for start in [m.start() for m in re.finditer(r"[{\[]", text)][:20]:
+        found += 1
+        yield value
+    for start in [m.start() for m in re.finditer(r"[{\[]", text)][:_MAX_OPENERS]:
+        if start < resume:
+            continue  # inside a value already read
         end = _balanced_end(text, start)
         if end is None:
             if _JSON_START.match(text, start):
@@ -119,9 +131,13 @@ def _load(raw: str) -> Any:
                 break
             continue  # a stray bracket in prose
         try:
-            return json.loads(text[start:end])
+            value = json.loads(text[start:end])
         except ValueError:
             continue
+        found, resume = found + 1, end
+        yield value
+    if found:
+        return
     if truncated:
         raise UnreadableOutput("truncated_output", raw=raw)
     if _REFUSAL.search(text):
@@ -241,7 +257,7 @@ def parse_list_answer(raw: str) -> ListAnswer:
     Raises:
         UnreadableOutput: nothing list-shaped, or labels and confidences of different lengths.
     """
-    value = _load(raw)
+    value = next(_json_values(raw))
     confs: Any = None
     if isinstance(value, dict):
         confs = next((value[k] for k in _CONF_KEYS if isinstance(value.get(k), list)), None)

@@ -31,6 +31,8 @@ READABLE = {
     "fence_in_prose": f"Here is your draft:\n\n```json\n{TEXT}\n```\n\nAnything else?",
     "prose_around": f"Sure! {TEXT} Hope that helps.",
     "braces_in_prose_first": f"Use {{name}} style? No: {TEXT}",
+    "other_object_first": f'Facts used: {{"count": 3}}. Draft: {TEXT}',
+    "fence_then_prose_json": f"```\nnot json\n```\nFinal: {TEXT}",
     "one_element_array": json.dumps([DRAFT]),
     "double_encoded": json.dumps(TEXT),
     "string_under_wrapper": json.dumps({"result": TEXT}),
