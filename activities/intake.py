@@ -44,6 +44,7 @@ class IntakeActivities:
     @activity.defn
     async def validate_event(self, request: IntakeRequest) -> IntakeResult:
         info = activity.info()
+        assert info.workflow_id is not None and info.workflow_run_id is not None
         result = await self._validate(info.workflow_id, info.workflow_run_id, request)
         log.info(
             "validate_event", workflow_id=info.workflow_id, status=result.status,

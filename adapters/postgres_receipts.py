@@ -99,7 +99,7 @@ class ReceiptStore:
 
     async def closed_switch(self, adapter: str, tenant_id: str) -> str | None:
         """The reason of the first closed switch covering (adapter, tenant), else None."""
-        return await self.pool.fetchval(  # type: ignore[no-any-return]
+        return await self.pool.fetchval(
             "SELECT reason FROM kill_switches WHERE closed AND"
             " ((adapter = $1 AND tenant_id = $2) OR (adapter = $1 AND tenant_id = '*')"
             "  OR (adapter = '*' AND tenant_id = $2) OR (adapter = '*' AND tenant_id = '*'))"

@@ -95,7 +95,8 @@ WITH t AS (
                                   draft_version, decision, reviewer, role, reason, accepted,
                                   policy_version)
     SELECT $1, $1 || '#a' || (SELECT seq FROM last), $13, r->>'request_id',
-           (r->>'draft_version')::int, r->>'decision', r->>'reviewer', r->>'role', r->>'reason', true, $7
+           (r->>'draft_version')::int, r->>'decision', r->>'reviewer', r->>'role',
+           r->>'reason', true, $7
     FROM (SELECT $14::jsonb AS r) s WHERE s.r IS NOT NULL
     ON CONFLICT (decision_key) DO NOTHING
     RETURNING 1

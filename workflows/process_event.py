@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from policies.gate import GateDecision, authorize_decision, evaluate_gate
     from policies.keys import action_key
     from policies.matrix import PolicySnapshot
+    from policies.prompts import PROMPT_VERSION
     from workflows import timeouts as t
     from workflows.contracts import (
         ActionRequest,
@@ -251,7 +252,8 @@ class ProcessEventWorkflow:
             draft: DraftResult = await workflow.execute_activity_method(
                 DraftActivities.draft_message,
                 DraftRequest(ref=ref, context=fields, policy_version=policy.version,
-                             prompt_version="", version=version, reviewer_note=note),
+                             prompt_version=PROMPT_VERSION, version=version,
+                             reviewer_note=note),
                 task_queue=DRAFT_TASK_QUEUE,
                 start_to_close_timeout=t.DRAFT_TIMEOUT, retry_policy=t.DRAFT_RETRY,
             )
