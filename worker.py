@@ -10,17 +10,17 @@ import contextlib
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from activities.draft import DraftActivities
-from adapters.draft_factory import DraftSettings, build_provider
 from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.context import ContextActivities
+from activities.draft import DraftActivities
 from activities.execute import ExecuteActivities
 from activities.intake import IntakeActivities
 from activities.reconcile import ReconcileActivities
 from activities.steps import StepActivities
 from adapters.crm_http import CrmHttpSource
+from adapters.draft_factory import DraftSettings, build_provider
 from adapters.messaging_http import MessagingHttpAdapter
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import PostgresStore, create_pool
