@@ -96,8 +96,13 @@ def _dev(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from tollgate.demo import run_demo
+    import logging
 
+    from tollgate.demo import run_demo
+    from tollgate.logging import configure_logging
+
+    # Configured here, not in run_demo: structlog keeps the stream it was given.
+    configure_logging(logging.WARNING)
     return 1 if asyncio.run(run_demo(Path(args.state_dir).resolve())) else 0
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,7 +23,6 @@ from starter import describe, submit
 from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.devstack import DevStack, Ports, free_port
-from tollgate.logging import configure_logging
 from workflows.contracts import EventState, FinalOutcome, ReviewDecision
 
 REVIEWER = "lan.nguyen"
@@ -130,7 +128,6 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
         temporal=free_port(), ui=ui_port, crm=0, messaging=0))
     from worker import draft_worker, main_worker
 
-    configure_logging(logging.WARNING)
     await asyncio.to_thread(stack.start)
     try:
         settings = Settings.from_env(stack.env())
