@@ -19,13 +19,13 @@ from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from policies.keys import event_workflow_id, quarantine_workflow_id
+from policies.keys import ID_PATTERN, event_workflow_id, quarantine_workflow_id
 from tollgate.client import build_client
 from tollgate.config import Settings
 from workflows.contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
 from workflows.process_event import ProcessEventWorkflow
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$")
+_ID = re.compile(ID_PATTERN)
 _INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUPERSEDED}
 
 
@@ -37,10 +37,9 @@ def workflow_id_for(raw: str) -> str:
         return quarantine_workflow_id(raw)
     if isinstance(data, dict):
         tenant, key = data.get("tenant_id"), data.get("idempotency_key")
-        named = isinstance(tenant, str) and isinstance(key, str)
-        if named and _ID.match(str(tenant)) and _ID.match(str(key)):
-            assert isinstance(tenant, str) and isinstance(key, str)
-            return event_workflow_id(tenant, key)
+        named = [v for v in (tenant, key) if isinstance(v, str) and _ID.match(v)]
+        if len(named) == 2:
+            return event_workflow_id(*named)
     return quarantine_workflow_id(raw)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import structlog
 from temporalio import activity
 
+from activities.attempt import attempt_write
 from activities.errors import to_application_error
 from adapters.base import ActionAdapter, ContextSource
 from adapters.postgres_receipts import ReceiptStore
@@ -26,7 +27,7 @@ from workflows.contracts import (
     StepRecord,
     Transition,
 )
-from workflows.errors import RejectedError, TollgateError, UnknownWrite
+from workflows.errors import RejectedError, TollgateError
 
 log = structlog.get_logger("tollgate.execute")
 
@@ -104,21 +105,6 @@ class ExecuteActivities:
                 return ExecuteResult(status="unknown", receipt=receipt,
                                      reason_code="earlier_attempt_unverifiable")
 
-        fence = await self.receipts.begin_attempt(action.action_key)
-        try:
-            write = await adapter.execute(action)
-        except UnknownWrite as exc:
-            settled = await self.receipts.settle(
-                action.action_key, ReceiptStatus.UNKNOWN, fence=fence,
-                error_class=exc.error_class.value, error_code=exc.code)
-            return ExecuteResult(status="unknown", receipt=settled, reason_code=exc.code)
-        except RejectedError as exc:
-            settled = await self.receipts.settle(
-                action.action_key, ReceiptStatus.REJECTED, fence=fence,
-                error_class=exc.error_class.value, error_code=exc.code)
-            return ExecuteResult(status="rejected", receipt=settled, reason_code=exc.code)
-        settled = await self.receipts.settle(
-            action.action_key, ReceiptStatus.SUCCEEDED, fence=fence, external_id=write.external_id)
-        return ExecuteResult(status="succeeded", receipt=settled)
-
-
+        attempt = await attempt_write(self.receipts, adapter, action)
+        return ExecuteResult(status=attempt.status, receipt=attempt.receipt,
+                             reason_code=attempt.reason_code)

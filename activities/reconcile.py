@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 import structlog
 from temporalio import activity
 
+from activities.attempt import attempt_write
 from activities.errors import to_application_error
 from adapters.base import ActionAdapter
 from adapters.postgres_receipts import ReceiptStore
 from policies.redaction import redact
 from workflows.contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
-from workflows.errors import ErrorClass, RejectedError, TollgateError, UnknownWrite
+from workflows.errors import ErrorClass, RejectedError, TollgateError
 
 log = structlog.get_logger("tollgate.reconcile")
+
+#: A resend that still cannot be confirmed stops here: it goes to an operator, never round again.
+_RESEND_STATUS: dict[str, Literal["resent", "stopped", "rejected"]] = {
+    "succeeded": "resent", "unknown": "stopped", "rejected": "rejected",
+}
 
 
 class ReconcileActivities:
@@ -51,24 +58,12 @@ class ReconcileActivities:
         if not adapter.dedupes_by_key:
             raise to_application_error(
                 RejectedError("resend_not_safe", "target neither dedupes nor can be looked up"))
-        fence = await self.receipts.begin_attempt(action.action_key)
         try:
-            write = await adapter.execute(action)
-        except UnknownWrite as exc:
-            receipt = await self.receipts.settle(action.action_key, ReceiptStatus.UNKNOWN,
-                                                 fence=fence, error_class=exc.error_class.value,
-                                                 error_code=exc.code)
-            return ReconcileResult(status="stopped", receipt=receipt, reason_code=exc.code)
-        except RejectedError as exc:
-            receipt = await self.receipts.settle(action.action_key, ReceiptStatus.REJECTED,
-                                                 fence=fence, error_class=exc.error_class.value,
-                                                 error_code=exc.code)
-            return ReconcileResult(status="rejected", receipt=receipt, reason_code=exc.code)
+            attempt = await attempt_write(self.receipts, adapter, action)
         except TollgateError as exc:
             raise to_application_error(exc) from None
-        receipt = await self.receipts.settle(action.action_key, ReceiptStatus.SUCCEEDED,
-                                             fence=fence, external_id=write.external_id)
-        return ReconcileResult(status="resent", receipt=receipt)
+        return ReconcileResult(status=_RESEND_STATUS[attempt.status],
+                               receipt=attempt.receipt, reason_code=attempt.reason_code)
 
     @activity.defn
     async def dead_letter_write(self, request: ReconcileRequest) -> None:

@@ -24,6 +24,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
+from adapters.http_common import HttpPort
 from adapters.messaging_http import parse_retry_after
 from workflows.contracts import CustomerRecord
 from workflows.errors import DeadLetterError, RateLimited, RetryableError, SecurityIncident
@@ -31,20 +32,13 @@ from workflows.errors import DeadLetterError, RateLimited, RetryableError, Secur
 _KNOWN_FIELDS = frozenset(CustomerRecord.model_fields)
 
 
-class CrmHttpSource:
+class CrmHttpSource(HttpPort):
     name = "crm"
 
     def __init__(
         self, base_url: str, *, timeout: float = 5.0, client: httpx.AsyncClient | None = None
     ) -> None:
-        self._base = base_url.rstrip("/")
-        self._timeout = httpx.Timeout(timeout)
-        self._owns_client = client is None
-        self._client = client or httpx.AsyncClient(timeout=self._timeout)
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        super().__init__(base_url, timeout=timeout, client=client)
 
     async def fetch_customer(self, tenant_id: str, customer_id: str) -> CustomerRecord | None:
         tenant, customer = quote(tenant_id, safe=""), quote(customer_id, safe="")

@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from pydantic import ValidationError
 
+from adapters.http_common import parse_retry_after
 from workflows.contracts import Draft
 from workflows.errors import InvalidInput, RejectedError, RetryableError, SecurityIncident
 
@@ -292,18 +291,13 @@ _MAX_RETRY_AFTER = 600.0
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float:
-    """The delay a 429 asked for: ``retry-after-ms``, ``retry-after`` in seconds or as an HTTP
-    date; the default when absent or unreadable, capped so a bad header cannot park a record."""
+    """The delay a 429 asked for: ``retry-after-ms``, else ``retry-after`` in seconds or as an
+    HTTP date; the default when absent or unreadable, capped so a bad header cannot park a
+    record."""
     lowered = {k.lower(): v for k, v in headers.items()}
-    try:
-        if "retry-after-ms" in lowered:
-            return min(max(float(lowered["retry-after-ms"]) / 1000, 0.0), _MAX_RETRY_AFTER)
-        value = lowered.get("retry-after", "").strip()
-        if value.replace(".", "", 1).isdigit():
-            return min(float(value), _MAX_RETRY_AFTER)
-        if value:
-            when = parsedate_to_datetime(value).timestamp()
-            return min(max(when - time.time(), 0.0), _MAX_RETRY_AFTER)
-    except (TypeError, ValueError):
-        pass
-    return DEFAULT_RETRY_AFTER
+    ms = lowered.get("retry-after-ms")
+    if ms is not None:
+        seconds = parse_retry_after(ms, default=DEFAULT_RETRY_AFTER * 1000) / 1000
+    else:
+        seconds = parse_retry_after(lowered.get("retry-after"), default=DEFAULT_RETRY_AFTER)
+    return min(seconds, _MAX_RETRY_AFTER)

@@ -29,16 +29,16 @@ never the body, the recipient or a header value (the idempotency key included).
 
 from __future__ import annotations
 
-import math
 import re
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from adapters.base import TargetWrite
+from adapters.http_common import HttpPort
+from adapters.http_common import parse_retry_after as _parse_retry_after
 from workflows.contracts import ActionRequest
 from workflows.errors import (
     RateLimited,
@@ -53,29 +53,11 @@ _SAFE_CODE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP-date.
-
-    Absent or unreadable values give ``DEFAULT_RETRY_AFTER``; a date in the past gives 0.
-    """
-    if not value:
-        return DEFAULT_RETRY_AFTER
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return DEFAULT_RETRY_AFTER
-        if when.tzinfo is None:  # RFC 9110 dates are GMT
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    if not math.isfinite(seconds):
-        return DEFAULT_RETRY_AFTER
-    return max(0.0, seconds)
+    """Retry-After for this target: 1 s when absent or unreadable."""
+    return _parse_retry_after(value, default=DEFAULT_RETRY_AFTER, now=now)
 
 
-class MessagingHttpAdapter:
+class MessagingHttpAdapter(HttpPort):
     name = "messaging"
     dedupes_by_key = True
     supports_lookup = True
@@ -83,14 +65,7 @@ class MessagingHttpAdapter:
     def __init__(
         self, base_url: str, *, timeout: float = 10.0, client: httpx.AsyncClient | None = None
     ) -> None:
-        self._base = base_url.rstrip("/")
-        self._timeout = httpx.Timeout(timeout)
-        self._owns_client = client is None
-        self._client = client or httpx.AsyncClient(timeout=self._timeout)
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        super().__init__(base_url, timeout=timeout, client=client)
 
     async def execute(self, request: ActionRequest) -> TargetWrite:
         key = request.action_key

@@ -8,7 +8,6 @@ nothing, so a stale attempt can never overwrite a newer outcome.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -82,18 +81,6 @@ class ReceiptStore:
             f"SELECT {_RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key
         )
         return _receipt(row) if row else None
-
-    async def stale_open(self, older_than: datetime, limit: int = 100) -> list[dict[str, Any]]:
-        rows = await self.pool.fetch(
-            "SELECT action_key, workflow_id, tenant_id, adapter, status, updated_at FROM receipts"
-            " WHERE status IN ('PENDING', 'UNKNOWN') AND updated_at < $1"
-            " ORDER BY updated_at LIMIT $2", older_than, limit,
-        )
-        return [dict(r) for r in rows]
-
-    async def count_by_status(self) -> dict[str, int]:
-        rows = await self.pool.fetch("SELECT status, count(*) AS n FROM receipts GROUP BY status")
-        return {r["status"]: int(r["n"]) for r in rows}
 
     # --- kill switches --------------------------------------------------------------------
 

@@ -233,29 +233,3 @@ class PostgresStore:
             decision.draft_version, decision.decision, decision.reviewer, decision.role,
             decision.reason, refusal_code, policy_version,
         )
-
-    async def decisions(self, workflow_id: str) -> list[dict[str, Any]]:
-        rows = await self.pool.fetch(
-            "SELECT request_id, draft_version, decision, reviewer, role, reason, accepted,"
-            " refusal_code, at FROM review_decisions WHERE workflow_id = $1 ORDER BY id",
-            workflow_id,
-        )
-        return [dict(r) for r in rows]
-
-    async def event_row(self, workflow_id: str) -> dict[str, Any] | None:
-        row = await self.pool.fetchrow("SELECT * FROM events WHERE workflow_id = $1", workflow_id)
-        return dict(row) if row else None
-
-    async def transitions(self, workflow_id: str) -> list[dict[str, Any]]:
-        rows = await self.pool.fetch(
-            "SELECT seq, from_state, to_state, actor, reason, policy_version, at"
-            " FROM state_transitions WHERE workflow_id = $1 ORDER BY seq", workflow_id,
-        )
-        return [dict(r) for r in rows]
-
-    async def sends_today(self, tenant_id: str, entity_id: str, since: datetime) -> int:
-        return int(await self.pool.fetchval(
-            "SELECT count(*) FROM receipts r JOIN events e ON e.workflow_id = r.workflow_id"
-            " WHERE r.tenant_id = $1 AND e.entity_id = $2 AND r.status = 'SUCCEEDED'"
-            " AND r.updated_at >= $3", tenant_id, entity_id, since,
-        ))

@@ -30,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from policies.keys import EVENT_TYPE_PATTERN, ID_BODY
 from workflows.errors import DeadLetterError
 
 #: The released matrix files. Not ``policies/matrix/``: that would shadow this module's name.
@@ -62,10 +63,8 @@ def _positive(value: timedelta) -> timedelta:
 Duration = Annotated[timedelta, BeforeValidator(_iso_duration), AfterValidator(_positive)]
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Owner = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@\-]{0,127}$")]
-TenantKey = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9][A-Za-z0-9._:\-]{0,127})$")]
-# Same pattern as ``workflows.contracts.EventType``, repeated because contracts import this
-# module (``PolicySnapshot`` travels in them): importing contracts here would be a cycle.
-EventType = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,63}$")]
+TenantKey = Annotated[str, StringConstraints(pattern=rf"^(\*|{ID_BODY})$")]
+EventType = Annotated[str, StringConstraints(pattern=EVENT_TYPE_PATTERN)]
 Version = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}\.[1-9]\d*$")]
 Risk = Literal["low", "medium", "high"]
 

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, StringConstraints, ValidationError
 
+from policies.keys import ID_PATTERN
+
 Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
@@ -20,7 +22,7 @@ class CareDueV3(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    customer_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$")]
+    customer_id: Annotated[str, StringConstraints(pattern=ID_PATTERN)]
     reminder_kind: Literal["vaccination", "checkup", "grooming", "medication", "follow_up"]
     due_at: AwareDatetime
     channel: Literal["sms", "chat", "email"] = "sms"

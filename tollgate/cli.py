@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from tollgate.config import Settings
 
@@ -63,21 +61,10 @@ def _submit(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     raws = [raw for path in args.files for raw in starter.split_events(starter.read_source(path))]
     if args.sign:
-        from policies.signing import sign
+        from policies.signing import sign_json
 
         secrets = settings.tenant_secrets()
-        signed = []
-        for raw in raws:
-            try:
-                event: Any = json.loads(raw)
-                secret = secrets.get(event.get("tenant_id"))
-            except (ValueError, AttributeError):
-                secret = None
-            if secret is not None:
-                event["signature"] = sign(event, secret)
-                raw = json.dumps(event)
-            signed.append(raw)
-        raws = signed
+        raws = [sign_json(raw, secrets) for raw in raws]
     acks = asyncio.run(starter.submit_all(raws, settings))
     return 0 if all(a.status != "invalid" for a in acks) else 1
 

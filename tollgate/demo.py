@@ -18,7 +18,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from policies.signing import sign
+from policies.signing import sign_json
 from starter import describe, submit
 from tollgate.client import build_client
 from tollgate.config import Settings
@@ -46,7 +46,7 @@ def care_due(tenant: str, customer: str, key: str, *, version: int = 3,
 
 
 def signed(event: dict[str, Any], secrets: dict[str, str]) -> str:
-    return json.dumps({**event, "signature": sign(event, secrets[event["tenant_id"]])})
+    return sign_json(json.dumps(event), secrets)
 
 
 async def wait_state(

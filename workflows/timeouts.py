@@ -14,52 +14,32 @@ _NON_RETRYABLE_TYPES = sorted(c.value for c in NON_RETRYABLE)
 #: (status ``unreadable``) instead of failing again.
 DRAFT_MAX_ATTEMPTS = 3
 
+
+
+def _retry(initial: timedelta, maximum: timedelta, attempts: int = 0) -> RetryPolicy:
+    """Exponential backoff (x2) that never retries a class the taxonomy calls final;
+    ``attempts=0`` means until the activity's schedule-to-close, if any."""
+    return RetryPolicy(initial_interval=initial, backoff_coefficient=2.0,
+                       maximum_interval=maximum, maximum_attempts=attempts,
+                       non_retryable_error_types=_NON_RETRYABLE_TYPES)
+
+
 STORE_TIMEOUT = timedelta(seconds=10)
-STORE_RETRY = RetryPolicy(
-    initial_interval=timedelta(milliseconds=200),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=10),
-    non_retryable_error_types=_NON_RETRYABLE_TYPES,
-)
+STORE_RETRY = _retry(timedelta(milliseconds=200), timedelta(seconds=10))
 
 READ_TIMEOUT = timedelta(seconds=30)
-READ_RETRY = RetryPolicy(
-    initial_interval=timedelta(milliseconds=500),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=30),
-    maximum_attempts=20,
-    non_retryable_error_types=_NON_RETRYABLE_TYPES,
-)
+READ_RETRY = _retry(timedelta(milliseconds=500), timedelta(seconds=30), attempts=20)
 
 DRAFT_TIMEOUT = timedelta(seconds=60)
-DRAFT_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=20),
-    maximum_attempts=DRAFT_MAX_ATTEMPTS,
-    non_retryable_error_types=_NON_RETRYABLE_TYPES,
-)
+DRAFT_RETRY = _retry(timedelta(seconds=1), timedelta(seconds=20), attempts=DRAFT_MAX_ATTEMPTS)
 
 #: A send retries only failures known to have happened before the write (and 429s after their
 #: Retry-After); an unknown write is non-retryable here and goes to the reconciler.
 EXECUTE_TIMEOUT = timedelta(seconds=30)
-EXECUTE_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=60),
-    maximum_attempts=10,
-    non_retryable_error_types=_NON_RETRYABLE_TYPES,
-)
+EXECUTE_RETRY = _retry(timedelta(seconds=1), timedelta(seconds=60), attempts=10)
 
 LOOKUP_TIMEOUT = timedelta(seconds=15)
 LOOKUP_RETRY = READ_RETRY
 RECONCILE_FIRST_DELAY = timedelta(seconds=1)
 RECONCILE_MAX_DELAY = timedelta(seconds=60)
 RECONCILE_WINDOW = timedelta(minutes=10)
-
-#: Defaults when a policy rule names none.
-DEFAULT_REVIEW_SLA = timedelta(hours=4)
-DEFAULT_REVIEW_DEADLINE = timedelta(hours=24)
-
-#: How long a producer's intake update may wait for validation before it is answered anyway.
-INTAKE_WAIT = timedelta(seconds=30)

@@ -1,0 +1,52 @@
+"""What every HTTP port shares: owning (or borrowing) an httpx client, and reading Retry-After.
+
+One Retry-After parser for every target and model provider, so a 429 is honoured the same way
+everywhere; each caller picks its own default for an absent or unreadable header.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+import httpx
+
+
+def parse_retry_after(value: str | None, *, default: float, now: datetime | None = None) -> float:
+    """Seconds to wait from a ``Retry-After`` value: delta-seconds or an HTTP-date (RFC 9110).
+
+    Absent, negative, non-finite or unreadable values give ``default``; a date in the past, 0.
+    """
+    if not value:
+        return default
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return default
+        if when.tzinfo is None:  # RFC 9110 dates are GMT
+            when = when.replace(tzinfo=UTC)
+        return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+    if not math.isfinite(seconds) or seconds < 0:
+        return default
+    return seconds
+
+
+class HttpPort:
+    """Base of the httpx adapters: a base URL and a client that is closed only if it is ours."""
+
+    def __init__(
+        self, base_url: str, *, timeout: float, client: httpx.AsyncClient | None = None
+    ) -> None:
+        self._base = base_url.rstrip("/")
+        self._timeout = httpx.Timeout(timeout)
+        self._owns_client = client is None
+        self._client = client or httpx.AsyncClient(timeout=self._timeout)
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
