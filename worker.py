@@ -22,6 +22,7 @@ from activities.steps import StepActivities
 from adapters.crm_http import CrmHttpSource
 from adapters.draft_factory import DraftSettings, build_provider
 from adapters.messaging_http import MessagingHttpAdapter
+from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import PostgresStore, create_pool
 from policies.matrix import load_matrix
@@ -42,13 +43,13 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
     pool = await create_pool(settings.database_url)
     crm = CrmHttpSource(settings.crm_url)
     messaging = MessagingHttpAdapter(settings.messaging_url)
-    store, receipts = PostgresStore(pool), ReceiptStore(pool)
+    store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
     adapters = {messaging.name: messaging}
-    intake = IntakeActivities(store, receipts, settings.tenant_secrets(), load_matrix())
+    intake = IntakeActivities(store, ops, settings.tenant_secrets(), load_matrix())
     context = ContextActivities(store, crm)
     steps = StepActivities(store)
-    execute = ExecuteActivities(store, receipts, adapters, crm)
-    reconcile = ReconcileActivities(receipts, adapters)
+    execute = ExecuteActivities(store, receipts, ops, adapters, crm)
+    reconcile = ReconcileActivities(receipts, ops, adapters)
     worker = Worker(
         client,
         task_queue=settings.task_queue,
