@@ -15,6 +15,7 @@ from temporalio import activity
 from activities.attempt import attempt_write
 from activities.errors import to_application_error
 from adapters.base import ActionAdapter, ContextSource
+from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import PostgresStore
 from policies.keys import fingerprint
@@ -43,11 +44,13 @@ class ExecuteActivities:
         self,
         store: PostgresStore,
         receipts: ReceiptStore,
+        ops: OpsStore,
         adapters: Mapping[str, ActionAdapter],
         source: ContextSource,
     ) -> None:
         self.store = store
         self.receipts = receipts
+        self.ops = ops
         self.adapters = adapters
         self.source = source
 
@@ -69,7 +72,7 @@ class ExecuteActivities:
         action = request.action
         ref = action.ref
         adapter = self.adapters[action.adapter]
-        switch = await self.receipts.closed_switch(action.adapter, ref.tenant_id)
+        switch = await self.ops.pass_switch(action.adapter, ref.tenant_id)
         if switch is not None:
             return ExecuteResult(status="held", reason_code="kill_switch_closed")
         record = await self.source.fetch_customer(ref.tenant_id, ref.entity_id)

@@ -11,7 +11,7 @@ import structlog
 from pydantic import ValidationError
 from temporalio import activity
 
-from adapters.postgres_receipts import ReceiptStore
+from adapters.postgres_ops import OpsStore
 from adapters.postgres_store import PostgresStore
 from policies import signing
 from policies.keys import fingerprint
@@ -32,12 +32,12 @@ class IntakeActivities:
     def __init__(
         self,
         store: PostgresStore,
-        receipts: ReceiptStore,
+        ops: OpsStore,
         tenant_secrets: Mapping[str, str],
         matrix: PolicyMatrix,
     ) -> None:
         self.store = store
-        self.receipts = receipts
+        self.ops = ops
         self.tenant_secrets = tenant_secrets
         self.matrix = matrix
 
@@ -88,7 +88,7 @@ class IntakeActivities:
                                           "no policy rule covers this tenant and event type")
         ref = _ref(workflow_id, event)
         if verdict.status == "retired":
-            await self.receipts.dead_letter(
+            await self.ops.dead_letter(
                 workflow_id=workflow_id, error_class=ErrorClass.DEAD_LETTER.value,
                 error_code="schema_drift", state="DEAD_LETTERED", owner=DRIFT_OWNER,
                 replay_plan=verdict.detail, redacted_payload=redact(data),

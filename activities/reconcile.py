@@ -11,6 +11,7 @@ from temporalio import activity
 from activities.attempt import attempt_write
 from activities.errors import to_application_error
 from adapters.base import ActionAdapter
+from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from policies.redaction import redact
 from workflows.contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
@@ -25,8 +26,11 @@ _RESEND_STATUS: dict[str, Literal["resent", "stopped", "rejected"]] = {
 
 
 class ReconcileActivities:
-    def __init__(self, receipts: ReceiptStore, adapters: Mapping[str, ActionAdapter]) -> None:
+    def __init__(
+        self, receipts: ReceiptStore, ops: OpsStore, adapters: Mapping[str, ActionAdapter]
+    ) -> None:
         self.receipts = receipts
+        self.ops = ops
         self.adapters = adapters
 
     @activity.defn
@@ -69,7 +73,7 @@ class ReconcileActivities:
     async def dead_letter_write(self, request: ReconcileRequest) -> None:
         action = request.action
         ref = action.ref
-        await self.receipts.dead_letter(
+        await self.ops.dead_letter(
             workflow_id=ref.workflow_id, error_class=ErrorClass.UNKNOWN_WRITE.value,
             error_code="unreconciled_write", state="STOPPED", owner="messaging-oncall",
             replay_plan="Check the target for this action key by hand; if absent and the "
@@ -77,4 +81,5 @@ class ReconcileActivities:
             redacted_payload=redact({"action_key": action.action_key, "adapter": action.adapter,
                                      "tenant_id": ref.tenant_id, "event_id": ref.event_id}),
             tenant_id=ref.tenant_id, event_id=ref.event_id, correlation_id=ref.correlation_id,
+            action_key=action.action_key, replay_input=request.model_dump(mode="json"),
         )

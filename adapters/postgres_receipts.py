@@ -1,4 +1,4 @@
-"""Receipts, kill switches and dead letters in PostgreSQL.
+"""Receipts in PostgreSQL (kill switches and dead letters: ``postgres_ops.py``).
 
 A receipt row is written before a side effect and settled after it. Each attempt takes a fence
 number; a settle carrying an older fence, or aimed at a receipt that is already final, changes
@@ -6,9 +6,6 @@ nothing, so a stale attempt can never overwrite a newer outcome.
 """
 
 from __future__ import annotations
-
-import json
-from typing import Any
 
 import asyncpg
 
@@ -81,66 +78,3 @@ class ReceiptStore:
             f"SELECT {_RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key
         )
         return _receipt(row) if row else None
-
-    # --- kill switches --------------------------------------------------------------------
-
-    async def closed_switch(self, adapter: str, tenant_id: str) -> str | None:
-        """The reason of the first closed switch covering (adapter, tenant), else None."""
-        return await self.pool.fetchval(
-            "SELECT reason FROM kill_switches WHERE closed AND"
-            " ((adapter = $1 AND tenant_id = $2) OR (adapter = $1 AND tenant_id = '*')"
-            "  OR (adapter = '*' AND tenant_id = $2) OR (adapter = '*' AND tenant_id = '*'))"
-            " LIMIT 1", adapter, tenant_id,
-        )
-
-    async def set_switch(
-        self, *, adapter: str, tenant_id: str, closed: bool, reason: str, actor: str
-    ) -> None:
-        async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                "INSERT INTO kill_switches (adapter, tenant_id, closed, reason, changed_by)"
-                " VALUES ($1,$2,$3,$4,$5) ON CONFLICT (adapter, tenant_id) DO UPDATE SET"
-                " closed = $3, reason = $4, changed_by = $5, changed_at = now()",
-                adapter, tenant_id, closed, reason, actor,
-            )
-            await conn.execute(
-                "INSERT INTO audit (actor, action, target, detail) VALUES ($1,$2,$3,$4::jsonb)",
-                actor, "kill" if closed else "reopen", f"{adapter}/{tenant_id}",
-                json.dumps({"reason": reason}),
-            )
-
-    async def switches(self) -> list[dict[str, Any]]:
-        rows = await self.pool.fetch("SELECT * FROM kill_switches ORDER BY adapter, tenant_id")
-        return [dict(r) for r in rows]
-
-    # --- dead letters ---------------------------------------------------------------------
-
-    async def dead_letter(
-        self,
-        *,
-        workflow_id: str,
-        error_class: str,
-        error_code: str,
-        state: str,
-        owner: str,
-        replay_plan: str,
-        redacted_payload: dict[str, Any] | None,
-        tenant_id: str | None,
-        event_id: str | None,
-        correlation_id: str | None,
-    ) -> None:
-        await self.pool.execute(
-            "INSERT INTO dead_letters (workflow_id, tenant_id, event_id, correlation_id,"
-            " error_class, error_code, state, owner, replay_plan, redacted_payload)"
-            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10::jsonb)"
-            " ON CONFLICT (workflow_id, error_code) DO NOTHING",
-            workflow_id, tenant_id, event_id, correlation_id, error_class, error_code, state,
-            owner, replay_plan, json.dumps(redacted_payload) if redacted_payload else None,
-        )
-
-    async def dead_letters(self, status: str | None = None) -> list[dict[str, Any]]:
-        rows = await self.pool.fetch(
-            "SELECT * FROM dead_letters WHERE ($1::text IS NULL OR status = $1) ORDER BY id",
-            status,
-        )
-        return [dict(r) for r in rows]
