@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from tollgate.config import Settings
+from tollgate.ops import add_ops_parser
 from tollgate.review_cli import add_review_parser
 
 
@@ -49,18 +50,6 @@ def _demo(args: argparse.Namespace) -> int:
     return 1 if asyncio.run(run_demo(Path(args.state_dir).resolve())) else 0
 
 
-def _state(args: argparse.Namespace) -> int:
-    from tollgate.client import build_client
-
-    async def go() -> int:
-        settings = Settings.from_env()
-        client = await build_client(settings.temporal_address, settings.namespace)
-        print(await client.get_workflow_handle(args.workflow_id).query("state"))
-        return 0
-
-    return asyncio.run(go())
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tollgate", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -75,10 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="sign each event with its tenant's key (stand-in for the producer)")
     submit.set_defaults(func=_submit)
     add_review_parser(sub)
-    ops = sub.add_parser("ops", help="operator commands")
-    osub = ops.add_subparsers(dest="ops_cmd", required=True)
-    osub.add_parser("state", help="current state of one event").add_argument("workflow_id")
-    ops.set_defaults(func=_state)
+    add_ops_parser(sub)
     return parser
 
 
