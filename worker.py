@@ -19,6 +19,7 @@ from activities.execute import ExecuteActivities
 from activities.intake import IntakeActivities
 from activities.reconcile import ReconcileActivities
 from activities.steps import StepActivities
+from activities.sweep import SweepActivities
 from adapters.crm_http import CrmHttpSource
 from adapters.draft_factory import DraftSettings, build_provider
 from adapters.messaging_http import MessagingHttpAdapter
@@ -31,6 +32,7 @@ from tollgate.config import Settings
 from tollgate.logging import configure_logging
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
+from workflows.sweep import ReceiptSweepWorkflow
 
 
 @asynccontextmanager
@@ -50,14 +52,15 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
     steps = StepActivities(store)
     execute = ExecuteActivities(store, receipts, ops, adapters, crm)
     reconcile = ReconcileActivities(receipts, ops, adapters)
+    sweep = SweepActivities(receipts, adapters)
     worker = Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow],
+        workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow],
         activities=[
             intake.validate_event, context.load_context, steps.record_step, steps.record_refusal,
             execute.execute_action, reconcile.lookup_write, reconcile.resend_write,
-            reconcile.dead_letter_write,
+            reconcile.dead_letter_write, sweep.sweep_receipts,
         ],
     )
     try:

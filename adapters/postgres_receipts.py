@@ -7,6 +7,9 @@ nothing, so a stale attempt can never overwrite a newer outcome.
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 import asyncpg
 
 from workflows.contracts import ActionRequest, Receipt, ReceiptStatus
@@ -78,3 +81,18 @@ class ReceiptStore:
             f"SELECT {_RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key
         )
         return _receipt(row) if row else None
+
+    async def stale_open(self, older_than: datetime, limit: int) -> list[dict[str, Any]]:
+        """Open receipts untouched since ``older_than``, oldest first."""
+        rows = await self.pool.fetch(
+            "SELECT action_key, adapter FROM receipts WHERE status IN ('PENDING', 'UNKNOWN')"
+            " AND updated_at < $1 ORDER BY updated_at LIMIT $2", older_than, limit,
+        )
+        return [dict(r) for r in rows]
+
+    async def recent_succeeded(self, limit: int) -> list[dict[str, Any]]:
+        rows = await self.pool.fetch(
+            "SELECT action_key, adapter FROM receipts WHERE status = 'SUCCEEDED'"
+            " ORDER BY updated_at DESC LIMIT $1", limit,
+        )
+        return [dict(r) for r in rows]

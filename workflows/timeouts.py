@@ -43,3 +43,7 @@ LOOKUP_RETRY = READ_RETRY
 RECONCILE_FIRST_DELAY = timedelta(seconds=1)
 RECONCILE_MAX_DELAY = timedelta(seconds=60)
 RECONCILE_WINDOW = timedelta(minutes=10)
+
+#: One sweep looks up at most a few hundred keys.
+SWEEP_TIMEOUT = timedelta(minutes=5)
+SWEEP_EVERY = timedelta(minutes=5)

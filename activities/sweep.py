@@ -1,0 +1,57 @@
+"""The receipt sweep's one activity: compare receipts with what the targets hold, by key."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+import structlog
+from temporalio import activity
+
+from activities.errors import to_application_error
+from adapters.base import ActionAdapter
+from adapters.postgres_receipts import ReceiptStore
+from workflows.contracts import ReceiptStatus
+from workflows.errors import TollgateError
+from workflows.sweep_contracts import SweepReport, SweepRequest
+
+log = structlog.get_logger("tollgate.sweep")
+
+
+class SweepActivities:
+    def __init__(self, receipts: ReceiptStore, adapters: Mapping[str, ActionAdapter]) -> None:
+        self.receipts = receipts
+        self.adapters = adapters
+
+    @activity.defn
+    async def sweep_receipts(self, request: SweepRequest) -> SweepReport:
+        found, still_open, missing = [], [], []
+        stale = await self.receipts.stale_open(datetime.now(UTC) - request.older_than,
+                                               request.limit)
+        recent = await self.receipts.recent_succeeded(request.recheck_recent)
+        try:
+            for row in stale:
+                held = await self._lookup(row["adapter"], row["action_key"])
+                if held is None:
+                    still_open.append(row["action_key"])
+                    continue
+                await self.receipts.settle(row["action_key"], ReceiptStatus.SUCCEEDED,
+                                           fence=None, external_id=held)
+                found.append(row["action_key"])
+            for row in recent:
+                if await self._lookup(row["adapter"], row["action_key"]) is None:
+                    missing.append(row["action_key"])
+        except TollgateError as exc:
+            raise to_application_error(exc) from None
+        report = SweepReport(checked=len(stale) + len(recent), settled_found_at_target=found,
+                             still_open=still_open, drift_missing_at_target=missing)
+        log.info("sweep_receipts", checked=report.checked, settled=len(found),
+                 still_open=len(still_open), drift_missing=len(missing))
+        return report
+
+    async def _lookup(self, adapter_name: str, key: str) -> str | None:
+        adapter = self.adapters.get(adapter_name)
+        if adapter is None or not adapter.supports_lookup:
+            return None
+        held = await adapter.lookup(key)
+        return held.external_id if held else None
