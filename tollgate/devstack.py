@@ -188,6 +188,7 @@ async def run_dev(stack: DevStack) -> None:
     """`tollgate dev`: the stack plus one worker, until Ctrl-C."""
     from tollgate.client import build_client
     from tollgate.config import Settings
+    from tollgate.ops import ensure_sweep_schedule
     from worker import draft_worker, main_worker
 
     await asyncio.to_thread(stack.start)
@@ -197,6 +198,7 @@ async def run_dev(stack: DevStack) -> None:
         async with AsyncExitStack() as workers:
             await workers.enter_async_context(main_worker(client, settings))
             await workers.enter_async_context(draft_worker(client, settings))
+            await ensure_sweep_schedule(client, settings.task_queue)
             print(f"Temporal   {stack.temporal_address}   Web UI {stack.ui_url}")
             print(f"PostgreSQL {'embedded' if stack._pg else 'DATABASE_URL'}")
             assert stack.standins is not None

@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy
 
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
@@ -46,6 +48,9 @@ def add_ops_parser(sub: Any) -> None:
         p.add_argument("--operator", required=True)
         if name == "approve":
             p.add_argument("--reason", required=True)
+    sweep = osub.add_parser("sweep", help="receipt sweep: run now, or install the schedule")
+    sweep.add_argument("--install", action="store_true",
+                       help="create the Temporal Schedule (every 5 min) if it is missing")
     ops.set_defaults(func=run_ops)
 
 
@@ -53,6 +58,8 @@ def run_ops(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     if args.ops_cmd == "state":
         return asyncio.run(_state(settings, args.workflow_id))
+    if args.ops_cmd == "sweep":
+        return asyncio.run(_sweep(settings, install=args.install))
     handler = {"kill": _kill, "reopen": _kill, "switches": _switches, "dlq": _dlq}[args.ops_cmd]
     return asyncio.run(_with_db(settings, lambda pool: handler(pool, args, settings)))
 
@@ -76,6 +83,49 @@ async def _state(settings: Settings, workflow_id: str) -> int:
     client = await build_client(settings.temporal_address, settings.namespace)
     print(await client.get_workflow_handle(workflow_id).query("state"))
     return 0
+
+
+async def ensure_sweep_schedule(client: Client, task_queue: str) -> bool:
+    """Create the receipt-sweep schedule unless it exists. True when it was created."""
+    from temporalio.client import (
+        Schedule,
+        ScheduleActionStartWorkflow,
+        ScheduleAlreadyRunningError,
+        ScheduleIntervalSpec,
+        ScheduleSpec,
+    )
+
+    from workflows.sweep import SWEEP_SCHEDULE_ID, ReceiptSweepWorkflow
+    from workflows.sweep_contracts import SweepRequest
+    from workflows.timeouts import SWEEP_EVERY
+
+    action = ScheduleActionStartWorkflow(ReceiptSweepWorkflow.run, SweepRequest(),
+                                         id="receipt-sweep", task_queue=task_queue)
+    spec = ScheduleSpec(intervals=[ScheduleIntervalSpec(every=SWEEP_EVERY)])
+    try:
+        await client.create_schedule(SWEEP_SCHEDULE_ID, Schedule(action=action, spec=spec))
+    except ScheduleAlreadyRunningError:
+        return False
+    return True
+
+
+async def _sweep(settings: Settings, *, install: bool) -> int:
+    from tollgate.client import build_client
+    from workflows.sweep import ReceiptSweepWorkflow
+    from workflows.sweep_contracts import SweepRequest
+
+    client = await build_client(settings.temporal_address, settings.namespace)
+    if install:
+        made = await ensure_sweep_schedule(client, settings.task_queue)
+        print("sweep schedule created" if made else "sweep schedule already exists")
+        return 0
+    report = await client.execute_workflow(
+        ReceiptSweepWorkflow.run, SweepRequest(), id="receipt-sweep-manual",
+        task_queue=settings.task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+    )
+    print(report.model_dump_json(indent=2))
+    return 0 if not report.drift_missing_at_target else 1
 
 
 async def _kill(pool: asyncpg.Pool, args: argparse.Namespace, _: Settings) -> int:
