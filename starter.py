@@ -19,7 +19,12 @@ from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from policies.keys import ID_PATTERN, event_workflow_id, quarantine_workflow_id
+from policies.keys import (
+    ID_PATTERN,
+    event_workflow_id,
+    payload_fingerprint,
+    quarantine_workflow_id,
+)
 from tollgate.client import build_client
 from tollgate.config import Settings
 from workflows.contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
@@ -58,25 +63,36 @@ def split_events(text: str) -> list[str]:
 
 async def submit(client: Client, raw: str, *, task_queue: str) -> IntakeAck:
     """Hand one event to Tollgate and return the intake answer (no model is waited for)."""
-    wf_id = workflow_id_for(raw)
+    ack = await _deliver(client, raw, workflow_id_for(raw), task_queue)
+    if ack.reason_code == "idempotency_conflict" and ack.workflow_id != quarantine_workflow_id(raw):
+        # Same key, other payload: quarantine this delivery through the ordinary intake path,
+        # whose gate sees the conflict and records it; the first delivery is untouched.
+        ack = await _deliver(client, raw, quarantine_workflow_id(raw), task_queue)
+    return ack
+
+
+async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str) -> IntakeAck:
+    request = IntakeRequest(raw=raw, received_at=datetime.now(UTC))
     start = WithStartWorkflowOperation(
-        ProcessEventWorkflow.run,
-        IntakeRequest(raw=raw, received_at=datetime.now(UTC)),
-        id=wf_id,
-        task_queue=task_queue,
+        ProcessEventWorkflow.run, request, id=wf_id, task_queue=task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
     )
     try:
         return await client.execute_update_with_start_workflow(
-            ProcessEventWorkflow.intake, start_workflow_operation=start)
+            ProcessEventWorkflow.intake, request, start_workflow_operation=start)
     except WorkflowAlreadyStartedError:
-        # The first delivery already finished: answer with its outcome.
-        previous = await client.get_workflow_handle(wf_id, result_type=FinalOutcome).result()
-        status = "invalid" if previous.state in _INVALID_END else "duplicate"
-        return IntakeAck(status=status, workflow_id=wf_id, state=previous.state,
-                         reason_code=previous.reason_code if status == "invalid" else "duplicate",
-                         previous=previous)
+        pass
+    # The first delivery already finished: answer with its outcome.
+    previous = await client.get_workflow_handle(wf_id, result_type=FinalOutcome).result()
+    if previous.payload_fingerprint != payload_fingerprint(raw):
+        return IntakeAck(status="invalid", workflow_id=wf_id, state=previous.state,
+                         reason_code="idempotency_conflict",
+                         message="this idempotency_key was already used with another payload")
+    status = "invalid" if previous.state in _INVALID_END else "duplicate"
+    return IntakeAck(status=status, workflow_id=wf_id, state=previous.state,
+                     reason_code=previous.reason_code if status == "invalid" else "duplicate",
+                     previous=previous)
 
 
 def describe(ack: IntakeAck) -> str:

@@ -35,6 +35,17 @@ def action_key(tenant_id: str, event_id: str, adapter: str, action: str) -> str:
     return "ak_" + _digest(tenant_id, event_id, adapter, action)[:48]
 
 
+def payload_fingerprint(raw: str) -> str | None:
+    """Fingerprint of the ``payload`` of an event given as JSON text (None if it has none):
+    two deliveries with one idempotency key must carry the same one."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    payload = data.get("payload") if isinstance(data, dict) else None
+    return fingerprint(payload) if isinstance(payload, dict) else None
+
+
 def fingerprint(value: Mapping[str, Any]) -> str:
     """Stable hash of a JSON-able mapping: same meaning, same fingerprint."""
     body = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

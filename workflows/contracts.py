@@ -340,6 +340,7 @@ class FinalOutcome(Frozen):
     reason_code: str | None = None
     receipt: Receipt | None = None
     policy_version: str | None = None
+    payload_fingerprint: str | None = None
 
 
 IntakeResult.model_rebuild()

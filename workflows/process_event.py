@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.intake import IntakeActivities
     from activities.steps import StepActivities
     from policies.gate import GateDecision, authorize_decision, evaluate_gate
-    from policies.keys import action_key
+    from policies.keys import action_key, payload_fingerprint
     from policies.matrix import PolicySnapshot
     from policies.prompts import PROMPT_VERSION
     from workflows import timeouts as t
@@ -81,18 +81,24 @@ class ProcessEventWorkflow:
         self._info_rounds = 0
         self._requester: str | None = None
         self._review_deadline: datetime | None = None
+        self._fingerprint: str | None = None
 
     # --- producer ------------------------------------------------------------------------
 
     @workflow.update
-    async def intake(self) -> IntakeAck:
-        """Answers the producer as soon as validation and the idempotency gate are done."""
+    async def intake(self, delivery: IntakeRequest) -> IntakeAck:
+        """Answers the producer as soon as validation and the idempotency gate are done. A later
+        delivery with the same key but another payload is a conflict, not a duplicate."""
         self._intake_calls += 1
         first = self._intake_calls == 1
         await workflow.wait_condition(lambda: self._intake is not None)
         intake = self._intake
         assert intake is not None
         wf_id = workflow.info().workflow_id
+        if not first and payload_fingerprint(delivery.raw) != self._fingerprint:
+            return IntakeAck(status="invalid", workflow_id=wf_id, state=self._state,
+                             reason_code="idempotency_conflict",
+                             message="this idempotency_key was already used with another payload")
         if intake.status in ("quarantined", "dead_lettered", "superseded"):
             # Each is final for this delivery: the producer must fix or stop sending it.
             return IntakeAck(status="invalid", workflow_id=wf_id, state=self._state,
@@ -175,6 +181,7 @@ class ProcessEventWorkflow:
         return outcome
 
     async def _run(self, request: IntakeRequest) -> FinalOutcome:
+        self._fingerprint = payload_fingerprint(request.raw)
         intake = await workflow.execute_activity_method(
             IntakeActivities.validate_event, request,
             start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
@@ -198,6 +205,7 @@ class ProcessEventWorkflow:
                 event_id=intake.ref.event_id if intake.ref else None,
                 reason_code=intake.reason_code, receipt=previous.receipt if previous else None,
                 policy_version=previous.policy_version if previous else None,
+                payload_fingerprint=self._fingerprint,
             )
         self._seq = 2
         self._set_state(EventState.VALIDATED)
@@ -364,6 +372,7 @@ class ProcessEventWorkflow:
             workflow_id=ref.workflow_id, tenant_id=ref.tenant_id, event_id=ref.event_id,
             state=state, reason_code=reason_code, receipt=receipt,
             policy_version=self._policy.version if self._policy else None,
+            payload_fingerprint=self._fingerprint,
         )
         await self._record([state], reason_code or state.value.lower(), draft=draft,
                            decision=decision, outcome=outcome, reason_code=reason_code)
