@@ -37,6 +37,12 @@ class Ports:
     messaging: int = 8302
 
 
+def search_attribute_args() -> list[str]:
+    """The dev server flags that register the project's search attributes (also used by the
+    tests that start a dev server of their own)."""
+    return [arg for name in SEARCH_ATTRIBUTES for arg in ("--search-attribute", f"{name}=Keyword")]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -122,8 +128,7 @@ class DevStack:
             "--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000",
             "--log-level", "error",
         ]
-        for name in SEARCH_ATTRIBUTES:
-            args += ["--search-attribute", f"{name}=Keyword"]
+        args += search_attribute_args()
         log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - lives with the process
         self.temporal_proc = subprocess.Popen(  # noqa: S603 - fixed arguments, our own binary
             args, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
