@@ -104,6 +104,29 @@ WITH t AS (
 SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr) AS written
 """
 
+# Entering review also stamps the SLA due time on the events row, in the same statement (two
+# UPDATEs of one row in one statement would be undefined, so it joins the one UPDATE).
+_SET_OUTCOME = "outcome = COALESCE($11::jsonb, e.outcome)"
+assert _TRANSITION_SQL.count(_SET_OUTCOME) == 1
+_OPEN_REVIEW_SQL = _TRANSITION_SQL.replace(
+    _SET_OUTCOME, f"{_SET_OUTCOME},\n        review_due_at = $15::timestamptz"
+)
+
+# Both counts the policy gate needs, in one round trip. Each time is compared with the clock
+# that wrote it: receipts are stamped by the database, review due times by the workflow ($5).
+# A rolling 24 h window: the policy names no time zone, and a calendar day would let two
+# messages through either side of midnight.
+_GATE_COUNTS_SQL = """
+SELECT
+  (SELECT count(*) FROM events e JOIN receipts r ON r.workflow_id = e.workflow_id
+   WHERE e.tenant_id = $1 AND e.entity_id = $2 AND r.tenant_id = $1 AND r.adapter = $3
+     AND r.action = $4 AND r.status IN ('PENDING', 'UNKNOWN', 'SUCCEEDED')
+     AND r.created_at > now() - interval '24 hours') AS sends_today,
+  (SELECT count(*) FROM events
+   WHERE tenant_id = $1 AND state = 'AWAITING_REVIEW' AND review_due_at < $5
+     AND workflow_id <> $6) AS overdue_reviews
+"""
+
 
 class PostgresStore:
     """Event state in PostgreSQL. Methods raise ``RetryableError`` when the database blips."""
@@ -193,25 +216,7 @@ class PostgresStore:
     async def record_step(self, step: StepRecord) -> bool:
         """One transition plus the step's own write (draft, decision, outcome) in one statement.
         Returns False when this step was already recorded (a retry)."""
-        ref = step.ref
-        ts = step.transitions
-        written = await self.pool.fetchval(
-            _TRANSITION_SQL,
-            ref.workflow_id,
-            [t.seq for t in ts],
-            [t.from_state.value if t.from_state else None for t in ts],
-            [t.to_state.value for t in ts],
-            [t.actor for t in ts],
-            [t.reason for t in ts],
-            step.policy_version,
-            step.reason_code,
-            step.draft.version if step.draft else None,
-            step.outcome.receipt.action_key if step.outcome and step.outcome.receipt else None,
-            step.outcome.model_dump_json() if step.outcome else None,
-            step.draft.model_dump_json() if step.draft else None,
-            ref.tenant_id,
-            step.decision.model_dump_json() if step.decision else None,
-        )
+        written = await self.pool.fetchval(_TRANSITION_SQL, *_step_args(step))
         return bool(written)
 
     async def has_approval(self, workflow_id: str, draft_version: int) -> bool:
@@ -233,3 +238,117 @@ class PostgresStore:
             decision.draft_version, decision.decision, decision.reviewer, decision.role,
             decision.reason, refusal_code, policy_version,
         )
+
+    # --- review (issue 5) -----------------------------------------------------------------
+
+    async def open_review(self, step: StepRecord, review_due_at: datetime) -> bool:
+        """``record_step`` for the transitions into AWAITING_REVIEW, also stamping the time the
+        review's SLA passes (the backlog guard counts reviews past it)."""
+        written = await self.pool.fetchval(_OPEN_REVIEW_SQL, *_step_args(step), review_due_at)
+        return bool(written)
+
+    async def count_gate_inputs(
+        self, *, tenant_id: str, entity_id: str, adapter: str, action: str, as_of: datetime,
+        workflow_id: str,
+    ) -> tuple[int, int]:
+        """(sends of this action to this customer in the last 24 h, counting PENDING and
+        UNKNOWN receipts; the tenant's other reviews open past their SLA at ``as_of``)."""
+        row = await self.pool.fetchrow(
+            _GATE_COUNTS_SQL, tenant_id, entity_id, adapter, action, as_of, workflow_id)
+        assert row is not None
+        return int(row["sends_today"]), int(row["overdue_reviews"])
+
+    async def record_escalation(
+        self, *, dedupe_key: str, target: str, detail: dict[str, Any]
+    ) -> bool:
+        """The escalation notice as an audit row (the notification channel for now); a retried
+        notice writes nothing. Returns False when it was already written."""
+        written = await self.pool.fetchval(
+            "INSERT INTO audit (actor, action, target, detail, dedupe_key)"
+            " VALUES ('workflow', 'review_escalated', $1, $2::jsonb, $3)"
+            " ON CONFLICT (dedupe_key) DO NOTHING RETURNING 1",
+            target, json.dumps(detail), dedupe_key,
+        )
+        return bool(written)
+
+    async def record_undelivered_decision(
+        self, *, workflow_id: str, decision: ReviewDecision, decision_key: str
+    ) -> str | None:
+        """A decision that never reached a workflow (it had already finished): recorded as
+        refused, ``cross_tenant`` when the reviewer named another tenant (checked first, as
+        ``policies.gate.authorize_decision`` does), else ``review_closed``. Returns the code,
+        or None when no such event exists."""
+        return await self.pool.fetchval(
+            "INSERT INTO review_decisions (workflow_id, decision_key, tenant_id, request_id,"
+            " draft_version, decision, reviewer, role, reason, accepted, refusal_code,"
+            " policy_version)"
+            " SELECT e.workflow_id, $2, e.tenant_id, $3, $4, $5, $6, $7, $8, false,"
+            "  CASE WHEN $9::text IS NOT NULL AND $9 <> e.tenant_id THEN 'cross_tenant'"
+            "  ELSE 'review_closed' END, e.policy_version"
+            " FROM events e WHERE e.workflow_id = $1"
+            " ON CONFLICT (decision_key) DO NOTHING RETURNING refusal_code",
+            workflow_id, decision_key, decision.request_id, decision.draft_version,
+            decision.decision, decision.reviewer, decision.role, decision.reason,
+            decision.tenant_id,
+        )
+
+    async def review_record(self, workflow_id: str) -> ReviewRecord | None:
+        """What ``tollgate review show`` prints from PostgreSQL: the event, its newest draft and
+        every decision, accepted and refused, oldest first."""
+        async with self.pool.acquire() as conn:
+            event = await conn.fetchrow(
+                "SELECT tenant_id, event_type, state, reason_code, policy_version,"
+                " artifact_version, review_due_at, received_at FROM events"
+                " WHERE workflow_id = $1", workflow_id)
+            if event is None:
+                return None
+            draft = await conn.fetchrow(
+                "SELECT version, status, draft, provider, model, findings FROM drafts"
+                " WHERE workflow_id = $1 ORDER BY version DESC LIMIT 1", workflow_id)
+            decisions = await conn.fetch(
+                "SELECT at, decision, reviewer, role, reason, draft_version, accepted,"
+                " refusal_code FROM review_decisions WHERE workflow_id = $1 ORDER BY id",
+                workflow_id)
+        return ReviewRecord(
+            event=dict(event), draft=_draft_row(draft),
+            decisions=[dict(d) for d in decisions],
+        )
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    event: dict[str, Any]
+    draft: dict[str, Any] | None
+    decisions: list[dict[str, Any]]
+
+
+def _draft_row(row: asyncpg.Record | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    data = dict(row)
+    for column in ("draft", "findings"):
+        if isinstance(data[column], str):
+            data[column] = json.loads(data[column])
+    return data
+
+
+def _step_args(step: StepRecord) -> tuple[Any, ...]:
+    """``_TRANSITION_SQL``'s parameters $1-$14 for one step."""
+    ref = step.ref
+    ts = step.transitions
+    return (
+        ref.workflow_id,
+        [t.seq for t in ts],
+        [t.from_state.value if t.from_state else None for t in ts],
+        [t.to_state.value for t in ts],
+        [t.actor for t in ts],
+        [t.reason for t in ts],
+        step.policy_version,
+        step.reason_code,
+        step.draft.version if step.draft else None,
+        step.outcome.receipt.action_key if step.outcome and step.outcome.receipt else None,
+        step.outcome.model_dump_json() if step.outcome else None,
+        step.draft.model_dump_json() if step.draft else None,
+        ref.tenant_id,
+        step.decision.model_dump_json() if step.decision else None,
+    )

@@ -29,6 +29,8 @@ class EventState(StrEnum):
     CONTEXT_READY = "CONTEXT_READY"
     DRAFTED = "DRAFTED"
     AWAITING_REVIEW = "AWAITING_REVIEW"
+    #: The draft waits at the policy gate (the tenant's review backlog is over its limit).
+    HELD_AT_GATE = "HELD_AT_GATE"
     APPROVED = "APPROVED"
     EXECUTING = "EXECUTING"
     SUCCEEDED = "SUCCEEDED"
@@ -206,6 +208,9 @@ class ReviewDecision(Frozen):
     role: Annotated[str, StringConstraints(min_length=1, max_length=64)] = "reviewer"
     reason: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
     draft_version: int
+    #: The reviewer's tenant as the sender knows it (the CLI's ``--tenant``); None when the
+    #: channel carries none. A decision for another tenant's event is refused ``cross_tenant``.
+    tenant_id: Identifier | None = None
 
 
 class ReviewAck(Frozen):
@@ -259,6 +264,46 @@ class RefusedDecision(Frozen):
     decision: ReviewDecision
     refusal_code: str
     policy_version: str | None = None
+
+
+class GateCountsRequest(Frozen):
+    """What the policy gate needs counted for one draft (``count_gate_inputs``)."""
+
+    ref: EventRef
+    adapter: str
+    action: str
+    #: The workflow's clock: review due times were written on it, so overdue is judged on it.
+    as_of: datetime
+
+
+class GateCounts(Frozen):
+    """``sends_today``: this action's receipts for this customer in the last 24 h, PENDING and
+    UNKNOWN included (they may have been delivered). ``overdue_reviews``: the tenant's events
+    waiting for review past their SLA."""
+
+    sends_today: int
+    overdue_reviews: int
+
+
+class ReviewOpening(Frozen):
+    """Input of ``open_review``: the transitions into AWAITING_REVIEW (and the draft) plus the
+    time the review's SLA passes, written in one statement."""
+
+    step: StepRecord
+    review_due_at: datetime
+
+
+class EscalationNotice(Frozen):
+    """The SLA of an open review passed: tell the fallback owner (``notify_fallback_owner``).
+    References only; the owner reads the record with ``tollgate review show``."""
+
+    ref: EventRef
+    request_id: str
+    draft_version: int
+    fallback_owner: str
+    review_due_at: datetime
+    review_deadline: datetime
+    policy_version: str
 
 
 # --- step 6: action ---------------------------------------------------------------------------
@@ -346,3 +391,4 @@ class FinalOutcome(Frozen):
 IntakeResult.model_rebuild()
 IntakeAck.model_rebuild()
 StepRecord.model_rebuild()
+ReviewOpening.model_rebuild()
