@@ -18,6 +18,7 @@ from activities.draft import DraftActivities
 from activities.execute import ExecuteActivities
 from activities.intake import IntakeActivities
 from activities.reconcile import ReconcileActivities
+from activities.review import ReviewActivities
 from activities.steps import StepActivities
 from activities.sweep import SweepActivities
 from adapters.crm_http import CrmHttpSource
@@ -50,6 +51,7 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
     intake = IntakeActivities(store, ops, settings.tenant_secrets(), load_matrix())
     context = ContextActivities(store, crm)
     steps = StepActivities(store)
+    review = ReviewActivities(store)
     execute = ExecuteActivities(store, receipts, ops, adapters, crm)
     reconcile = ReconcileActivities(receipts, ops, adapters)
     sweep = SweepActivities(receipts, adapters)
@@ -59,6 +61,7 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
         workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow],
         activities=[
             intake.validate_event, context.load_context, steps.record_step, steps.record_refusal,
+            review.count_gate_inputs, review.open_review, review.notify_fallback_owner,
             execute.execute_action, reconcile.lookup_write, reconcile.resend_write,
             reconcile.dead_letter_write, sweep.sweep_receipts,
         ],
