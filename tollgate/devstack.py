@@ -21,7 +21,12 @@ from typing import Any
 
 from adapters.standins import StandIns, start_standins
 
-SEARCH_ATTRIBUTES = ("TollgateState", "TollgateTenant", "TollgateEventType")
+#: Search attribute -> its type as the Temporal CLI names it. ``TollgateReviewDue``: when the
+#: open review's SLA passes (``tollgate review list`` sorts and shows SLA left by it).
+SEARCH_ATTRIBUTES: dict[str, str] = {
+    "TollgateState": "Keyword", "TollgateTenant": "Keyword", "TollgateEventType": "Keyword",
+    "TollgateReviewDue": "Datetime",
+}
 DEMO_TENANTS = ("acme", "globex")
 
 
@@ -40,7 +45,8 @@ class Ports:
 def search_attribute_args() -> list[str]:
     """The dev server flags that register the project's search attributes (also used by the
     tests that start a dev server of their own)."""
-    return [arg for name in SEARCH_ATTRIBUTES for arg in ("--search-attribute", f"{name}=Keyword")]
+    return [arg for name, kind in SEARCH_ATTRIBUTES.items()
+            for arg in ("--search-attribute", f"{name}={kind}")]
 
 
 def free_port() -> int:
