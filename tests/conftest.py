@@ -3,6 +3,7 @@ test module), the stand-in targets, and helpers to build signed events."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -18,7 +19,7 @@ import asyncpg
 import pytest
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -28,6 +29,8 @@ from tollgate.config import Settings
 from tollgate.demo import care_due
 from tollgate.devstack import SEARCH_ATTRIBUTES, start_embedded_postgres
 from worker import draft_worker, main_worker
+from workflows.contracts import EventState, FinalOutcome, IntakeRequest
+from workflows.process_event import ProcessEventWorkflow
 
 TENANT_SECRETS = {"acme": secrets.token_hex(16), "globex": secrets.token_hex(16)}
 
@@ -119,3 +122,22 @@ async def worker_client(
     settings = worker_settings(database_url, standins, tmp_path, queue)
     async with main_worker(env.client, settings), draft_worker(env.client, settings):
         yield env.client, queue
+
+
+Handle = WorkflowHandle[ProcessEventWorkflow, FinalOutcome]
+
+
+async def start(client: Client, queue: str, raw: str) -> Handle:
+    return await client.start_workflow(
+        ProcessEventWorkflow.run, IntakeRequest(raw=raw, received_at=datetime.now(UTC)),
+        id=f"event/test/{uuid.uuid4().hex[:10]}", task_queue=queue,
+    )
+
+
+async def wait_review(handle: Handle) -> dict[str, Any]:
+    for _ in range(200):
+        ticket = await handle.query("review_ticket")
+        if ticket["state"] == EventState.AWAITING_REVIEW:
+            return ticket
+        await asyncio.sleep(0.05)
+    raise AssertionError("never reached AWAITING_REVIEW")

@@ -44,6 +44,13 @@ class Rig:
     database_url: str
     settings: Settings
 
+    def customer(self) -> str:
+        """A fresh consenting customer, so per-customer daily limits never couple two tests."""
+        customer_id = f"C-{uuid.uuid4().hex[:8]}"
+        self.standins.crm.upsert("acme", customer_id, first_name="Lan", pet_name="Miu",
+                                 consent_messaging=True)
+        return customer_id
+
     async def submit(self, raw: str) -> IntakeAck:
         return await submit(self.client, raw, task_queue=self.queue)
 

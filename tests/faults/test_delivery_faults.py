@@ -22,7 +22,7 @@ async def messages_for(rig: Rig, action_key: str) -> int:
 
 
 async def test_fifty_concurrent_copies_make_one_workflow_and_one_message(rig: Rig) -> None:
-    raw = signed_event("C-1001", key=new_key())
+    raw = signed_event(rig.customer(), key=new_key())
     acks = await asyncio.gather(*(rig.submit(raw) for _ in range(50)))
     assert len({a.workflow_id for a in acks}) == 1
     assert sorted(a.status for a in acks).count("accepted") == 1
@@ -37,7 +37,7 @@ async def test_fifty_concurrent_copies_make_one_workflow_and_one_message(rig: Ri
 
 
 async def test_duplicate_after_the_workflow_closed_returns_the_old_outcome(rig: Rig) -> None:
-    raw = signed_event("C-1001", key=new_key())
+    raw = signed_event(rig.customer(), key=new_key())
     first = await rig.submit(raw)
     await rig.approve(first.workflow_id)
     done = await rig.outcome(first.workflow_id)
@@ -49,9 +49,9 @@ async def test_duplicate_after_the_workflow_closed_returns_the_old_outcome(rig: 
 
 
 async def test_same_key_with_another_payload_is_quarantined_and_sends_nothing(rig: Rig) -> None:
-    key = new_key()
-    first = await rig.submit(signed_event("C-1001", key=key))
-    other = json.loads(signed_event("C-1001", key=key))
+    key, customer = new_key(), rig.customer()
+    first = await rig.submit(signed_event(customer, key=key))
+    other = json.loads(signed_event(customer, key=key))
     other["payload"]["reminder_kind"] = "checkup"
     other_raw = sign_json(json.dumps(other), TENANT_SECRETS)  # validly signed, other payload
     while_running = await rig.submit(other_raw)
@@ -70,7 +70,7 @@ async def test_same_key_with_another_payload_is_quarantined_and_sends_nothing(ri
 
 async def test_504_after_write_with_a_late_receipt_is_reconciled_to_one_message(rig: Rig) -> None:
     rig.standins.messaging.inject("fail_after_write", lookup_delay_ms=2500)
-    ack = await rig.submit(signed_event("C-1001", key=new_key()))
+    ack = await rig.submit(signed_event(rig.customer(), key=new_key()))
     await rig.approve(ack.workflow_id)
     outcome = await rig.outcome(ack.workflow_id)
     assert outcome.state == EventState.SUCCEEDED
@@ -81,7 +81,7 @@ async def test_504_after_write_with_a_late_receipt_is_reconciled_to_one_message(
 
 async def test_429_waits_the_stated_delay_then_sends_once(rig: Rig) -> None:
     rig.standins.messaging.inject("rate_limit", retry_after=1)
-    ack = await rig.submit(signed_event("C-1001", key=new_key()))
+    ack = await rig.submit(signed_event(rig.customer(), key=new_key()))
     await rig.approve(ack.workflow_id)
     outcome = await rig.outcome(ack.workflow_id)
     assert outcome.state == EventState.SUCCEEDED
@@ -90,7 +90,7 @@ async def test_429_waits_the_stated_delay_then_sends_once(rig: Rig) -> None:
 
 
 async def test_target_down_then_back_sends_once_with_the_same_key(rig: Rig) -> None:
-    ack = await rig.submit(signed_event("C-1001", key=new_key()))
+    ack = await rig.submit(signed_event(rig.customer(), key=new_key()))
     rig.standins.messaging.down()
     try:
         await rig.approve(ack.workflow_id)
@@ -105,7 +105,7 @@ async def test_target_down_then_back_sends_once_with_the_same_key(rig: Rig) -> N
 
 async def test_business_rejection_by_the_target_is_final(rig: Rig) -> None:
     rig.standins.messaging.inject("reject")
-    ack = await rig.submit(signed_event("C-1001", key=new_key()))
+    ack = await rig.submit(signed_event(rig.customer(), key=new_key()))
     await rig.approve(ack.workflow_id)
     outcome = await rig.outcome(ack.workflow_id)
     assert outcome.state == EventState.REJECTED

@@ -3,36 +3,15 @@ PostgreSQL and the stand-in targets: days of review SLA pass in seconds."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import uuid
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client
 
 from adapters.standins import StandIns
-from tests.conftest import signed_event
-from workflows.contracts import EventState, FinalOutcome, IntakeRequest, ReviewDecision
-from workflows.process_event import ProcessEventWorkflow
-
-Handle = WorkflowHandle[ProcessEventWorkflow, FinalOutcome]
-
-
-async def start(client: Client, queue: str, raw: str) -> Handle:
-    return await client.start_workflow(
-        ProcessEventWorkflow.run, IntakeRequest(raw=raw, received_at=datetime.now(UTC)),
-        id=f"event/test/{uuid.uuid4().hex[:10]}", task_queue=queue,
-    )
-
-
-async def wait_review(handle: Handle) -> dict:
-    for _ in range(200):
-        ticket = await handle.query("review_ticket")
-        if ticket["state"] == EventState.AWAITING_REVIEW:
-            return ticket
-        await asyncio.sleep(0.05)
-    raise AssertionError("never reached AWAITING_REVIEW")
+from tests.conftest import signed_event, start, wait_review
+from workflows.contracts import EventState, ReviewDecision
 
 
 async def test_review_timeout_escalates_then_expires_without_sending(
