@@ -55,13 +55,17 @@ def add_ops_parser(sub: Any) -> None:
 
 
 def run_ops(args: argparse.Namespace) -> int:
-    settings = Settings.from_env()
+    return asyncio.run(ops_main(args, Settings.from_env()))
+
+
+async def ops_main(args: argparse.Namespace, settings: Settings) -> int:
+    """Runs one parsed `tollgate ops` command; returns the exit code."""
     if args.ops_cmd == "state":
-        return asyncio.run(_state(settings, args.workflow_id))
+        return await _state(settings, args.workflow_id)
     if args.ops_cmd == "sweep":
-        return asyncio.run(_sweep(settings, install=args.install))
+        return await _sweep(settings, install=args.install)
     handler = {"kill": _kill, "reopen": _kill, "switches": _switches, "dlq": _dlq}[args.ops_cmd]
-    return asyncio.run(_with_db(settings, lambda pool: handler(pool, args, settings)))
+    return await _with_db(settings, lambda pool: handler(pool, args, settings))
 
 
 async def _with_db(settings: Settings, go: Callable[[asyncpg.Pool], Awaitable[int]]) -> int:
