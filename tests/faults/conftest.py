@@ -54,22 +54,25 @@ class Rig:
     async def submit(self, raw: str) -> IntakeAck:
         return await submit(self.client, raw, task_queue=self.queue)
 
-    async def approve(self, workflow_id: str, reviewer: str = "an.tran") -> None:
+    async def wait_review(self, workflow_id: str) -> dict[str, object]:
         handle = self.client.get_workflow_handle(workflow_id)
         for _ in range(300):
             ticket = await handle.query("review_ticket")
             if ticket["state"] == EventState.AWAITING_REVIEW:
-                break
+                return dict(ticket)
             await asyncio.sleep(0.05)
-        else:
-            raise AssertionError(f"{workflow_id} never waited for review")
-        await handle.execute_update("review", ReviewDecision(
-            request_id=ticket["request_id"], decision="approve", reviewer=reviewer,
-            role="care_lead", reason="ok", draft_version=ticket["draft_version"]))
+        raise AssertionError(f"{workflow_id} never waited for review")
 
-    async def outcome(self, workflow_id: str) -> FinalOutcome:
+    async def approve(self, workflow_id: str, reviewer: str = "an.tran") -> None:
+        ticket = await self.wait_review(workflow_id)
+        await self.client.get_workflow_handle(workflow_id).execute_update(
+            "review", ReviewDecision(
+                request_id=ticket["request_id"], decision="approve", reviewer=reviewer,
+                role="care_lead", reason="ok", draft_version=ticket["draft_version"]))
+
+    async def outcome(self, workflow_id: str, within: float = 60) -> FinalOutcome:
         handle = self.client.get_workflow_handle(workflow_id, result_type=FinalOutcome)
-        return await asyncio.wait_for(handle.result(), 60)
+        return await asyncio.wait_for(handle.result(), within)
 
     async def sql(self, query: str, *args: object) -> list[asyncpg.Record]:
         conn = await asyncpg.connect(self.database_url)
