@@ -32,17 +32,20 @@ class ReceiptStore:
         """Insert a PENDING receipt for the key, or return the one already there."""
         ref = request.ref
         row = await self.pool.fetchrow(
-            "WITH ins AS (INSERT INTO receipts (action_key, tenant_id, adapter, action, event_id,"
+            "INSERT INTO receipts (action_key, tenant_id, adapter, action, event_id,"
             " workflow_id, correlation_id, request_fingerprint, status, policy_version)"
             " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,'PENDING',$9)"
-            f" ON CONFLICT (action_key) DO NOTHING RETURNING {_RECEIPT_COLUMNS})"
-            f" SELECT {_RECEIPT_COLUMNS} FROM ins UNION ALL"
-            f" SELECT {_RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1 LIMIT 1",
+            f" ON CONFLICT (action_key) DO NOTHING RETURNING {_RECEIPT_COLUMNS}",
             request.action_key, ref.tenant_id, request.adapter, request.action, ref.event_id,
             ref.workflow_id, ref.correlation_id, fingerprint, request.policy_version,
         )
-        assert row is not None
-        return _receipt(row)
+        # A separate read on conflict: within the INSERT's own statement a row committed by a
+        # concurrent insert of the same key is not visible yet.
+        if row is not None:
+            return _receipt(row)
+        receipt = await self.get(request.action_key)
+        assert receipt is not None
+        return receipt
 
     async def begin_attempt(self, action_key: str) -> int:
         """Count an attempt and return its fence (only attempts on an open receipt count)."""

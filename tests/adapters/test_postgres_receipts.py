@@ -1,0 +1,83 @@
+"""Receipts in real PostgreSQL: one row per key, fenced settles, and the sweep's view of them."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from adapters.postgres_receipts import ReceiptStore
+from adapters.postgres_store import create_pool
+from policies.keys import action_key
+from workflows.contracts import ActionRequest, EventRef, ReceiptStatus
+
+
+@pytest.fixture
+async def receipts(database_url: str) -> AsyncIterator[ReceiptStore]:
+    pool = await create_pool(database_url, max_size=4)
+    yield ReceiptStore(pool)
+    await pool.close()
+
+
+def action() -> ActionRequest:
+    event_id = f"evt-{uuid.uuid4().hex[:8]}"
+    ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
+                   event_type="CARE_DUE", entity_id="C-1", correlation_id="c", schema_version=3)
+    return ActionRequest(ref=ref, adapter="messaging", action="send_message",
+                         action_key=action_key("acme", event_id, "messaging", "send_message"),
+                         channel="sms", body="hello", policy_version="v", approved_by="r")
+
+
+async def test_opening_twice_returns_the_same_receipt(receipts: ReceiptStore) -> None:
+    a = action()
+    first = await receipts.open_receipt(a, "fp")
+    second = await receipts.open_receipt(a, "fp")
+    assert first == second
+    assert first.status == ReceiptStatus.PENDING
+    count = await receipts.pool.fetchval("SELECT count(*) FROM receipts WHERE action_key = $1",
+                                         a.action_key)
+    assert count == 1
+
+
+async def test_a_stale_attempt_cannot_overwrite_a_newer_outcome(receipts: ReceiptStore) -> None:
+    a = action()
+    await receipts.open_receipt(a, "fp")
+    old_fence = await receipts.begin_attempt(a.action_key)
+    new_fence = await receipts.begin_attempt(a.action_key)
+    settled = await receipts.settle(a.action_key, ReceiptStatus.SUCCEEDED, fence=new_fence,
+                                    external_id="msg-new")
+    late = await receipts.settle(a.action_key, ReceiptStatus.UNKNOWN, fence=old_fence,
+                                 error_class="unknown_write", error_code="target_504")
+    assert settled.status == late.status == ReceiptStatus.SUCCEEDED
+    assert late.external_id == "msg-new"
+    assert late.attempts == 2
+    # A final receipt takes no further attempts either.
+    assert await receipts.begin_attempt(a.action_key) == -1
+
+
+async def test_the_sweep_sees_only_open_receipts_older_than_its_threshold(
+    receipts: ReceiptStore,
+) -> None:
+    a, b = action(), action()
+    await receipts.open_receipt(a, "fp")
+    await receipts.open_receipt(b, "fp")
+    await receipts.pool.execute(
+        "UPDATE receipts SET updated_at = now() - interval '1 hour' WHERE action_key = $1",
+        a.action_key)
+    stale = {r["action_key"] for r in await receipts.stale_open(
+        await receipts.pool.fetchval("SELECT now() - interval '15 minutes'"), 1000)}
+    assert a.action_key in stale
+    assert b.action_key not in stale
+
+
+async def test_unique_key_holds_under_concurrent_opens(receipts: ReceiptStore) -> None:
+    import asyncio
+
+    a = action()
+    opened = await asyncio.gather(*(receipts.open_receipt(a, "fp") for _ in range(20)))
+    assert len({r.action_key for r in opened}) == 1
+    assert await receipts.pool.fetchval(
+        "SELECT count(*) FROM receipts WHERE action_key = $1", a.action_key) == 1
+
+
