@@ -6,11 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from datetime import UTC, datetime
+
+from temporalio.common import WorkflowIDReusePolicy
 
 from policies.signing import sign_json
 from tests.conftest import TENANT_SECRETS, signed_event
 from tests.faults.conftest import Rig
-from workflows.contracts import EventState, ReceiptStatus
+from workflows.contracts import EventState, IntakeRequest, ReceiptStatus
+from workflows.process_event import ProcessEventWorkflow
 
 
 def new_key() -> str:
@@ -112,3 +116,22 @@ async def test_business_rejection_by_the_target_is_final(rig: Rig) -> None:
     assert outcome.receipt is not None and outcome.receipt.status == ReceiptStatus.REJECTED
     assert outcome.receipt.attempts == 1
     assert await messages_for(rig, outcome.receipt.action_key) == 0
+
+
+async def test_gate_answers_from_postgres_once_temporal_has_forgotten_the_run(rig: Rig) -> None:
+    """A new run under the same workflow id is what a delivery looks like after Temporal's
+    retention dropped the first one: PostgreSQL still knows the outcome."""
+    raw = signed_event(rig.customer(), key=new_key())
+    first = await rig.submit(raw)
+    await rig.approve(first.workflow_id)
+    done = await rig.outcome(first.workflow_id)
+    rerun = await rig.client.start_workflow(
+        ProcessEventWorkflow.run, IntakeRequest(raw=raw, received_at=datetime.now(UTC)),
+        id=first.workflow_id, task_queue=rig.queue,
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE)
+    outcome = await rerun.result()
+    assert outcome.state == EventState.DUPLICATE
+    assert outcome.receipt == done.receipt
+    assert done.receipt is not None and await messages_for(rig, done.receipt.action_key) == 1
+    rows = await rig.sql("SELECT state FROM events WHERE workflow_id = $1", first.workflow_id)
+    assert [r["state"] for r in rows] == ["SUCCEEDED"]  # the first outcome is untouched
