@@ -232,6 +232,8 @@ class ReviewTicket(Frozen):
     risk: str | None
     policy_version: str | None
     review_deadline: datetime | None
+    #: When the review's SLA passes (then the fallback owner is told).
+    review_due_at: datetime | None = None
 
 
 class Transition(Frozen):

@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.draft import DraftActivities
     from activities.execute import ExecuteActivities
     from activities.intake import IntakeActivities
+    from activities.review import ReviewActivities
     from activities.steps import StepActivities
     from policies.gate import GateDecision, authorize_decision, evaluate_gate
     from policies.keys import action_key, payload_fingerprint
@@ -30,11 +31,14 @@ with workflow.unsafe.imports_passed_through():
         ContextRequest,
         DraftRequest,
         DraftResult,
+        EscalationNotice,
         EventRef,
         EventState,
         ExecuteRequest,
         ExecuteResult,
         FinalOutcome,
+        GateCounts,
+        GateCountsRequest,
         IntakeAck,
         IntakeRequest,
         IntakeResult,
@@ -44,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         RefusedDecision,
         ReviewAck,
         ReviewDecision,
+        ReviewOpening,
         ReviewTicket,
         StepRecord,
         Transition,
@@ -53,6 +58,8 @@ with workflow.unsafe.imports_passed_through():
 STATE = SearchAttributeKey.for_keyword("TollgateState")
 TENANT = SearchAttributeKey.for_keyword("TollgateTenant")
 EVENT_TYPE = SearchAttributeKey.for_keyword("TollgateEventType")
+#: When the open review's SLA passes; set each time a review opens (``tollgate review list``).
+REVIEW_DUE = SearchAttributeKey.for_datetime("TollgateReviewDue")
 
 DRAFT_TASK_QUEUE = "tollgate-draft"
 #: Where an execute or reconcile result ends the event.
@@ -81,6 +88,7 @@ class ProcessEventWorkflow:
         self._info_rounds = 0
         self._requester: str | None = None
         self._review_deadline: datetime | None = None
+        self._review_due: datetime | None = None
         self._fingerprint: str | None = None
 
     # --- producer ------------------------------------------------------------------------
@@ -127,6 +135,7 @@ class ProcessEventWorkflow:
             risk=self._gate.risk if self._gate else None,
             policy_version=self._policy.version if self._policy else None,
             review_deadline=self._review_deadline,
+            review_due_at=self._review_due,
         )
 
     @workflow.update
@@ -151,7 +160,7 @@ class ProcessEventWorkflow:
             return ReviewAck(accepted=False, state=self._state,
                              message=f"not waiting for review (state {self._state})")
         verdict = authorize_decision(
-            policy, decision, tenant_id=ref.tenant_id, decision_tenant_id=ref.tenant_id,
+            policy, decision, tenant_id=ref.tenant_id, decision_tenant_id=decision.tenant_id,
             requester=self._requester, draft_author=self._draft.provider if self._draft else None,
             expected_request_id=self._request_id,
             current_draft_version=self._draft.version if self._draft else None,
@@ -230,17 +239,12 @@ class ProcessEventWorkflow:
             draft = await self._draft_version(ref, policy, context.fields, note)
             if draft is None:
                 return await self._finish(EventState.FAILED_VALIDATION, "draft_failed")
-            self._gate = evaluate_gate(policy, draft)
-            if self._gate.route != "review":
+            self._gate = await self._pass_gate(ref, policy, draft)
+            if self._gate.route == "stop":
                 state = (EventState.FAILED_VALIDATION if draft.status == "failed_validation"
                          else EventState.STOPPED)
                 return await self._finish(state, self._gate.reason_code, draft=draft)
-            self._request_id = str(workflow.uuid4())
-            self._decision = None
-            await self._record([EventState.DRAFTED, EventState.AWAITING_REVIEW],
-                               "draft validated, waiting for an authorised reviewer",
-                               draft=draft)
-            decision = await self._await_review(self._gate)
+            decision = await self._await_review(ref, self._gate, draft)
             if decision is None:
                 return await self._finish(EventState.EXPIRED, "review_deadline_passed")
             if decision.decision == "reject":
@@ -253,9 +257,42 @@ class ProcessEventWorkflow:
             await self._record([EventState.CONTEXT_READY], "reviewer asked for information",
                                decision=decision)
 
+        if draft.draft is None:
+            # An unreadable draft has nothing to send: the reviewer should have asked for info.
+            return await self._finish(EventState.STOPPED, "nothing_to_send", decision=decision)
+        # Counted again: another approved event for this customer may have sent meanwhile.
+        counts = await self._count_gate_inputs(ref, policy)
+        final = evaluate_gate(policy, draft, sends_today=counts.sends_today)
+        if final.route == "stop":
+            return await self._finish(EventState.STOPPED, final.reason_code, decision=decision)
         await self._record([EventState.APPROVED], f"approved by {decision.reviewer}",
                            decision=decision)
         return await self._execute(ref, policy, draft, decision)
+
+    async def _count_gate_inputs(self, ref: EventRef, policy: PolicySnapshot) -> GateCounts:
+        return await workflow.execute_local_activity_method(
+            ReviewActivities.count_gate_inputs,
+            GateCountsRequest(ref=ref, adapter=policy.rule.adapter, action=policy.rule.action,
+                              as_of=workflow.now()),
+            start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
+        )
+
+    async def _pass_gate(
+        self, ref: EventRef, policy: PolicySnapshot, draft: DraftResult
+    ) -> GateDecision:
+        """The gate on fresh counts. While it says ``hold`` the event waits here
+        (HELD_AT_GATE) and asks again on a timer: a hold never approves and never sends."""
+        while True:
+            counts = await self._count_gate_inputs(ref, policy)
+            gate = evaluate_gate(policy, draft, sends_today=counts.sends_today,
+                                 overdue_reviews=counts.overdue_reviews)
+            if gate.route != "hold":
+                return gate
+            if self._state != EventState.HELD_AT_GATE:
+                await self._record([EventState.DRAFTED, EventState.HELD_AT_GATE],
+                                   f"{gate.reason_code}: the tenant's reviews past their SLA "
+                                   "reached the policy's limit; waiting at the gate", draft=draft)
+            await workflow.sleep(t.GATE_HOLD_RECHECK)
 
     async def _draft_version(
         self, ref: EventRef, policy: PolicySnapshot, fields: dict[str, str], note: str | None
@@ -276,17 +313,29 @@ class ProcessEventWorkflow:
         self._draft = draft
         return draft
 
-    async def _await_review(self, gate: GateDecision) -> ReviewDecision | None:
-        """Wait for a valid decision; at the SLA tell the fallback owner, at the deadline expire.
-        A timeout never approves."""
+    async def _await_review(
+        self, ref: EventRef, gate: GateDecision, draft: DraftResult
+    ) -> ReviewDecision | None:
+        """Open a review and wait for a valid decision; at the SLA tell the fallback owner and
+        keep waiting, at the deadline expire. A timeout never approves."""
+        self._request_id = str(workflow.uuid4())
+        self._decision = None
         start = workflow.now()
+        self._review_due = start + gate.review_sla
         self._review_deadline = start + gate.review_deadline
+        workflow.upsert_search_attributes([REVIEW_DUE.value_set(self._review_due)])
+        opening = ([EventState.AWAITING_REVIEW] if self._state == EventState.HELD_AT_GATE
+                   else [EventState.DRAFTED, EventState.AWAITING_REVIEW])
+        await self._record(opening, "draft validated, waiting for an authorised reviewer",
+                           draft=draft, review_due_at=self._review_due)
         try:
             await workflow.wait_condition(lambda: self._decision is not None,
                                           timeout=gate.review_sla)
         except TimeoutError:
+            notified = await self._notify_fallback_owner(ref, gate, draft)
             await self._record([EventState.AWAITING_REVIEW],
-                               f"review SLA passed, escalated to {gate.fallback_owner}")
+                               f"review SLA passed, escalated to {gate.fallback_owner}"
+                               + ("" if notified else " (the notice could not be delivered)"))
             remaining = gate.review_deadline - (workflow.now() - start)
             try:
                 await workflow.wait_condition(lambda: self._decision is not None,
@@ -294,6 +343,26 @@ class ProcessEventWorkflow:
             except TimeoutError:
                 return None
         return self._decision
+
+    async def _notify_fallback_owner(
+        self, ref: EventRef, gate: GateDecision, draft: DraftResult
+    ) -> bool:
+        assert self._request_id and self._review_due and self._review_deadline
+        notice = EscalationNotice(
+            ref=ref, request_id=self._request_id, draft_version=draft.version,
+            fallback_owner=gate.fallback_owner, review_due_at=self._review_due,
+            review_deadline=self._review_deadline, policy_version=gate.policy_version,
+        )
+        try:
+            await workflow.execute_activity_method(
+                ReviewActivities.notify_fallback_owner, notice,
+                start_to_close_timeout=t.NOTIFY_TIMEOUT, retry_policy=t.NOTIFY_RETRY,
+            )
+        except ActivityError as err:
+            # The review keeps waiting either way; a lost notice must not expire it early.
+            workflow.logger.warning("escalation notice failed: %s", err.cause)
+            return False
+        return True
 
     async def _execute(
         self, ref: EventRef, policy: PolicySnapshot, draft: DraftResult, decision: ReviewDecision
@@ -342,7 +411,10 @@ class ProcessEventWorkflow:
 
     async def _record(self, states: list[EventState], reason: str, *,
                       draft: DraftResult | None = None, decision: ReviewDecision | None = None,
-                      outcome: FinalOutcome | None = None, reason_code: str | None = None) -> None:
+                      outcome: FinalOutcome | None = None, reason_code: str | None = None,
+                      review_due_at: datetime | None = None) -> None:
+        """One local activity writing the transitions and the step's own write; entering a
+        review (``review_due_at`` given) also stamps its SLA on the events row."""
         assert self._ref is not None
         transitions = []
         previous = self._state
@@ -351,13 +423,19 @@ class ProcessEventWorkflow:
                                           to_state=state, actor=self._actor(decision),
                                           reason=reason))
             previous = state
-        await workflow.execute_local_activity_method(
-            StepActivities.record_step,
-            StepRecord(ref=self._ref, transitions=transitions, draft=draft, decision=decision,
-                       outcome=outcome, reason_code=reason_code,
-                       policy_version=self._policy.version if self._policy else None),
-            start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
-        )
+        step = StepRecord(ref=self._ref, transitions=transitions, draft=draft, decision=decision,
+                          outcome=outcome, reason_code=reason_code,
+                          policy_version=self._policy.version if self._policy else None)
+        if review_due_at is None:
+            await workflow.execute_local_activity_method(
+                StepActivities.record_step, step,
+                start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
+            )
+        else:
+            await workflow.execute_local_activity_method(
+                ReviewActivities.open_review, ReviewOpening(step=step, review_due_at=review_due_at),
+                start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
+            )
         self._set_state(states[-1])
 
     def _actor(self, decision: ReviewDecision | None) -> str:

@@ -47,3 +47,12 @@ RECONCILE_WINDOW = timedelta(minutes=10)
 #: One sweep looks up at most a few hundred keys.
 SWEEP_TIMEOUT = timedelta(minutes=5)
 SWEEP_EVERY = timedelta(minutes=5)
+
+#: How often an event held at the policy gate (its tenant's review backlog over the limit)
+#: asks again. Each look is one local activity and one timer in the history.
+GATE_HOLD_RECHECK = timedelta(minutes=10)
+
+#: The escalation notice at the review SLA. Bounded, so a broken channel cannot hold the review
+#: past its deadline: after the last attempt the review goes on waiting without the notice.
+NOTIFY_TIMEOUT = timedelta(seconds=30)
+NOTIFY_RETRY = _retry(timedelta(seconds=1), timedelta(seconds=30), attempts=8)
