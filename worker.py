@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from temporalio.client import Client
@@ -85,14 +85,30 @@ async def draft_worker(client: Client, settings: Settings) -> AsyncIterator[Work
         yield worker
 
 
+#: What a model-only worker must not hold: a prompt-injected model call then has nothing to reach.
+DRAFT_WORKER_FORBIDDEN = ("DATABASE_URL", "TOLLGATE_CRM_URL", "TOLLGATE_MESSAGING_URL",
+                          "TOLLGATE_TENANTS_FILE")
+
+
+def check_draft_environment(env: Mapping[str, str]) -> None:
+    """Refuse to run the draft worker with a database URL or adapter credentials in reach."""
+    held = [name for name in DRAFT_WORKER_FORBIDDEN if env.get(name)]
+    if held:
+        raise SystemExit("the draft worker holds only the model key; remove from its "
+                         f"environment: {', '.join(held)}")
+
+
 async def run(queue: str, settings: Settings) -> None:
+    if queue == "draft":
+        check_draft_environment(settings.env)
     client = await build_client(settings.temporal_address, settings.namespace)
     async with AsyncExitStack() as stack:
         if queue in ("main", "all"):
             await stack.enter_async_context(main_worker(client, settings))
         if queue in ("draft", "all"):
             await stack.enter_async_context(draft_worker(client, settings))
-        print(f"worker running ({queue}) against {settings.temporal_address}; Ctrl-C stops it")
+        print(f"worker running ({queue}) against {settings.temporal_address}; Ctrl-C stops it",
+              flush=True)
         await asyncio.Event().wait()
 
 
