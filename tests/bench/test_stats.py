@@ -1,0 +1,75 @@
+"""The bench's arithmetic: percentiles, the duplicate plan, the checks and the ratios. No
+servers, no timing: these are the numbers a reader of the bench table relies on."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from tollgate.bench_report import ratios, verdicts
+from tollgate.bench_run import Tally, plan
+from tollgate.bench_stats import percentile, summary_ms
+
+
+def test_percentile_interpolates_between_closest_ranks() -> None:
+    values = [4.0, 1.0, 3.0, 2.0]  # unsorted on purpose
+    assert percentile(values, 0) == 1.0
+    assert percentile(values, 100) == 4.0
+    assert percentile(values, 50) == pytest.approx(2.5)
+    assert percentile(list(range(1, 101)), 99) == pytest.approx(99.01)
+
+
+def test_percentile_of_nothing_is_none_and_q_is_checked() -> None:
+    assert percentile([], 50) is None
+    assert percentile([7.0], 99) == 7.0
+    with pytest.raises(ValueError):
+        percentile([1.0], 101)
+
+
+def test_summary_is_in_milliseconds() -> None:
+    assert summary_ms([0.010, 0.020, 0.030]) == {"p50_ms": 20.0, "p99_ms": 29.8,
+                                                  "max_ms": 30.0, "n": 3}
+    assert summary_ms([])["p50_ms"] is None
+
+
+def test_plan_sends_each_distinct_event_first_and_copies_after_their_original() -> None:
+    order = plan(100, 0.3, 10, random.Random(1))
+    assert len(order) == 100
+    counts = Counter(order)
+    assert sorted(counts) == list(range(70))  # 70 distinct events, each sent at least once
+    assert sum(counts.values()) - len(counts) == 30
+    first_seen: dict[int, int] = {}
+    for position, event in enumerate(order):
+        first_seen.setdefault(event, position)
+    assert [first_seen[e] for e in range(70)] == sorted(first_seen[e] for e in range(70))
+
+
+def test_plan_without_duplicates_is_the_plain_order() -> None:
+    assert plan(5, 0.0, 10, random.Random(1)) == [0, 1, 2, 3, 4]
+
+
+def _phase(messages: int, approved: int, outcomes: dict[str, int]) -> dict[str, object]:
+    base = Tally(events=3, distinct=3, outcomes=Counter({"SUCCEEDED": 3}))
+    toll = Tally(events=3, distinct=3, messages=messages, outcomes=Counter(outcomes),
+                 reviewer=Counter({"approved": approved}))
+    return {"baseline": base.summary(), "tollgate": toll.summary()}
+
+
+def test_verdicts_flag_a_message_count_that_differs_from_approved_events() -> None:
+    good = {"phases": {"plain": _phase(3, 3, {"SUCCEEDED": 3})}}
+    assert verdicts(good) == []
+    extra = {"phases": {"plain": _phase(4, 3, {"SUCCEEDED": 3})}}
+    assert any("4 messages at the target" in p for p in verdicts(extra))
+    failed = {"phases": {"plain": _phase(2, 2, {"SUCCEEDED": 2, "STOPPED": 1})}}
+    assert any("unexpected outcomes" in p for p in verdicts(failed))
+
+
+def test_ratios_are_tollgate_over_baseline() -> None:
+    phase = {"baseline": {"events_per_s": 20.0, "e2e": {"p50_ms": 100.0}},
+             "tollgate": {"events_per_s": 15.0, "e2e": {"p50_ms": 150.0}}}
+    found = ratios(phase)
+    assert found["events/s"] == 0.75
+    assert found["end-to-end p50 ms"] == 1.5
+    assert found["intake ack p99 ms"] is None

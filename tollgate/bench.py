@@ -1,0 +1,131 @@
+"""`tollgate bench`: the full pipeline against a bare Temporal workflow of the same shape
+(``tollgate.bench_baseline``), side by side, in one run, on a dev stack of its own.
+
+Each phase starts one worker process per pipeline (``tollgate.bench_worker``), warms both up,
+then runs rounds in A B B A order so that the server's slow drift (SQLite growing) falls on both
+alike. A round submits its events with at most ``--concurrency`` in flight (submit -> result);
+a scripted reviewer approves what is waiting. CPU comes from ``/proc`` deltas per round. Docs:
+``docs/performance.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import random
+import shutil
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tollgate.bench_report import ratios, render, verdicts
+from tollgate.bench_run import Bench, Phase
+from tollgate.bench_stats import environment
+
+#: The server caps concurrent long polls (result waits) per namespace at 1200.
+MAX_CONCURRENCY = 1000
+
+
+def add_bench_parser(sub: Any) -> None:
+    """Adds ``bench`` to an argparse subparsers object."""
+    p = sub.add_parser("bench", help="benchmark the pipeline against a bare workflow",
+                       description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--events", type=int, default=500, help="events per pipeline per phase")
+    p.add_argument("--concurrency", type=int, default=50, help="events in flight (submit->end)")
+    p.add_argument("--rounds", type=int, default=4, help="rounds per pipeline (A B B A ...)")
+    p.add_argument("--warmup", type=int, default=30, help="unmeasured events per pipeline")
+    p.add_argument("--model-latency", type=float, default=0.0, metavar="S",
+                   help="add a phase where drafting takes S seconds")
+    p.add_argument("--duplicates", type=float, default=0.0, metavar="FRACTION",
+                   help="add a phase where this share of submissions are re-sent copies")
+    p.add_argument("--review-poll", type=float, default=0.1, metavar="S",
+                   help="how often the scripted reviewer lists waiting records")
+    p.add_argument("--event-timeout", type=float, default=120.0, metavar="S")
+    p.add_argument("--json", dest="json_path", metavar="PATH", help="write every figure here")
+    p.add_argument("--state-dir", default=".tollgate", help="parent of bench-<stamp>/")
+    p.add_argument("--keep", action="store_true", help="keep bench-<stamp>/ (logs, databases)")
+    p.add_argument("--seed", type=int, default=6, help="where the duplicate copies fall")
+    p.set_defaults(func=run_bench)
+
+
+def check_args(args: argparse.Namespace) -> str | None:
+    if args.events < 1 or args.rounds < 1 or args.events < args.rounds:
+        return "--events must be at least --rounds (and both at least 1)"
+    if not 1 <= args.concurrency <= MAX_CONCURRENCY:
+        return f"--concurrency must be 1..{MAX_CONCURRENCY} (the server caps result waits)"
+    if not 0 <= args.duplicates < 1:
+        return "--duplicates must be a fraction in [0, 1)"
+    if args.model_latency < 0 or args.review_poll <= 0 or args.warmup < 0:
+        return "--model-latency and --warmup must be >= 0, --review-poll > 0"
+    return None
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    problem = check_args(args)
+    if problem:
+        print(f"tollgate bench: {problem}", file=sys.stderr)
+        return 2
+    from tollgate.logging import configure_logging
+
+    configure_logging(logging.WARNING)
+    started = datetime.now(UTC)
+    state_dir = Path(args.state_dir).resolve() / f"bench-{started:%Y%m%d-%H%M%S}"
+    shutil.rmtree(state_dir, ignore_errors=True)
+    try:
+        report = asyncio.run(bench(args, state_dir, started))
+    finally:
+        if not args.keep:
+            shutil.rmtree(state_dir, ignore_errors=True)
+    print(render(report))
+    if args.json_path:
+        Path(args.json_path).write_text(json.dumps(report, indent=2, default=str))
+        print(f"\nfigures written to {args.json_path}")
+    return 0 if not verdicts(report) else 1
+
+
+async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) -> dict[str, Any]:
+    from tollgate.devstack import DevStack, Ports, free_port, temporal_binary
+
+    stack = DevStack(state_dir=state_dir, ports=Ports(
+        temporal=free_port(), ui=free_port(), crm=0, messaging=0))
+    phases = [Phase("plain")]
+    if args.duplicates:
+        phases.append(Phase("duplicates", duplicates=args.duplicates))
+    if args.model_latency:
+        phases.append(Phase("model_latency", model_latency=args.model_latency))
+    await asyncio.to_thread(stack.start)
+    try:
+        runner = await Bench.create(stack, args, random.Random(args.seed))
+        try:
+            results = {phase.name: await runner.run_phase(phase) for phase in phases}
+            for phase_result in results.values():
+                phase_result["ratios"] = ratios(phase_result)
+            histories = await runner.history_shapes()
+        finally:
+            await runner.close()
+    finally:
+        await asyncio.to_thread(stack.stop)
+    return {
+        "started_at": started.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "settings": {k: v for k, v in vars(args).items() if k != "func"},
+        "environment": environment(temporal_binary()),
+        "phases": results,
+        "history_shape": histories,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m tollgate.bench``: the same command without the ``tollgate`` CLI."""
+    parser = argparse.ArgumentParser(prog="python -m tollgate.bench")
+    add_bench_parser(parser.add_subparsers(dest="cmd", required=True))
+    args = parser.parse_args(["bench", *(sys.argv[1:] if argv is None else argv)])
+    sys.exit(args.func(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""What ``tollgate bench`` prints: the side-by-side table, the scenario lines, the ratios and
+the checks (a FAIL line for each broken promise). Pure functions of the report dict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tollgate.bench_stats import ratio
+
+#: (label, path into a pipeline's summary, whether a ratio tollgate/baseline means something)
+ROWS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
+    ("events/s", ("events_per_s",), True),
+    ("submissions/s", ("submissions_per_s",), True),
+    ("end-to-end p50 ms", ("e2e", "p50_ms"), True),
+    ("end-to-end p99 ms", ("e2e", "p99_ms"), True),
+    ("intake ack p50 ms", ("ack", "p50_ms"), True),
+    ("intake ack p99 ms", ("ack", "p99_ms"), True),
+    ("duplicate ack p50 ms", ("duplicate_ack", "p50_ms"), True),
+    ("duplicate ack p99 ms", ("duplicate_ack", "p99_ms"), True),
+    ("server CPU ms/event", ("cpu_ms_per_event", "server"), True),
+    ("worker CPU ms/event", ("cpu_ms_per_event", "worker"), True),
+    ("PostgreSQL CPU ms/event", ("cpu_ms_per_event", "postgres"), True),
+    ("bench+stand-ins CPU ms/event", ("cpu_ms_per_event", "driver"), True),
+    ("PG round trips/event", ("pg_round_trips_per_event", "total"), False),
+    ("  of which pool resets", ("pg_round_trips_per_event", "reset"), False),
+    ("worker peak RSS MB", ("worker_peak_rss_mb",), True),
+)
+SHAPE_ROWS = ("workflow_tasks", "activities", "local_activities", "search_attribute_upserts",
+              "signals", "updates", "history_events", "history_bytes", "largest_event_bytes")
+
+
+def dig(data: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def ratios(phase: dict[str, Any]) -> dict[str, float | None]:
+    """tollgate / baseline for every row where the quotient means something."""
+    return {label: ratio(dig(phase["tollgate"], path), dig(phase["baseline"], path))
+            for label, path, meaningful in ROWS if meaningful}
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _phase_table(name: str, phase: dict[str, Any]) -> list[str]:
+    base, toll = phase["baseline"], phase["tollgate"]
+    quotients = phase.get("ratios") or ratios(phase)
+    lines = [f"\n== phase {name}  (duplicates {phase['settings']['duplicates']:.0%}, model "
+             f"latency {phase['settings']['model_latency_s']:g} s)",
+             f"  {'':30}{'baseline':>12}{'tollgate':>12}{'tollgate/baseline':>20}"]
+    for label, path, _ in ROWS:
+        b, t = dig(base, path), dig(toll, path)
+        if b in (None, 0) and t in (None, 0) and "duplicate" in label:
+            continue
+        lines.append(f"  {label:30}{_fmt(b):>12}{_fmt(t):>12}{_fmt(quotients.get(label)):>20}")
+    for pipeline, summary in (("baseline", base), ("tollgate", toll)):
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(summary["outcomes"].items()))
+        review = ", ".join(f"{k} {v}" for k, v in sorted(summary["reviewer"].items()))
+        lines.append(f"  {pipeline:9} outcomes: {outcomes or '-'};  reviewer: {review or '-'}")
+    rss = {p: s["worker_rss_mb_at"] for p, s in (("baseline", base), ("tollgate", toll))}
+    if any(rss.values()):
+        for pipeline, marks in rss.items():
+            shown = ", ".join(f"{n:,} events {mb:.0f} MB" for n, mb in sorted(marks.items()))
+            lines.append(f"  {pipeline:9} worker RSS: {shown}")
+    return lines
+
+
+def _scenarios(report: dict[str, Any]) -> list[str]:
+    phases = report["phases"]
+    plain, lines = phases["plain"], []
+    if "model_latency" in phases:
+        slow = phases["model_latency"]
+        for p in ("baseline", "tollgate"):
+            with_, without = dig(slow[p], ("ack", "p99_ms")), dig(plain[p], ("ack", "p99_ms"))
+            lines.append(f"  model latency {slow['settings']['model_latency_s']:g} s, {p}: "
+                         f"intake ack p99 {_fmt(with_)} ms vs {_fmt(without)} ms without "
+                         f"(ratio {_fmt(ratio(with_, without))})")
+    if "duplicates" in phases:
+        dup = phases["duplicates"]
+        for p in ("baseline", "tollgate"):
+            with_, without = dup[p]["events_per_s"], plain[p]["events_per_s"]
+            cost = None if not (with_ and without) else round((1 - with_ / without) * 100, 1)
+            lines.append(f"  duplicates {dup['settings']['duplicates']:.0%}, {p}: distinct "
+                         f"events/s {_fmt(with_)} vs {_fmt(without)} without (cost "
+                         f"{_fmt(cost)} %), submissions/s {_fmt(dup[p]['submissions_per_s'])}")
+    return (["\n== scenarios", *lines]) if lines else []
+
+
+def render(report: dict[str, Any]) -> str:
+    env, s = report["environment"], report["settings"]
+    lines = [
+        f"tollgate bench  {report['started_at']}  {env['cpu_count']} cores "
+        f"({env['cpu_model']}), Python {env['python']}, temporalio {env['temporalio']}, "
+        f"{env['temporal_cli']}",
+        f"{s['events']} events per pipeline per phase, concurrency {s['concurrency']}, "
+        f"{s['rounds']} rounds each (A B B A ...), warm-up {s['warmup']}, reviewer polls every "
+        f"{s['review_poll']} s",
+    ]
+    for name, phase in report["phases"].items():
+        lines += _phase_table(name, phase)
+    shape = report.get("history_shape") or {}
+    if shape.get("baseline") and shape.get("tollgate"):
+        lines.append("\n== one event's history (plain phase)")
+        lines.append(f"  {'':30}{'baseline':>12}{'tollgate':>12}")
+        for key in SHAPE_ROWS:
+            lines.append(f"  {key.replace('_', ' '):30}{_fmt(shape['baseline'][key]):>12}"
+                         f"{_fmt(shape['tollgate'][key]):>12}")
+    lines += _scenarios(report)
+    problems = verdicts(report)
+    lines.append("\n== checks")
+    lines += [f"  WARN {w}" for w in shape_warnings(report)]
+    lines += [f"  FAIL {p}" for p in problems] or ["  OK  every event accepted once and "
+                                                  "finished SUCCEEDED; messages at the target "
+                                                  "= distinct approved events"]
+    return "\n".join(lines)
+
+
+def verdicts(report: dict[str, Any]) -> list[str]:
+    """Every broken promise in the run, one line each (empty: all held)."""
+    problems = []
+    for name, phase in report["phases"].items():
+        for pipeline in ("baseline", "tollgate"):
+            summary = phase[pipeline]
+            bad = {k: v for k, v in summary["outcomes"].items()
+                   if k not in ("SUCCEEDED", "ack:duplicate")}
+            if bad:
+                problems.append(f"{name}/{pipeline}: unexpected outcomes {bad}")
+            if summary["events"] != summary["distinct_events"]:
+                problems.append(f"{name}/{pipeline}: {summary['events']} events finished, "
+                                f"{summary['distinct_events']} distinct were sent")
+        toll = phase["tollgate"]
+        approved = toll["reviewer"].get("approved", 0)
+        if not toll["messages_at_target"] == approved == toll["distinct_events"]:
+            problems.append(f"{name}: {toll['messages_at_target']} messages at the target, "
+                            f"{approved} approved, {toll['distinct_events']} distinct events")
+    return problems
+
+
+def shape_warnings(report: dict[str, Any]) -> list[str]:
+    """The baseline must keep the pipeline's shape; say so when the two histories differ."""
+    shape = report.get("history_shape") or {}
+    base, toll = shape.get("baseline"), shape.get("tollgate")
+    if not base or not toll:
+        return ["no history sampled: the shapes were not compared"]
+    return [f"{key.replace('_', ' ')}: baseline {base[key]}, tollgate {toll[key]}; update SHAPE "
+            "in tollgate/bench_baseline.py to match the pipeline"
+            for key in ("activities", "local_activities") if base[key] != toll[key]]

@@ -1,0 +1,185 @@
+"""The worker process of ``tollgate bench`` and the bench's handle on it (``WorkerProcess``):
+one per pipeline, so each one's CPU and memory are its own.
+``python -m tollgate.bench_worker tollgate|baseline [--model-latency S]``.
+
+It prints ``ready`` once its workers poll, then answers ``stats`` on stdin with one JSON line
+(PostgreSQL round trips so far, by kind) and exits on ``stop`` or end of input. The Tollgate
+workers are ``worker.main_worker`` and the draft worker as ``worker.py`` builds them; only the
+drafting provider is wrapped, here, when a model latency is asked for. Logs go to stderr at
+INFO, as ``python worker.py`` logs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from tollgate.bench_baseline import (
+    BASELINE_DRAFT_QUEUE,
+    BASELINE_QUEUE,
+    BaselineActivities,
+    BaselineWorkflow,
+)
+from tollgate.client import build_client
+from tollgate.config import Settings
+from tollgate.devstack import DevStack
+
+#: Round trips by kind, counted at the asyncpg connection (every pool call goes through it).
+ROUND_TRIPS: Counter[str] = Counter()
+
+
+def count_round_trips() -> None:
+    """Count each call that costs one round trip: statements, BEGIN/COMMIT and the pool's
+    reset on release. (Prepares on a statement-cache miss are not counted: a few per
+    connection, not per event.)"""
+    from asyncpg.connection import Connection
+
+    def wrap(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        def call(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+            head = query.lstrip()[:40].upper()
+            kind = ("reset" if head.startswith("SELECT PG_ADVISORY_UNLOCK_ALL") else
+                    "begin" if head.startswith("BEGIN") else
+                    "commit" if head.startswith("COMMIT") else
+                    "rollback" if head.startswith("ROLLBACK") else name)
+            ROUND_TRIPS[kind] += 1
+            return original(self, query, *args, **kwargs)
+        return call
+
+    for name in ("execute", "executemany", "fetch", "fetchval", "fetchrow"):
+        setattr(Connection, name, wrap(name, getattr(Connection, name)))
+
+
+class SlowProvider:
+    """Any drafting provider, answering ``latency`` seconds later (a slow model)."""
+
+    def __init__(self, inner: Any, latency: float) -> None:
+        self.inner, self.latency = inner, latency
+        self.name, self.model = inner.name, inner.model
+
+    async def propose(self, request: Any) -> Any:
+        await asyncio.sleep(self.latency)
+        return await self.inner.propose(request)
+
+
+@asynccontextmanager
+async def tollgate_workers(
+    client: Client, settings: Settings, latency: float
+) -> AsyncIterator[None]:
+    from worker import draft_worker, main_worker
+
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(main_worker(client, settings))
+        if latency <= 0:
+            await stack.enter_async_context(draft_worker(client, settings))
+        else:
+            from activities.draft import DraftActivities
+            from adapters.draft_factory import DraftSettings, build_provider
+            from workflows.process_event import DRAFT_TASK_QUEUE
+
+            provider = SlowProvider(build_provider(DraftSettings.from_env(settings.env)),
+                                    latency)
+            drafts = DraftActivities(provider)
+            await stack.enter_async_context(
+                Worker(client, task_queue=DRAFT_TASK_QUEUE, activities=[drafts.draft_message]))
+        yield
+
+
+@asynccontextmanager
+async def baseline_workers(client: Client, latency: float) -> AsyncIterator[None]:
+    acts = BaselineActivities(latency)
+    main = Worker(client, task_queue=BASELINE_QUEUE, workflows=[BaselineWorkflow],
+                  activities=acts.main_queue())
+    draft = Worker(client, task_queue=BASELINE_DRAFT_QUEUE, activities=[acts.draft])
+    async with main, draft:
+        yield
+
+
+async def serve(pipeline: str, latency: float) -> None:
+    settings = Settings.from_env()
+    client = await build_client(settings.temporal_address, settings.namespace)
+    workers = (tollgate_workers(client, settings, latency) if pipeline == "tollgate"
+               else baseline_workers(client, latency))
+    loop = asyncio.get_running_loop()
+    async with workers:
+        print("ready", flush=True)
+        while True:
+            line = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
+            if line == "stats":
+                print(json.dumps({"round_trips": dict(ROUND_TRIPS)}), flush=True)
+            elif line in ("stop", ""):
+                return
+
+
+class WorkerProcess:
+    """One ``tollgate.bench_worker`` process, talked to over its stdin/stdout."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+
+    @classmethod
+    async def start(cls, pipeline: str, latency: float, stack: DevStack) -> WorkerProcess:
+        log = open(stack.state_dir / f"worker-{pipeline}.log", "ab")  # noqa: SIM115, ASYNC230
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tollgate.bench_worker", pipeline,
+            "--model-latency", str(latency), cwd=os.getcwd(), env=stack.env(),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log)
+        log.close()
+        worker = cls(proc)
+        if await worker._line(60) != "ready":
+            await worker.stop()
+            raise RuntimeError(f"the {pipeline} worker did not start; see its log in "
+                               f"{stack.state_dir}")
+        return worker
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    async def _line(self, within: float) -> str:
+        assert self.proc.stdout is not None
+        try:
+            return (await asyncio.wait_for(self.proc.stdout.readline(), within)).decode().strip()
+        except TimeoutError:
+            return ""
+
+    async def round_trips(self) -> Counter[str]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"stats\n")
+        await self.proc.stdin.drain()
+        line = await self._line(10)
+        return Counter(json.loads(line)["round_trips"]) if line else Counter()
+
+    async def stop(self) -> None:
+        if self.proc.returncode is None and self.proc.stdin is not None:
+            self.proc.stdin.write(b"stop\n")
+        try:
+            await asyncio.wait_for(self.proc.wait(), 20)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("pipeline", choices=["tollgate", "baseline"])
+    parser.add_argument("--model-latency", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    from tollgate.logging import configure_logging
+
+    configure_logging()
+    count_round_trips()
+    asyncio.run(serve(args.pipeline, args.model_latency))
+
+
+if __name__ == "__main__":
+    main()
