@@ -276,13 +276,15 @@ class PostgresStore:
     ) -> str | None:
         """A decision that never reached a workflow (it had already finished): recorded as
         refused, ``cross_tenant`` when the reviewer named another tenant (checked first, as
-        ``policies.gate.authorize_decision`` does), else ``review_closed``. Returns the code,
-        or None when no such event exists."""
+        ``policies.gate.authorize_decision`` does), else ``review_closed``; a decision naming
+        no draft version (0) refers to the event's last one. Returns the code, or None when no
+        such event exists."""
         return await self.pool.fetchval(
             "INSERT INTO review_decisions (workflow_id, decision_key, tenant_id, request_id,"
             " draft_version, decision, reviewer, role, reason, accepted, refusal_code,"
             " policy_version)"
-            " SELECT e.workflow_id, $2, e.tenant_id, $3, $4, $5, $6, $7, $8, false,"
+            " SELECT e.workflow_id, $2, e.tenant_id, $3,"
+            "  COALESCE(NULLIF($4::int, 0), e.artifact_version, 0), $5, $6, $7, $8, false,"
             "  CASE WHEN $9::text IS NOT NULL AND $9 <> e.tenant_id THEN 'cross_tenant'"
             "  ELSE 'review_closed' END, e.policy_version"
             " FROM events e WHERE e.workflow_id = $1"

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from adapters.postgres_store import ReviewRecord
     from workflows.contracts import ReviewDecision, ReviewTicket
 
+#: A query waits for a worker; with none running, say so instead of hanging.
+QUERY_TIMEOUT = timedelta(seconds=10)
 DECISIONS = {"approve": "approve", "reject": "reject", "request-info": "request_info"}
 
 
@@ -127,7 +129,7 @@ async def review_show(client: Client, database_url: str | None, workflow_id: str
     policy = (ticket.policy_version if ticket else None) or event.get("policy_version")
     print(f"  tenant {event.get('tenant_id', '?')} · {event.get('event_type', '?')} · state "
           f"{state} · policy {policy or '-'} · risk {ticket.risk if ticket else '-'}")
-    if ticket is not None and ticket.request_id is not None:
+    if ticket is not None and ticket.request_id is not None and state == "AWAITING_REVIEW":
         print(f"  review request {ticket.request_id} · draft v{ticket.draft_version} · roles "
               f"{', '.join(ticket.required_roles) or '-'}")
         due, deadline = ticket.review_due_at, ticket.review_deadline
@@ -141,8 +143,9 @@ async def review_show(client: Client, database_url: str | None, workflow_id: str
         print("  none")
     for d in record.decisions:
         verdict = "accepted" if d["accepted"] else f"refused: {d['refusal_code']}"
-        print(f"  {d['at']:%Y-%m-%d %H:%M:%S}  {d['decision']:12} v{d['draft_version']:<3}"
-              f" {d['reviewer']} ({d['role']})  {verdict}  {d['reason']!r}")
+        who = f"{d['reviewer']} ({d['role']})"
+        print(f"  {d['at']:%Y-%m-%d %H:%M:%S}  {d['decision']:12} v{d['draft_version'] or '-':<3}"
+              f" {who:28} {verdict:34} {d['reason']!r}")
     return 0
 
 
@@ -178,7 +181,7 @@ async def _ticket(client: Client, workflow_id: str) -> ReviewTicket | None:
 
     try:
         return await client.get_workflow_handle(workflow_id).query(
-            "review_ticket", result_type=ReviewTicket)
+            "review_ticket", result_type=ReviewTicket, rpc_timeout=QUERY_TIMEOUT)
     except RPCError:
         return None
 
@@ -235,7 +238,8 @@ async def review_decide(
                 print(f"{workflow_id}: decision not delivered: {exc}", file=sys.stderr)
                 return 2
         else:
-            print(("accepted: " if ack.accepted else "refused: ") + ack.message)
+            print("accepted: " + ack.message if ack.accepted
+                  else f"refused: {ack.reason_code}: {ack.message}")
             return 0 if ack.accepted else 1
     return await _record_undelivered(database_url, workflow_id, made)
 

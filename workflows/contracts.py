@@ -217,6 +217,8 @@ class ReviewAck(Frozen):
     accepted: bool
     state: EventState
     message: str
+    #: Why a decision was refused (``policies.gate.AuthorizationReason``); None when accepted.
+    reason_code: str | None = None
 
 
 class ReviewTicket(Frozen):

@@ -177,7 +177,8 @@ class ProcessEventWorkflow:
                 start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
             )
             workflow.logger.info("review decision refused: %s", verdict.reason_code)
-            return ReviewAck(accepted=False, state=self._state, message=verdict.message)
+            return ReviewAck(accepted=False, state=self._state, message=verdict.message,
+                             reason_code=verdict.reason_code)
         self._decision = decision
         return ReviewAck(accepted=True, state=self._state, message=f"{decision.decision} accepted")
 

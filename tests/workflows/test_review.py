@@ -113,17 +113,17 @@ async def test_each_refused_kind_is_recorded_and_changes_nothing(
     customer = new_customer(standins)
     handle = await start(client, queue, signed_event(customer))
     ticket = await wait_review(handle)
-    attempts = [
-        dict(role="intern"),                                     # role_not_allowed
-        dict(reviewer="crm-scheduler"),                          # the requester: SoD
-        dict(draft_version=ticket["draft_version"] + 1),         # stale_draft_version
-        dict(request_id=str(uuid.uuid4())),                      # wrong_request
-        dict(tenant_id="globex"),                                # cross_tenant
-    ]
-    for overrides in attempts:
+    attempts = {
+        "role_not_allowed": dict(role="intern"),
+        "separation_of_duties": dict(reviewer="crm-scheduler"),  # the event's requester
+        "stale_draft_version": dict(draft_version=ticket["draft_version"] + 1),
+        "wrong_request": dict(request_id=str(uuid.uuid4())),
+        "cross_tenant": dict(tenant_id="globex"),
+    }
+    for code, overrides in attempts.items():
         ack = await decide(handle, ticket, **overrides)
-        assert not ack.accepted
-        assert ack.state == EventState.AWAITING_REVIEW
+        assert (ack.accepted, ack.reason_code, ack.state) == (
+            False, code, EventState.AWAITING_REVIEW)
     # Signals take the same path as the update: refused and recorded, never silently dropped.
     await handle.signal("approve", ReviewDecision(
         request_id=ticket["request_id"], decision="approve", reviewer="an.tran", role="intern",
@@ -153,7 +153,8 @@ async def test_two_reviewers_racing_exactly_one_wins(
     ticket = await wait_review(handle)
     acks = await asyncio.gather(decide(handle, ticket, reviewer="an.tran"),
                                 decide(handle, ticket, reviewer="binh.le", role="reviewer"))
-    assert sorted(a.accepted for a in acks) == [False, True]
+    assert sorted((a.accepted, a.reason_code or "") for a in acks) == [
+        (False, "review_closed"), (True, "")]
     outcome = await handle.result()
     assert outcome.state == EventState.SUCCEEDED
     assert sent_to(standins, customer) == 1
