@@ -283,6 +283,9 @@ class ProcessEventWorkflow:
     ) -> GateDecision:
         """The gate on fresh counts. While it says ``hold`` the event waits here
         (HELD_AT_GATE) and asks again on a timer: a hold never approves and never sends."""
+        draft_only = evaluate_gate(policy, draft)
+        if draft_only.route == "stop":  # a refused or missing draft: final, nothing to count
+            return draft_only
         while True:
             counts = await self._count_gate_inputs(ref, policy)
             gate = evaluate_gate(policy, draft, sends_today=counts.sends_today,
