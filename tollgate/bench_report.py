@@ -100,7 +100,7 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"tollgate bench  {report['started_at']}  {env['cpu_count']} cores "
         f"({env['cpu_model']}), Python {env['python']}, temporalio {env['temporalio']}, "
-        f"{env['temporal_cli']}",
+        f"{env['temporal_cli']}, commit {env.get('commit')}",
         f"{s['events']} events per pipeline per phase, concurrency {s['concurrency']}, "
         f"{s['rounds']} rounds each (A B B A ...), warm-up {s['warmup']}, reviewer polls every "
         f"{s['review_poll']} s",

@@ -86,7 +86,13 @@ class Tally:
 
     def summary(self) -> dict[str, Any]:
         n = max(self.events, 1)
-        trips = {k: round(v / n, 2) for k, v in sorted(self.round_trips.items())}
+        kinds: Counter[str] = Counter()
+        steps: Counter[str] = Counter()
+        for key, count in self.round_trips.items():
+            step, _, kind = key.rpartition("/")
+            kinds[kind] += count
+            steps[step] += count
+        trips = {k: round(v / n, 2) for k, v in sorted(kinds.items())}
         return {
             "events": self.events, "distinct_events": self.distinct,
             "submissions": self.submissions, "wall_s": round(self.wall_s, 2),
@@ -96,6 +102,8 @@ class Tally:
             "e2e": summary_ms(self.e2e),
             "cpu_ms_per_event": {k: round(v / n, 1) for k, v in sorted(self.cpu_ms.items())},
             "pg_round_trips_per_event": {**trips, "total": round(sum(trips.values()), 2)},
+            "pg_round_trips_per_event_by_step": {k: round(v / n, 2)
+                                                 for k, v in sorted(steps.items())},
             "worker_peak_rss_mb": round(self.peak_rss_mb, 1),
             "worker_rss_mb_at": self.rss_mb_at, "outcomes": dict(self.outcomes),
             "reviewer": dict(self.reviewer), "messages_at_target": self.messages,

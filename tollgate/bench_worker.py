@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+from temporalio import activity
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -34,7 +35,8 @@ from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.devstack import DevStack
 
-#: Round trips by kind, counted at the asyncpg connection (every pool call goes through it).
+#: Round trips by "activity/kind", counted at the asyncpg connection (every pool call goes
+#: through it).
 ROUND_TRIPS: Counter[str] = Counter()
 
 
@@ -51,7 +53,8 @@ def count_round_trips() -> None:
                     "begin" if head.startswith("BEGIN") else
                     "commit" if head.startswith("COMMIT") else
                     "rollback" if head.startswith("ROLLBACK") else name)
-            ROUND_TRIPS[kind] += 1
+            step = activity.info().activity_type if activity.in_activity() else "other"
+            ROUND_TRIPS[f"{step}/{kind}"] += 1
             return original(self, query, *args, **kwargs)
         return call
 
