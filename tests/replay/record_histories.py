@@ -1,0 +1,78 @@
+"""Record the workflow histories that tests/replay replays: `python -m tests.replay.record_histories`.
+
+Runs each scenario on a fresh embedded stack (dev server, PostgreSQL, stand-ins) and writes
+`tests/replay/histories/<scenario>.json`. Re-record when a change to a workflow is meant to
+alter its command sequence (behind `workflow.patched()`), and keep the old files: they are the
+runs already in flight in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+from starter import submit
+from tollgate.client import build_client
+from tollgate.config import Settings
+from tollgate.demo import care_due, signed, wait_state
+from tollgate.devstack import DevStack, Ports, free_port
+from worker import draft_worker, main_worker
+from workflows.contracts import EventState, ReviewDecision
+
+OUT = Path(__file__).parent / "histories"
+
+
+async def record() -> None:
+    from datetime import UTC, datetime
+
+    stack = DevStack(state_dir=Path(tempfile.mkdtemp(prefix="tollgate-record-")),
+                     ports=Ports(temporal=free_port(), ui=free_port(), crm=0, messaging=0))
+    await asyncio.to_thread(stack.start)
+    try:
+        assert stack.standins is not None
+        stack.standins.crm.seed_demo()
+        settings = Settings.from_env(stack.env())
+        client = await build_client(settings.temporal_address)
+        secrets = settings.tenant_secrets()
+        now = datetime.now(UTC)
+        async with main_worker(client, settings), draft_worker(client, settings):
+            scenarios = {
+                "approved_504_reconciled": care_due("acme", "C-1001", "rec-ok", now=now),
+                "rejected_by_reviewer": care_due("acme", "C-1001", "rec-reject", now=now),
+                "no_consent_stopped": care_due("acme", "C-1002", "rec-stop", now=now),
+                "schema_drift_dead_lettered": care_due("acme", "C-1001", "rec-v2", version=2,
+                                                       now=now),
+            }
+            stack.standins.messaging.inject("fail_after_write", times=1)
+            for name, event in scenarios.items():
+                ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
+                handle = client.get_workflow_handle(ack.workflow_id)
+                if name in ("approved_504_reconciled", "rejected_by_reviewer"):
+                    await wait_state(client, ack.workflow_id, EventState.AWAITING_REVIEW)
+                    ticket = await handle.query("review_ticket")
+                    decision = "approve" if name.startswith("approved") else "reject"
+                    await handle.execute_update("review", ReviewDecision(
+                        request_id=ticket["request_id"], decision=decision,
+                        reviewer="lan.nguyen", role="care_lead", reason="recorded",
+                        draft_version=ticket["draft_version"]))
+                await handle.result()
+                await _write(name, await handle.fetch_history())
+                if name == "approved_504_reconciled":
+                    async for wf in client.list_workflows("WorkflowType = 'ReconcileWrite'"):
+                        child = client.get_workflow_handle(wf.id, run_id=wf.run_id)
+                        await _write("reconcile_found_at_target", await child.fetch_history())
+    finally:
+        await asyncio.to_thread(stack.stop)
+
+
+async def _write(name: str, history: object) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    data = json.loads(history.to_json())  # type: ignore[attr-defined]
+    (OUT / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")
+    print(f"recorded {name}")
+
+
+if __name__ == "__main__":
+    asyncio.run(record())
