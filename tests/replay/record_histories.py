@@ -1,4 +1,4 @@
-"""Record the workflow histories that tests/replay replays: `python -m tests.replay.record_histories`.
+"""Record the histories tests/replay replays: `python -m tests.replay.record_histories`.
 
 Runs each scenario on a fresh embedded stack (dev server, PostgreSQL, stand-ins) and writes
 `tests/replay/histories/<scenario>.json`. Re-record when a change to a workflow is meant to
