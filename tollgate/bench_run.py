@@ -19,6 +19,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
 
 from policies.signing import sign_json
 from starter import submit
@@ -259,6 +260,8 @@ class Bench:
             return await self.client.execute_update_with_start_workflow(
                 BaselineWorkflow.intake, start_workflow_operation=start)
         except WorkflowAlreadyStartedError:  # as the starter does: answer with the old result
+            with contextlib.suppress(WorkflowAlreadyStartedError):
+                await start.workflow_handle()  # the operation's own copy of the error, read
             await self.client.get_workflow_handle(wf_id).result()
             return "duplicate"
 
@@ -310,9 +313,15 @@ class Bench:
                 role="reviewer", reason="scripted approval", draft_version=ticket.draft_version
                 or 1, tenant_id=TENANT))
             tally.reviewer["approved" if ack.accepted else "refused"] += 1
-        except Exception:
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:  # closed: the list lagged behind it
+                tally.reviewer["not_waiting"] += 1
+                return
             tally.reviewer["errors"] += 1
             handled.discard(wf_id)  # looked at again on the next poll
+        except Exception:
+            tally.reviewer["errors"] += 1
+            handled.discard(wf_id)
 
     # --- what one event's history holds -------------------------------------------------
 
