@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from tollgate.bench_report import ratios, render, verdicts
-from tollgate.bench_run import Bench, Phase
 from tollgate.bench_stats import environment
 
 #: The server caps concurrent long polls (result waits) per namespace at 1200.
@@ -94,6 +93,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) -> dict[str, Any]:
+    from tollgate.bench_run import Bench, Phase  # heavy: only when the bench runs
     from tollgate.devstack import DevStack, Ports, free_port, temporal_binary
 
     stack = DevStack(state_dir=state_dir, ports=Ports(
