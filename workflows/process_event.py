@@ -8,6 +8,7 @@ is numbered (``seq``) by this workflow so the store can ignore a retried write.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from types import MappingProxyType
 from typing import Any
 
 from temporalio import workflow
@@ -63,10 +64,10 @@ REVIEW_DUE = SearchAttributeKey.for_datetime("TollgateReviewDue")
 
 DRAFT_TASK_QUEUE = "tollgate-draft"
 #: Where an execute or reconcile result ends the event.
-_FINAL_STATE = {
+_FINAL_STATE = MappingProxyType({
     "succeeded": EventState.SUCCEEDED, "resent": EventState.SUCCEEDED,
     "rejected": EventState.REJECTED, "stopped": EventState.STOPPED,
-}
+})
 #: How often an action held by a closed kill switch looks again.
 KILL_SWITCH_RECHECK = timedelta(seconds=30)
 

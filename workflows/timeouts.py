@@ -8,7 +8,7 @@ from temporalio.common import RetryPolicy
 
 from workflows.errors import NON_RETRYABLE
 
-_NON_RETRYABLE_TYPES = sorted(c.value for c in NON_RETRYABLE)
+_NON_RETRYABLE_TYPES = tuple(sorted(c.value for c in NON_RETRYABLE))
 
 #: The draft activity's attempts; on the last one an unreadable answer is handed to a reviewer
 #: (status ``unreadable``) instead of failing again.
