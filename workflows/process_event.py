@@ -63,6 +63,9 @@ EVENT_TYPE = SearchAttributeKey.for_keyword("TollgateEventType")
 REVIEW_DUE = SearchAttributeKey.for_datetime("TollgateReviewDue")
 
 DRAFT_TASK_QUEUE = "tollgate-draft"
+#: workflow.patched() ids, one per change of the command sequence; never reuse or remove one
+#: while histories recorded before it may still be running (tests/replay keeps both paths).
+INTAKE_AS_LOCAL_ACTIVITY = "intake-as-local-activity"
 #: Where an execute or reconcile result ends the event.
 _FINAL_STATE = MappingProxyType({
     "succeeded": EventState.SUCCEEDED, "resent": EventState.SUCCEEDED,
@@ -193,10 +196,18 @@ class ProcessEventWorkflow:
 
     async def _run(self, request: IntakeRequest) -> FinalOutcome:
         self._fingerprint = payload_fingerprint(request.raw)
-        intake = await workflow.execute_activity_method(
-            IntakeActivities.validate_event, request,
-            start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
-        )
+        if workflow.patched(INTAKE_AS_LOCAL_ACTIVITY):
+            # Store-only and idempotent per run: one workflow task fewer, the producer's
+            # acknowledgement about twice as fast (docs/performance.md).
+            intake = await workflow.execute_local_activity_method(
+                IntakeActivities.validate_event, request,
+                start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
+            )
+        else:
+            intake = await workflow.execute_activity_method(
+                IntakeActivities.validate_event, request,
+                start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
+            )
         self._ref, self._policy = intake.ref, intake.policy
         if intake.event is not None:
             self._requester = intake.event.source

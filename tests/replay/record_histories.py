@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,6 +23,9 @@ from worker import draft_worker, main_worker
 from workflows.contracts import EventState, ReviewDecision
 
 OUT = Path(__file__).parent / "histories"
+#: Files are named ``<prefix><scenario>.json``; give each recording a new prefix (the patch it
+#: follows) so the histories of older code stay: `python -m tests.replay.record_histories p1-`.
+PREFIX = sys.argv[1] if len(sys.argv) > 1 else ""
 
 
 async def record() -> None:
@@ -70,7 +74,7 @@ async def record() -> None:
 async def _write(name: str, history: object) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     data = json.loads(history.to_json())  # type: ignore[attr-defined]
-    (OUT / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")
+    (OUT / f"{PREFIX}{name}.json").write_text(json.dumps(data, indent=1) + "\n")
     print(f"recorded {name}")
 
 
