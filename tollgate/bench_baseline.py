@@ -8,7 +8,7 @@ validation, store, policy or receipts. ``tollgate bench`` prints both histories'
 side and warns when they differ: update ``SHAPE`` when the pipeline changes.
 
 Intake mirrors ``starter.submit``: update-with-start (USE_EXISTING, REJECT_DUPLICATE) whose update
-answers once the first activity has run, so both acknowledgements mean "checked and durable".
+answers once the first step has run, so both acknowledgements mean "checked and durable".
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
 Kind = Literal["activity", "draft", "local", "ack", "wait"]
 #: ProcessEventWorkflow's happy path, in order (the Tollgate step each stands for).
 SHAPE: tuple[tuple[str, Kind], ...] = (
-    ("validate_event", "activity"),
+    ("validate_event", "local"),
     ("intake answered", "ack"),
     ("load_context", "activity"),
     ("draft_message", "draft"),

@@ -338,7 +338,10 @@ class Bench:
                     "largest_event_bytes": max(e.ByteSize() for e in history.events),
                     "workflow_tasks": kinds["EVENT_TYPE_WORKFLOW_TASK_COMPLETED"],
                     "activities": kinds["EVENT_TYPE_ACTIVITY_TASK_SCHEDULED"],
-                    "local_activities": kinds["EVENT_TYPE_MARKER_RECORDED"],
+                    "local_activities": sum(  # patch markers are markers too
+                        1 for e in history.events
+                        if e.marker_recorded_event_attributes.marker_name
+                        == "core_local_activity"),
                     "search_attribute_upserts":
                         kinds["EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES"],
                     "signals": kinds["EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED"],
