@@ -7,6 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from tollgate.bench import add_bench_parser
 from tollgate.config import Settings
 from tollgate.ops import add_ops_parser
 from tollgate.review_cli import add_review_parser
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="sign each event with its tenant's key (stand-in for the producer)")
     submit.set_defaults(func=_submit)
     add_review_parser(sub)
+    add_bench_parser(sub)
     add_ops_parser(sub)
     return parser
 
