@@ -27,7 +27,12 @@ from adapters.standins import StandIns, start_standins
 from policies.signing import sign_json
 from tollgate.config import Settings
 from tollgate.demo import care_due
-from tollgate.devstack import SEARCH_ATTRIBUTES, search_attribute_args, start_embedded_postgres
+from tollgate.devstack import (
+    SEARCH_ATTRIBUTES,
+    search_attribute_args,
+    start_embedded_postgres,
+    stop_embedded_postgres,
+)
 from worker import draft_worker, main_worker
 from workflows.contracts import EventState, FinalOutcome, IntakeRequest
 from workflows.process_event import ProcessEventWorkflow
@@ -44,7 +49,7 @@ def pg_server() -> Iterator[str]:
     base = Path(tempfile.mkdtemp(prefix="tollgate-pg-"))
     server = start_embedded_postgres(base / "data", cleanup_mode="delete")
     yield server.get_uri()
-    server.cleanup()
+    stop_embedded_postgres(server)
 
 
 @pytest.fixture(scope="module")

