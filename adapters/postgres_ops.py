@@ -36,6 +36,12 @@ class OpsStore:
         A canary switch lets its remaining count through, one per call, and closes itself when
         the count is used up, until an operator confirms.
         """
+        # The common case, no switch row at all, costs one read and no transaction.
+        if not await self.pool.fetchval(
+            f"SELECT EXISTS (SELECT 1 FROM kill_switches WHERE {_COVERING}"
+            " AND (closed OR canary_remaining IS NOT NULL))", adapter, tenant_id,
+        ):
+            return None
         async with self.pool.acquire() as conn, conn.transaction():
             rows = await conn.fetch(
                 f"SELECT adapter, tenant_id, closed, reason, canary_remaining FROM kill_switches"

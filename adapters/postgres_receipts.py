@@ -68,14 +68,16 @@ class ReceiptStore:
     ) -> Receipt:
         """Move an open receipt to ``status``; a stale fence or a final receipt wins nothing.
         ``fence=None`` is the reconciler's settle: it holds no attempt of its own."""
-        await self.pool.execute(
+        row = await self.pool.fetchrow(
             "UPDATE receipts SET status = $2, external_id = COALESCE($3, external_id),"
             " error_class = $4, error_code = $5, updated_at = now()"
             " WHERE action_key = $1 AND status IN ('PENDING', 'UNKNOWN')"
-            " AND ($6::int IS NULL OR fence = $6)",
+            f" AND ($6::int IS NULL OR fence = $6) RETURNING {_RECEIPT_COLUMNS}",
             action_key, status.value, external_id, error_class, error_code, fence,
         )
-        receipt = await self.get(action_key)
+        if row is not None:
+            return _receipt(row)
+        receipt = await self.get(action_key)  # the fence lost: the newer outcome stands
         assert receipt is not None
         return receipt
 
