@@ -19,15 +19,15 @@ from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
+from contracts.base import ID_PATTERN
 from policies.keys import (
-    ID_PATTERN,
     event_workflow_id,
     payload_fingerprint,
     quarantine_workflow_id,
 )
 from tollgate.client import build_client
 from tollgate.config import Settings
-from workflows.contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
 from workflows.process_event import ProcessEventWorkflow
 
 _ID = re.compile(ID_PATTERN)

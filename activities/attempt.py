@@ -13,8 +13,8 @@ from typing import Literal
 
 from adapters.base import ActionAdapter
 from adapters.postgres_receipts import ReceiptStore
-from workflows.contracts import ActionRequest, Receipt, ReceiptStatus
-from workflows.errors import RejectedError, UnknownWrite
+from contracts import ActionRequest, Receipt, ReceiptStatus
+from contracts.errors import RejectedError, UnknownWrite
 
 
 @dataclass(frozen=True)

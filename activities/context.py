@@ -10,8 +10,7 @@ from temporalio import activity
 from activities.errors import to_application_error
 from adapters.base import ContextSource
 from adapters.postgres_store import PostgresStore
-from policies.gate import check_context
-from workflows.contracts import (
+from contracts import (
     ContextRequest,
     ContextResult,
     CustomerRecord,
@@ -19,7 +18,8 @@ from workflows.contracts import (
     StepRecord,
     Transition,
 )
-from workflows.errors import TollgateError
+from contracts.errors import TollgateError
+from policies.gate import check_context
 
 log = structlog.get_logger("tollgate.context")
 

@@ -32,10 +32,10 @@ from adapters.draft_parsing import (
     ToolCallInOutput,
     UnreadableOutput,
 )
+from contracts import DraftRequest, DraftResult
+from contracts.errors import ErrorClass, TollgateError
 from policies.draft_validator import redact, scan_context_for_injection, validate_draft
-from policies.prompts import PROMPT_VERSION
-from workflows.contracts import DraftRequest, DraftResult
-from workflows.errors import ErrorClass, TollgateError
+from policies.prompts import PROMPT_VERSION, build_prompt
 from workflows.timeouts import DRAFT_MAX_ATTEMPTS
 
 EXCERPT_CHARS = 500
@@ -91,7 +91,7 @@ class DraftActivities:
             fields["error_class"] = ErrorClass.SECURITY_INCIDENT.value
             return self._result(request, "failed_validation", findings=findings)
         try:
-            answer = await self._provider.propose(request)
+            answer = await self._provider.propose(build_prompt(request))
         except (ModelRefused, ToolCallInOutput, DraftSchemaError) as exc:
             fields.update(error_class=exc.error_class.value, error_code=exc.code)
             found = exc.findings if isinstance(exc, DraftSchemaError) else [exc.code]

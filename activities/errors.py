@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from temporalio.exceptions import ApplicationError
 
-from workflows.errors import RateLimited, TollgateError
+from contracts.errors import RateLimited, TollgateError
 
 
 def to_application_error(exc: TollgateError) -> ApplicationError:

@@ -18,8 +18,7 @@ from adapters.base import ActionAdapter, ContextSource
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import PostgresStore
-from policies.keys import fingerprint
-from workflows.contracts import (
+from contracts import (
     ActionRequest,
     EventState,
     ExecuteRequest,
@@ -28,7 +27,8 @@ from workflows.contracts import (
     StepRecord,
     Transition,
 )
-from workflows.errors import RejectedError, TollgateError
+from contracts.errors import RejectedError, TollgateError
+from policies.keys import fingerprint
 
 log = structlog.get_logger("tollgate.execute")
 

@@ -13,13 +13,13 @@ from temporalio import activity
 
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_store import PostgresStore
+from contracts import EventEnvelope, EventRef, FinalOutcome, IntakeRequest, IntakeResult
+from contracts.errors import ErrorClass
 from policies import signing
 from policies.keys import fingerprint
 from policies.matrix import PolicyMatrix
 from policies.redaction import redact
 from policies.schemas import check_payload, describe_validation_error
-from workflows.contracts import EventEnvelope, EventRef, FinalOutcome, IntakeRequest, IntakeResult
-from workflows.errors import ErrorClass
 
 log = structlog.get_logger("tollgate.intake")
 

@@ -13,9 +13,9 @@ from activities.errors import to_application_error
 from adapters.base import ActionAdapter
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
+from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
+from contracts.errors import ErrorClass, RejectedError, TollgateError
 from policies.redaction import redact
-from workflows.contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
-from workflows.errors import ErrorClass, RejectedError, TollgateError
 
 log = structlog.get_logger("tollgate.reconcile")
 

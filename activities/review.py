@@ -13,7 +13,7 @@ import structlog
 from temporalio import activity
 
 from adapters.postgres_store import PostgresStore
-from workflows.contracts import EscalationNotice, GateCounts, GateCountsRequest, ReviewOpening
+from contracts import EscalationNotice, GateCounts, GateCountsRequest, ReviewOpening
 
 log = structlog.get_logger("tollgate.review")
 

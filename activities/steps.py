@@ -5,7 +5,7 @@ from __future__ import annotations
 from temporalio import activity
 
 from adapters.postgres_store import PostgresStore
-from workflows.contracts import RefusedDecision, StepRecord
+from contracts import RefusedDecision, StepRecord
 
 
 class StepActivities:

@@ -11,9 +11,9 @@ from temporalio import activity
 from activities.errors import to_application_error
 from adapters.base import ActionAdapter
 from adapters.postgres_receipts import ReceiptStore
-from workflows.contracts import ReceiptStatus
-from workflows.errors import TollgateError
-from workflows.sweep_contracts import SweepReport, SweepRequest
+from contracts import ReceiptStatus
+from contracts.errors import TollgateError
+from contracts.sweep import SweepReport, SweepRequest
 
 log = structlog.get_logger("tollgate.sweep")
 

@@ -23,9 +23,8 @@ from adapters.draft_parsing import (
     parse_draft,
     retry_after_seconds,
 )
-from policies.prompts import build_messages, draft_json_schema
-from workflows.contracts import DraftRequest
-from workflows.errors import RateLimited, RejectedError, RetryableError
+from contracts import DraftPrompt
+from contracts.errors import RateLimited, RejectedError, RetryableError
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 _TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
@@ -61,8 +60,7 @@ class AnthropicDraftProvider:
             max_retries=0,
         )
 
-    async def propose(self, request: DraftRequest) -> ModelAnswer:
-        prompt = build_messages(request)
+    async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self._max_tokens,
@@ -71,7 +69,7 @@ class AnthropicDraftProvider:
         }
         if self._json_mode == "json_schema":
             kwargs["output_config"] = {
-                "format": {"type": "json_schema", "schema": draft_json_schema()}
+                "format": {"type": "json_schema", "schema": prompt.json_schema}
             }
         try:
             response = await self._client.messages.with_raw_response.create(**kwargs)

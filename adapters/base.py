@@ -2,7 +2,7 @@
 
 Implementations live one file per real system (``crm_http.py``, ``messaging_http.py``,
 ``openai_draft.py``...). Adapters never import ``temporalio``; they raise the taxonomy's
-exceptions from ``workflows.errors`` and the activities turn those into Temporal failures.
+exceptions from ``contracts.errors`` and the activities turn those into Temporal failures.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from workflows.contracts import ActionRequest, CustomerRecord, Draft, DraftRequest
+from contracts import ActionRequest, CustomerRecord, Draft, DraftPrompt
 
 
 class TargetWrite(BaseModel):
@@ -66,10 +66,10 @@ class ModelAnswer(BaseModel):
 
 @runtime_checkable
 class DraftProvider(Protocol):
-    """Turns a draft request into a ``Draft``. Raises ``RetryableError`` subclasses for output it
+    """Turns a rendered prompt into a ``Draft``. Raises ``RetryableError`` subclasses for output it
     cannot read (never an empty success), timeouts and 5xx; ``RateLimited`` on 429."""
 
     name: str
     model: str
 
-    async def propose(self, request: DraftRequest) -> ModelAnswer: ...
+    async def propose(self, prompt: DraftPrompt) -> ModelAnswer: ...

@@ -26,8 +26,8 @@ from pydantic import ValidationError
 
 from adapters.http_common import HttpPort
 from adapters.messaging_http import parse_retry_after
-from workflows.contracts import CustomerRecord
-from workflows.errors import DeadLetterError, RateLimited, RetryableError, SecurityIncident
+from contracts import CustomerRecord
+from contracts.errors import DeadLetterError, RateLimited, RetryableError, SecurityIncident
 
 _KNOWN_FIELDS = frozenset(CustomerRecord.model_fields)
 

@@ -22,7 +22,7 @@ from typing import Literal, cast
 
 from adapters.base import DraftProvider
 from adapters.offline_draft import OFFLINE_MODEL, OfflineDraftProvider
-from workflows.errors import InvalidInput
+from contracts.errors import InvalidInput
 
 ProviderName = Literal["offline", "openai", "anthropic", "openai-compatible"]
 JsonMode = Literal["json_schema", "json_object", "prompt"]

@@ -34,8 +34,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from adapters.http_common import parse_retry_after
-from workflows.contracts import Draft
-from workflows.errors import InvalidInput, RejectedError, RetryableError, SecurityIncident
+from contracts import Draft
+from contracts.errors import InvalidInput, RejectedError, RetryableError, SecurityIncident
 
 
 class UnreadableOutput(RetryableError):

@@ -39,8 +39,8 @@ import httpx
 from adapters.base import TargetWrite
 from adapters.http_common import HttpPort
 from adapters.http_common import parse_retry_after as _parse_retry_after
-from workflows.contracts import ActionRequest
-from workflows.errors import (
+from contracts import ActionRequest
+from contracts.errors import (
     RateLimited,
     RejectedError,
     RetryableError,

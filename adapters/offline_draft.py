@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from adapters.base import ModelAnswer
-from workflows.contracts import Draft, DraftRequest
+from contracts import Draft, DraftPrompt, DraftRequest
 
 OFFLINE_MODEL = "offline-template-v1"
 
@@ -48,8 +48,8 @@ class OfflineDraftProvider:
     def __init__(self, model: str = OFFLINE_MODEL) -> None:
         self.model = model
 
-    async def propose(self, request: DraftRequest) -> ModelAnswer:
-        draft = draft_offline(request)
+    async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
+        draft = draft_offline(prompt.request)
         return ModelAnswer(draft=draft, raw=draft.model_dump_json(), model=self.model)
 
 

@@ -25,9 +25,8 @@ from adapters.draft_parsing import (
     parse_draft,
     retry_after_seconds,
 )
-from policies.prompts import build_messages, draft_json_schema
-from workflows.contracts import DraftRequest
-from workflows.errors import RateLimited, RejectedError, RetryableError
+from contracts import DraftPrompt
+from contracts.errors import RateLimited, RejectedError, RetryableError
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 JsonMode = Literal["json_schema", "json_object", "prompt"]
@@ -67,8 +66,7 @@ class OpenAIDraftProvider:
             max_retries=0,
         )
 
-    async def propose(self, request: DraftRequest) -> ModelAnswer:
-        prompt = build_messages(request)
+    async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [
@@ -80,7 +78,7 @@ class OpenAIDraftProvider:
         if self._json_mode == "json_schema":
             kwargs["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "draft", "strict": True, "schema": draft_json_schema()},
+                "json_schema": {"name": "draft", "strict": True, "schema": prompt.json_schema},
             }
         elif self._json_mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}

@@ -12,7 +12,7 @@ from typing import Any
 
 import asyncpg
 
-from workflows.contracts import ActionRequest, Receipt, ReceiptStatus
+from contracts import ActionRequest, Receipt, ReceiptStatus
 
 _RECEIPT_COLUMNS = (
     "action_key, tenant_id, event_id, adapter, action, request_fingerprint, status, external_id,"

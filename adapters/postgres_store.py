@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 import asyncpg
 
-from workflows.contracts import EventEnvelope, EventRef, EventState, ReviewDecision, StepRecord
-from workflows.errors import RetryableError
+from contracts import EventEnvelope, EventRef, EventState, ReviewDecision, StepRecord
+from contracts.errors import RetryableError
 
 _MIGRATION_LOCK = 0x70_11_6A_7E  # any constant; serialises concurrent start-ups
 

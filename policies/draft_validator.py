@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from workflows.contracts import Draft, DraftRequest
+from contracts import Draft, DraftRequest
 
 _I = re.IGNORECASE
 _REF = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){1,4}$")

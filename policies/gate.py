@@ -16,8 +16,8 @@ from typing import Literal
 
 from pydantic import model_validator
 
-from policies.matrix import PolicyRule, PolicySnapshot, Risk
-from workflows.contracts import CustomerRecord, DraftResult, Frozen, ReviewDecision
+from contracts import CustomerRecord, DraftResult, Frozen, ReviewDecision
+from contracts.policy import PolicyRule, PolicySnapshot, Risk
 
 ContextReason = Literal["missing_source", "no_consent", "stale_context"]
 GateRoute = Literal["review", "stop", "hold"]

@@ -11,12 +11,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-#: What counts as an identifier (tenant, event, entity, key): one definition for contracts,
-#: the schema registry, the policy matrix and the starter.
-ID_BODY = r"[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}"
-ID_PATTERN = rf"^{ID_BODY}$"
-EVENT_TYPE_PATTERN = r"^[A-Z][A-Z0-9_]{1,63}$"
-
 
 def _digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()

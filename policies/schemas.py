@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, StringConstraints, ValidationError
 
-from policies.keys import ID_PATTERN
+from contracts.base import ID_PATTERN
 
 Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 

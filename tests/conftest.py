@@ -24,6 +24,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns, start_standins
+from contracts import EventState, FinalOutcome, IntakeRequest
 from policies.signing import sign_json
 from tollgate.config import Settings
 from tollgate.demo import care_due
@@ -34,7 +35,6 @@ from tollgate.devstack import (
     stop_embedded_postgres,
 )
 from worker import draft_worker, main_worker
-from workflows.contracts import EventState, FinalOutcome, IntakeRequest
 from workflows.process_event import ProcessEventWorkflow
 
 TENANT_SECRETS = {"acme": secrets.token_hex(16), "globex": secrets.token_hex(16)}

@@ -21,6 +21,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from contracts import EventState, FinalOutcome, ReviewDecision
 from policies.signing import sign_json
 from starter import submit
 from tollgate.bench_baseline import BASELINE_QUEUE, WORKFLOW_NAME, BaselineWorkflow
@@ -30,7 +31,6 @@ from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.demo import care_due
 from tollgate.devstack import DevStack
-from workflows.contracts import EventState, FinalOutcome, ReviewDecision
 from workflows.process_event import ProcessEventWorkflow
 
 PIPELINES = ("baseline", "tollgate")

@@ -18,12 +18,12 @@ from typing import Any
 
 from temporalio.client import Client
 
+from contracts import EventState, FinalOutcome, ReviewDecision
 from policies.signing import sign_json
 from starter import describe, submit
 from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.devstack import DevStack, Ports, free_port
-from workflows.contracts import EventState, FinalOutcome, ReviewDecision
 
 REVIEWER = "lan.nguyen"
 

@@ -16,8 +16,8 @@ from temporalio.common import WorkflowIDConflictPolicy
 
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
+from contracts import ReceiptStatus
 from tollgate.config import Settings
-from workflows.contracts import ReceiptStatus
 
 #: Dead letters whose replay is a new attempt of the same action; others are fixed upstream.
 REPLAYABLE = frozenset({"unreconciled_write"})
@@ -99,8 +99,8 @@ async def ensure_sweep_schedule(client: Client, task_queue: str) -> bool:
         ScheduleSpec,
     )
 
+    from contracts.sweep import SweepRequest
     from workflows.sweep import SWEEP_SCHEDULE_ID, ReceiptSweepWorkflow
-    from workflows.sweep_contracts import SweepRequest
     from workflows.timeouts import SWEEP_EVERY
 
     action = ScheduleActionStartWorkflow(ReceiptSweepWorkflow.run, SweepRequest(),
@@ -114,9 +114,9 @@ async def ensure_sweep_schedule(client: Client, task_queue: str) -> bool:
 
 
 async def _sweep(settings: Settings, *, install: bool) -> int:
+    from contracts.sweep import SweepRequest
     from tollgate.client import build_client
     from workflows.sweep import ReceiptSweepWorkflow
-    from workflows.sweep_contracts import SweepRequest
 
     client = await build_client(settings.temporal_address, settings.namespace)
     if install:
@@ -198,8 +198,8 @@ async def _replay(pool: asyncpg.Pool, ops: OpsStore, row: dict[str, Any], operat
         print(f"dead letter {dl_id} has no unused approval: `tollgate ops dlq approve` first",
               file=sys.stderr)
         return 2
+    from contracts import ReconcileRequest, ReconcileResult
     from tollgate.client import build_client
-    from workflows.contracts import ReconcileRequest, ReconcileResult
     from workflows.reconcile_write import ReconcileWriteWorkflow
 
     request = ReconcileRequest.model_validate(json.loads(row["replay_input"]))

@@ -20,14 +20,14 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from policies.keys import ID_PATTERN
+from contracts.base import ID_PATTERN
 from tollgate.config import Settings
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
     from adapters.postgres_store import ReviewRecord
-    from workflows.contracts import ReviewDecision, ReviewTicket
+    from contracts import ReviewDecision, ReviewTicket
 
 #: A query waits for a worker; with none running, say so instead of hanging.
 QUERY_TIMEOUT = timedelta(seconds=10)
@@ -177,7 +177,7 @@ def _when(at: datetime | None) -> str:
 async def _ticket(client: Client, workflow_id: str) -> ReviewTicket | None:
     from temporalio.service import RPCError
 
-    from workflows.contracts import ReviewTicket
+    from contracts import ReviewTicket
 
     try:
         return await client.get_workflow_handle(workflow_id).query(
@@ -211,7 +211,7 @@ async def review_decide(
     from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
     from temporalio.service import RPCError
 
-    from workflows.contracts import ReviewAck, ReviewDecision
+    from contracts import ReviewAck, ReviewDecision
 
     handle = client.get_workflow_handle(workflow_id)
     try:

@@ -22,12 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.intake import IntakeActivities
     from activities.review import ReviewActivities
     from activities.steps import StepActivities
-    from policies.gate import GateDecision, authorize_decision, evaluate_gate
-    from policies.keys import action_key, payload_fingerprint
-    from policies.matrix import PolicySnapshot
-    from policies.prompts import PROMPT_VERSION
-    from workflows import timeouts as t
-    from workflows.contracts import (
+    from contracts import (
         ActionRequest,
         ContextRequest,
         DraftRequest,
@@ -54,6 +49,11 @@ with workflow.unsafe.imports_passed_through():
         StepRecord,
         Transition,
     )
+    from contracts.policy import PolicySnapshot
+    from policies.gate import GateDecision, authorize_decision, evaluate_gate
+    from policies.keys import action_key, payload_fingerprint
+    from policies.prompts import PROMPT_VERSION
+    from workflows import timeouts as t
     from workflows.reconcile_write import ReconcileWriteWorkflow
 
 STATE = SearchAttributeKey.for_keyword("TollgateState")

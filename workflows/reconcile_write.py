@@ -12,8 +12,8 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.reconcile import ReconcileActivities
+    from contracts import ReconcileRequest, ReconcileResult
     from workflows import timeouts as t
-    from workflows.contracts import ReconcileRequest, ReconcileResult
 
 
 @workflow.defn(name="ReconcileWrite")

@@ -8,8 +8,8 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.sweep import SweepActivities
+    from contracts.sweep import SweepReport, SweepRequest
     from workflows import timeouts as t
-    from workflows.sweep_contracts import SweepReport, SweepRequest
 
 SWEEP_SCHEDULE_ID = "tollgate-receipt-sweep"
 

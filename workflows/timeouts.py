@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from temporalio.common import RetryPolicy
 
-from workflows.errors import NON_RETRYABLE
+from contracts.errors import NON_RETRYABLE
 
 _NON_RETRYABLE_TYPES = tuple(sorted(c.value for c in NON_RETRYABLE))
 

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from adapters.standins.server import HttpError, Request, Response, StandIn
-from workflows.contracts import CustomerRecord
+from contracts import CustomerRecord
 
 #: (tenant, customer, first_name, pet_name, consent) loaded by ``seed_demo``.
 DEMO_CUSTOMERS: tuple[tuple[str, str, str, str, bool], ...] = (

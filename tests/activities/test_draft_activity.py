@@ -15,6 +15,8 @@ from activities.draft import DraftActivities
 from adapters.base import ModelAnswer
 from adapters.draft_parsing import ModelRefused, ToolCallInOutput, UnreadableOutput, parse_draft
 from adapters.openai_draft import OpenAIDraftProvider
+from contracts import DraftPrompt, DraftRequest, DraftResult
+from contracts.errors import RejectedError, TollgateError
 from policies.prompts import PROMPT_VERSION
 from tests.adapters.fake_llm import (
     CARE_CONTEXT,
@@ -25,8 +27,6 @@ from tests.adapters.fake_llm import (
     openai_chat,
     openai_error,
 )
-from workflows.contracts import DraftRequest, DraftResult
-from workflows.errors import RejectedError, TollgateError
 from workflows.timeouts import DRAFT_MAX_ATTEMPTS
 
 CLEAN = {
@@ -52,8 +52,8 @@ class ScriptedProvider:
         self._answers = list(answers)
         self.calls: list[DraftRequest] = []
 
-    async def propose(self, request: DraftRequest) -> ModelAnswer:
-        self.calls.append(request)
+    async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
+        self.calls.append(prompt.request)
         answer = self._answers.pop(0)
         if isinstance(answer, TollgateError):
             raise answer

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from contracts import DraftRequest, EventRef
 from policies.prompts import PROMPT_VERSION
-from workflows.contracts import DraftRequest, EventRef
 
 CHAT = "/v1/chat/completions"
 MESSAGES = "/v1/messages"

@@ -12,6 +12,8 @@ import pytest
 from adapters.anthropic_draft import AnthropicDraftProvider
 from adapters.draft_factory import DraftSettings, build_provider
 from adapters.draft_parsing import ModelRefused, ToolCallInOutput, UnreadableOutput
+from contracts.errors import RateLimited, RejectedError, RetryableError
+from policies.prompts import build_prompt
 from tests.adapters.fake_llm import (
     MESSAGES,
     FakeLLM,
@@ -20,7 +22,6 @@ from tests.adapters.fake_llm import (
     anthropic_message,
     care_due_request,
 )
-from workflows.errors import RateLimited, RejectedError, RetryableError
 
 KEY = "sk-ant-test-DO-NOT-LEAK-0123456789abcdef"
 DRAFT = {
@@ -51,7 +52,7 @@ def provider(llm: FakeLLM, timeout: float = 5.0, **kwargs: object) -> AnthropicD
 async def test_draft_comes_back_and_schema_goes_as_structured_output(llm: FakeLLM) -> None:
     llm.script(MESSAGES, Reply(body=anthropic_message(json.dumps(DRAFT))))
 
-    answer = await provider(llm).propose(care_due_request())
+    answer = await provider(llm).propose(build_prompt(care_due_request()))
 
     assert answer.draft.message == DRAFT["message"]
     assert answer.draft.confidence is None
@@ -67,7 +68,7 @@ async def test_draft_comes_back_and_schema_goes_as_structured_output(llm: FakeLL
 async def test_prompt_mode_sends_no_output_config(llm: FakeLLM) -> None:
     llm.script(MESSAGES, Reply(body=anthropic_message(json.dumps(DRAFT))))
 
-    await provider(llm, json_mode="prompt").propose(care_due_request())
+    await provider(llm, json_mode="prompt").propose(build_prompt(care_due_request()))
 
     assert "output_config" not in llm.requests[0].body
 
@@ -83,7 +84,7 @@ SHAPES = {
 async def test_real_world_shapes_are_read(llm: FakeLLM, text: str) -> None:
     llm.script(MESSAGES, Reply(body=anthropic_message(text)))
 
-    answer = await provider(llm).propose(care_due_request())
+    answer = await provider(llm).propose(build_prompt(care_due_request()))
 
     assert answer.draft.message == DRAFT["message"]
     assert answer.draft.source_refs == DRAFT["source_refs"]
@@ -95,7 +96,7 @@ async def test_thinking_blocks_are_not_part_of_the_answer(llm: FakeLLM) -> None:
     body["content"].insert(0, thinking)
     llm.script(MESSAGES, Reply(body=body))
 
-    answer = await provider(llm).propose(care_due_request())
+    answer = await provider(llm).propose(build_prompt(care_due_request()))
 
     assert answer.raw == json.dumps(DRAFT)
 
@@ -116,7 +117,7 @@ async def test_unreadable_answers_raise_retryable(llm: FakeLLM, body: object, co
     llm.script(MESSAGES, Reply(body=body))
 
     with pytest.raises(UnreadableOutput) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert caught.value.code == code and caught.value.retryable
 
@@ -125,7 +126,7 @@ async def test_refusal_stop_reason_is_final(llm: FakeLLM) -> None:
     llm.script(MESSAGES, Reply(body=anthropic_message("I can't help.", stop_reason="refusal")))
 
     with pytest.raises(ModelRefused) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert caught.value.code == "model_refused" and not caught.value.retryable
 
@@ -136,7 +137,7 @@ async def test_tool_use_block_is_surfaced(llm: FakeLLM) -> None:
     llm.script(MESSAGES, Reply(body=body))
 
     with pytest.raises(ToolCallInOutput) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert "send_message" in caught.value.raw and "lan@example.com" not in caught.value.raw
 
@@ -147,7 +148,7 @@ async def test_429_reads_retry_after_and_is_tried_once(llm: FakeLLM) -> None:
     llm.script(MESSAGES, reply)
 
     with pytest.raises(RateLimited) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert caught.value.retry_after == 12.0
     assert len(llm.requests) == 1  # max_retries=0
@@ -158,7 +159,7 @@ async def test_server_errors_and_overload_are_retryable(llm: FakeLLM, status: in
     llm.script(MESSAGES, anthropic_error(status, "overloaded_error"))
 
     with pytest.raises(RetryableError) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert caught.value.code == f"provider_{status}" and len(llm.requests) == 1
 
@@ -168,7 +169,7 @@ async def test_4xx_is_final_and_leaks_nothing(llm: FakeLLM, status: int) -> None
     llm.script(MESSAGES, anthropic_error(status, "authentication_error", f"bad key {KEY} Lan"))
 
     with pytest.raises(RejectedError) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     text = "".join(traceback.format_exception(caught.value))
     assert KEY not in text and "Lan" not in text and not caught.value.retryable
@@ -179,7 +180,7 @@ async def test_hang_past_timeout_is_retryable(llm: FakeLLM) -> None:
     started = time.monotonic()
 
     with pytest.raises(RetryableError) as caught:
-        await provider(llm, timeout=0.5).propose(care_due_request())
+        await provider(llm, timeout=0.5).propose(build_prompt(care_due_request()))
 
     assert caught.value.code == "provider_timeout" and time.monotonic() - started < 5
 
@@ -189,7 +190,7 @@ async def test_factory_picks_anthropic_when_only_its_key_is_set(llm: FakeLLM) ->
     env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": llm.anthropic_base_url}
 
     settings = DraftSettings.from_env(env)
-    answer = await build_provider(settings).propose(care_due_request())
+    answer = await build_provider(settings).propose(build_prompt(care_due_request()))
 
     assert (settings.provider, settings.model) == ("anthropic", "claude-haiku-4-5")
     assert KEY not in repr(settings)

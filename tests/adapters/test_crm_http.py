@@ -11,8 +11,8 @@ import pytest
 from adapters.base import ContextSource
 from adapters.crm_http import CrmHttpSource
 from adapters.standins import CrmStandIn
-from workflows.contracts import CustomerRecord
-from workflows.errors import (
+from contracts import CustomerRecord
+from contracts.errors import (
     DeadLetterError,
     RateLimited,
     RetryableError,

@@ -18,8 +18,8 @@ import pytest
 from adapters.base import ActionAdapter, TargetWrite
 from adapters.messaging_http import MessagingHttpAdapter, parse_retry_after
 from adapters.standins import MessagingStandIn
-from workflows.contracts import ActionRequest, EventRef
-from workflows.errors import (
+from contracts import ActionRequest, EventRef
+from contracts.errors import (
     RateLimited,
     RejectedError,
     RetryableError,

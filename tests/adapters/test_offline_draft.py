@@ -8,15 +8,16 @@ import pytest
 
 from adapters.draft_factory import DraftSettings, build_provider
 from adapters.offline_draft import OfflineDraftProvider
+from contracts.errors import InvalidInput
 from policies.draft_validator import validate_draft
+from policies.prompts import build_prompt
 from tests.adapters.fake_llm import CARE_CONTEXT, care_due_request
-from workflows.errors import InvalidInput
 
 
 async def test_same_request_same_draft_citing_only_given_facts() -> None:
     request = care_due_request()
-    first = await OfflineDraftProvider().propose(request)
-    second = await OfflineDraftProvider().propose(care_due_request())
+    first = await OfflineDraftProvider().propose(build_prompt(request))
+    second = await OfflineDraftProvider().propose(build_prompt(care_due_request()))
 
     assert first == second
     assert first.draft.message.startswith("Hi Lan, ")
@@ -31,7 +32,7 @@ async def test_missing_facts_become_unknowns_not_inventions() -> None:
     context = {"crm.first_name": "Lan", "crm.locale": "en"}
     request = care_due_request(context)
 
-    answer = await OfflineDraftProvider().propose(request)
+    answer = await OfflineDraftProvider().propose(build_prompt(request))
 
     assert set(answer.draft.unknowns) == {"crm.pet_name", "event.reminder_kind", "event.due_at"}
     assert set(answer.draft.source_refs) == {"crm.first_name", "crm.locale"}
@@ -42,7 +43,7 @@ async def test_missing_facts_become_unknowns_not_inventions() -> None:
 async def test_vietnamese_locale_gets_a_vietnamese_reminder() -> None:
     request = care_due_request({**CARE_CONTEXT, "crm.locale": "vi"})
 
-    answer = await OfflineDraftProvider().propose(request)
+    answer = await OfflineDraftProvider().propose(build_prompt(request))
 
     assert answer.draft.message.startswith("Chào Lan")
     assert "tiêm phòng" in answer.draft.message and "1 tháng 12 2026" in answer.draft.message
@@ -56,7 +57,8 @@ async def test_offline_makes_no_network_call(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
 
-    answer = await build_provider(DraftSettings.from_env({})).propose(care_due_request())
+    provider = build_provider(DraftSettings.from_env({}))
+    answer = await provider.propose(build_prompt(care_due_request()))
 
     assert answer.model == "offline-template-v1"
 

@@ -13,6 +13,8 @@ import pytest
 from adapters.draft_factory import DraftSettings, build_provider
 from adapters.draft_parsing import ModelRefused, ToolCallInOutput, UnreadableOutput
 from adapters.openai_draft import OpenAIDraftProvider
+from contracts.errors import RateLimited, RejectedError, RetryableError
+from policies.prompts import build_prompt
 from tests.adapters.fake_llm import (
     CHAT,
     FakeLLM,
@@ -22,7 +24,6 @@ from tests.adapters.fake_llm import (
     openai_error,
     openai_tool_call,
 )
-from workflows.errors import RateLimited, RejectedError, RetryableError
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 DRAFT = {
@@ -48,7 +49,7 @@ def provider(llm: FakeLLM, **kwargs: object) -> OpenAIDraftProvider:
 async def test_draft_comes_back_and_the_request_carries_the_strict_schema(llm: FakeLLM) -> None:
     llm.script(CHAT, Reply(body=openai_chat(json.dumps(DRAFT))))
 
-    answer = await provider(llm).propose(care_due_request())
+    answer = await provider(llm).propose(build_prompt(care_due_request()))
 
     assert answer.draft.message == DRAFT["message"]
     assert answer.draft.source_refs == DRAFT["source_refs"]
@@ -80,7 +81,7 @@ SHAPES = {
 async def test_real_world_shapes_are_read(llm: FakeLLM, content: str) -> None:
     llm.script(CHAT, Reply(body=openai_chat(content)))
 
-    answer = await provider(llm).propose(care_due_request())
+    answer = await provider(llm).propose(build_prompt(care_due_request()))
 
     assert answer.draft.message == DRAFT["message"]
     assert answer.draft.source_refs == DRAFT["source_refs"]
@@ -91,7 +92,7 @@ async def test_readable_empty_answer_is_a_result_not_an_error(llm: FakeLLM) -> N
     empty = {"message": "", "source_refs": [], "unknowns": ["event.due_at"], "reason": ""}
     llm.script(CHAT, Reply(body=openai_chat(json.dumps(empty))))
 
-    answer = await provider(llm).propose(care_due_request())
+    answer = await provider(llm).propose(build_prompt(care_due_request()))
 
     assert answer.draft.message == ""
     assert answer.draft.unknowns == ["event.due_at"]
@@ -113,7 +114,7 @@ async def test_unreadable_answers_raise_retryable(llm: FakeLLM, body: dict, code
     llm.script(CHAT, Reply(body=body))
 
     with pytest.raises(UnreadableOutput) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert caught.value.code == code
     assert caught.value.retryable
@@ -123,7 +124,7 @@ async def test_refusal_is_readable_and_final(llm: FakeLLM) -> None:
     llm.script(CHAT, Reply(body=openai_chat(None, refusal="I can't help with that request.")))
 
     with pytest.raises(ModelRefused) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert not caught.value.retryable
     assert caught.value.raw == "I can't help with that request."
@@ -134,7 +135,7 @@ async def test_tool_call_is_surfaced_without_its_arguments(llm: FakeLLM) -> None
     llm.script(CHAT, Reply(body=openai_chat(None, tool_calls=[call], finish_reason="tool_calls")))
 
     with pytest.raises(ToolCallInOutput) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert caught.value.code == "tool_call"
     assert "send_sms" in caught.value.raw and "+84901234567" not in caught.value.raw
@@ -152,7 +153,7 @@ async def test_429_reads_retry_after_and_sdk_does_not_retry(
     llm.script(CHAT, reply)
 
     with pytest.raises(RateLimited) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert caught.value.retry_after == delay
     assert len(llm.requests) == 1  # max_retries=0: Temporal owns the retry
@@ -163,7 +164,7 @@ async def test_5xx_is_retryable_and_tried_once(llm: FakeLLM, status: int) -> Non
     llm.script(CHAT, openai_error(status))
 
     with pytest.raises(RetryableError) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert caught.value.code == f"provider_{status}" and caught.value.retryable
     assert len(llm.requests) == 1
@@ -174,7 +175,7 @@ async def test_4xx_is_final_and_leaks_neither_key_nor_prompt(llm: FakeLLM, statu
     llm.script(CHAT, openai_error(status, f"Incorrect API key provided: {KEY}. Lan Miu"))
 
     with pytest.raises(RejectedError) as caught:
-        await provider(llm).propose(care_due_request())
+        await provider(llm).propose(build_prompt(care_due_request()))
 
     assert not caught.value.retryable
     # What a log line or Temporal's failure converter would print (both honour ``from None``).
@@ -187,7 +188,7 @@ async def test_hang_past_timeout_is_retryable(llm: FakeLLM) -> None:
     started = time.monotonic()
 
     with pytest.raises(RetryableError) as caught:
-        await provider(llm, timeout=0.5).propose(care_due_request())
+        await provider(llm, timeout=0.5).propose(build_prompt(care_due_request()))
 
     assert caught.value.code == "provider_timeout"
     assert time.monotonic() - started < 5
@@ -200,7 +201,7 @@ async def test_unreachable_endpoint_is_retryable() -> None:
     dead = OpenAIDraftProvider(api_key=KEY, model="m", base_url=f"http://127.0.0.1:{port}/v1")
 
     with pytest.raises(RetryableError) as caught:
-        await dead.propose(care_due_request())
+        await dead.propose(build_prompt(care_due_request()))
 
     assert caught.value.code == "provider_unreachable"
 
@@ -212,7 +213,7 @@ async def test_compatible_mode_plain_json_and_content_parts(llm: FakeLLM) -> Non
     llm.script(CHAT, Reply(body=body))
 
     gemini = provider(llm, compatible=True, json_mode="json_object", model="gemini-2.5-flash")
-    answer = await gemini.propose(care_due_request())
+    answer = await gemini.propose(build_prompt(care_due_request()))
 
     assert gemini.name == "openai-compatible"
     assert answer.draft.message == DRAFT["message"]
@@ -226,7 +227,7 @@ async def test_factory_builds_openai_from_env_mapping_only(llm: FakeLLM) -> None
     env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": llm.openai_base_url}
 
     settings = DraftSettings.from_env(env)
-    answer = await build_provider(settings).propose(care_due_request())
+    answer = await build_provider(settings).propose(build_prompt(care_due_request()))
 
     assert settings.provider == "openai"
     assert KEY not in repr(settings) and KEY not in str(settings)

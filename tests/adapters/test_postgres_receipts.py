@@ -9,8 +9,8 @@ import pytest
 
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import create_pool
+from contracts import ActionRequest, EventRef, ReceiptStatus
 from policies.keys import action_key
-from workflows.contracts import ActionRequest, EventRef, ReceiptStatus
 
 
 @pytest.fixture

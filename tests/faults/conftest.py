@@ -15,11 +15,11 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns
+from contracts import EventState, FinalOutcome, IntakeAck, ReviewDecision
 from starter import submit
 from tests.conftest import worker_settings
 from tollgate.config import Settings
 from worker import draft_worker, main_worker
-from workflows.contracts import EventState, FinalOutcome, IntakeAck, ReviewDecision
 
 
 @dataclass

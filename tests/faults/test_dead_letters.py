@@ -11,11 +11,11 @@ import pytest
 
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
+from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest
 from policies.keys import action_key
 from tests.faults.conftest import Rig
 from tollgate.cli import build_parser
 from tollgate.ops import ops_main
-from workflows.contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest
 
 
 async def seed_unreconciled(rig: Rig, pool: asyncpg.Pool) -> tuple[int, str]:

@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 
 from temporalio.common import WorkflowIDReusePolicy
 
+from contracts import EventState, IntakeRequest, ReceiptStatus
 from policies.signing import sign_json
 from tests.conftest import TENANT_SECRETS, signed_event
 from tests.faults.conftest import Rig
-from workflows.contracts import EventState, IntakeRequest, ReceiptStatus
 from workflows.process_event import ProcessEventWorkflow
 
 

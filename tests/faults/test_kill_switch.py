@@ -14,8 +14,8 @@ from temporalio.client import Client
 
 from adapters.postgres_ops import OpsStore
 from adapters.standins import StandIns
+from contracts import EventState, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review
-from workflows.contracts import EventState, ReviewDecision
 
 
 @pytest.fixture

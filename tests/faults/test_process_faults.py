@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 import worker as worker_module
+from contracts import EventState
 from tests.conftest import signed_event, worker_settings
 from tests.faults.conftest import Rig
 from tollgate.devstack import start_embedded_postgres, stop_embedded_postgres
 from worker import main_worker
-from workflows.contracts import EventState
 
 
 class WorkerProcess:

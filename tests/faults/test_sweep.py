@@ -11,11 +11,11 @@ import pytest
 
 from adapters.messaging_http import MessagingHttpAdapter
 from adapters.postgres_receipts import ReceiptStore
+from contracts import ActionRequest, EventRef, ReceiptStatus
+from contracts.sweep import SweepReport, SweepRequest
 from policies.keys import action_key
 from tests.faults.conftest import Rig
-from workflows.contracts import ActionRequest, EventRef, ReceiptStatus
 from workflows.sweep import ReceiptSweepWorkflow
-from workflows.sweep_contracts import SweepReport, SweepRequest
 
 
 def action(customer: str) -> ActionRequest:

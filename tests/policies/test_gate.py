@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from contracts import CustomerRecord, Draft, DraftResult, ReviewDecision
 from policies.gate import Authorization, authorize_decision, check_context, evaluate_gate
 from policies.matrix import PolicyRule, PolicySnapshot
-from workflows.contracts import CustomerRecord, Draft, DraftResult, ReviewDecision
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 VERSION = "2026-11-30.7"

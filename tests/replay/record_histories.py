@@ -14,13 +14,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from contracts import EventState, ReviewDecision
 from starter import submit
 from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.demo import care_due, signed, wait_state
 from tollgate.devstack import DevStack, Ports, free_port
 from worker import draft_worker, main_worker
-from workflows.contracts import EventState, ReviewDecision
 
 OUT = Path(__file__).parent / "histories"
 #: Files are named ``<prefix><scenario>.json``; give each recording a new prefix (the patch it

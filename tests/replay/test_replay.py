@@ -12,7 +12,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from workflows.contracts import FinalOutcome, IntakeRequest
+from contracts import FinalOutcome, IntakeRequest
 from workflows.process_event import ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
 from workflows.sweep import ReceiptSweepWorkflow

@@ -10,8 +10,8 @@ import asyncpg
 from temporalio.client import Client
 
 from adapters.standins import StandIns
+from contracts import EventState, ReviewDecision
 from tests.conftest import signed_event, start, wait_review
-from workflows.contracts import EventState, ReviewDecision
 
 
 async def test_review_timeout_escalates_then_expires_without_sending(

@@ -17,8 +17,8 @@ from adapters.base import TargetWrite
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import create_pool
+from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest
 from policies.keys import action_key
-from workflows.contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest
 from workflows.reconcile_write import ReconcileWriteWorkflow
 
 

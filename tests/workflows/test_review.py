@@ -20,10 +20,10 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns
+from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review, worker_settings
 from tollgate.review_cli import review_decide, review_list, review_show
 from worker import draft_worker, main_worker
-from workflows.contracts import EventState, ReviewAck, ReviewDecision
 from workflows.process_event import REVIEW_DUE
 from workflows.timeouts import GATE_HOLD_RECHECK
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from pydantic import Field
 
-from workflows.contracts import Frozen
+from contracts.base import Frozen
 
 
 class SweepRequest(Frozen):

@@ -1,0 +1,74 @@
+"""The bottom of the contracts: identifiers, the event states and the small event handle.
+
+Pure pydantic and the standard library; nothing of the project is imported here.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+#: What counts as an identifier (tenant, event, entity, key): one definition for contracts,
+#: the schema registry, the policy matrix and the starter.
+ID_BODY = r"[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}"
+ID_PATTERN = rf"^{ID_BODY}$"
+EVENT_TYPE_PATTERN = r"^[A-Z][A-Z0-9_]{1,63}$"
+
+Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+EventType = Annotated[str, StringConstraints(pattern=EVENT_TYPE_PATTERN)]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EventState(StrEnum):
+    RECEIVED = "RECEIVED"
+    VALIDATED = "VALIDATED"
+    CONTEXT_READY = "CONTEXT_READY"
+    DRAFTED = "DRAFTED"
+    AWAITING_REVIEW = "AWAITING_REVIEW"
+    #: The draft waits at the policy gate (the tenant's review backlog is over its limit).
+    HELD_AT_GATE = "HELD_AT_GATE"
+    APPROVED = "APPROVED"
+    EXECUTING = "EXECUTING"
+    SUCCEEDED = "SUCCEEDED"
+    QUARANTINED = "QUARANTINED"
+    DUPLICATE = "DUPLICATE"
+    SUPERSEDED = "SUPERSEDED"
+    STOPPED = "STOPPED"
+    FAILED_VALIDATION = "FAILED_VALIDATION"
+    REJECTED = "REJECTED"
+    EXPIRED = "EXPIRED"
+    UNKNOWN_WRITE = "UNKNOWN_WRITE"
+    RECONCILING = "RECONCILING"
+    DEAD_LETTERED = "DEAD_LETTERED"
+
+
+TERMINAL_STATES: frozenset[EventState] = frozenset(
+    {
+        EventState.SUCCEEDED,
+        EventState.QUARANTINED,
+        EventState.DUPLICATE,
+        EventState.SUPERSEDED,
+        EventState.STOPPED,
+        EventState.FAILED_VALIDATION,
+        EventState.REJECTED,
+        EventState.EXPIRED,
+        EventState.DEAD_LETTERED,
+    }
+)
+
+
+class EventRef(Frozen):
+    """The small handle later steps pass around instead of the whole event."""
+
+    workflow_id: str
+    tenant_id: str
+    event_id: str
+    event_type: str
+    entity_id: str
+    correlation_id: str
+    schema_version: int

@@ -1,0 +1,90 @@
+"""Steps 3-4: the context a draft may use, the draft itself and the validator's verdict."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, Field, StringConstraints
+
+from contracts.base import EventRef, Frozen
+from contracts.policy import PolicySnapshot
+
+
+class CustomerRecord(Frozen):
+    """The minimal record a context source returns (adapters.base.ContextSource)."""
+
+    tenant_id: str
+    customer_id: str
+    first_name: str
+    locale: str = "en"
+    pet_name: str | None = None
+    consent_messaging: bool
+    updated_at: AwareDatetime
+
+
+class ContextRequest(Frozen):
+    ref: EventRef
+    payload: dict[str, Any]
+    policy: PolicySnapshot
+    seq: int
+
+
+class ContextResult(Frozen):
+    status: Literal["ready", "stopped"]
+    fields: dict[str, str] = Field(default_factory=dict)
+    updated_at: datetime | None = None
+    reason_code: str | None = None
+
+
+class Draft(Frozen):
+    """What the model must return: a proposal, never an action. Handed to the model as the JSON
+    schema of the structured output. ``confidence`` is recorded and changes no state."""
+
+    message: Annotated[str, StringConstraints(max_length=1000)]
+    source_refs: list[str] = Field(default_factory=list, max_length=20)
+    unknowns: list[str] = Field(default_factory=list, max_length=20)
+    reason: Annotated[str, StringConstraints(max_length=500)] = ""
+    confidence: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+
+
+class DraftRequest(Frozen):
+    """``context`` holds the only facts the model may use, keyed by source ref
+    (``crm.first_name``, ``event.due_at``); a draft citing any other ref is invalid."""
+
+    ref: EventRef
+    context: dict[str, str]
+    policy_version: str
+    prompt_version: str
+    version: int = 1
+    reviewer_note: str | None = None
+
+
+class DraftResult(Frozen):
+    """``unreadable``: the last allowed attempt still could not be parsed; the record goes to a
+    reviewer with ``raw_excerpt`` (redacted). ``failed_validation``: readable but refused by the
+    validator (``findings`` say why)."""
+
+    status: Literal["drafted", "failed_validation", "unreadable"]
+    version: int
+    draft: Draft | None = None
+    provider: str
+    model: str
+    prompt_version: str
+    findings: list[str] = Field(default_factory=list)
+    raw_excerpt: str | None = None
+
+
+class DraftPrompt(Frozen):
+    """What a model port is handed: the rendered messages and the JSON schema of ``Draft``.
+
+    The activity renders it (``policies.prompts.build_prompt``), so a provider only translates
+    it into its own wire format. ``request`` travels along for the offline drafter, which builds
+    its template from the facts rather than from the prose.
+    """
+
+    system: str
+    user: str
+    json_schema: dict[str, Any]
+    prompt_version: str
+    request: DraftRequest

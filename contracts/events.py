@@ -1,0 +1,79 @@
+"""Steps 1-2 and the end: what a producer sends, what intake answers, the final outcome."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, Field, StringConstraints
+
+from contracts.actions import Receipt
+from contracts.base import EventRef, EventState, EventType, Frozen, Identifier
+from contracts.policy import PolicySnapshot
+
+
+class EventEnvelope(Frozen):
+    """What a producer sends. ``signature`` is HMAC-SHA256 over the canonical envelope without
+    ``signature`` and ``received_at`` (see ``policies.signing``); ``received_at`` is stamped by
+    the intake, whatever the producer put there."""
+
+    event_id: Identifier
+    event_type: EventType
+    source: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    tenant_id: Identifier
+    entity_id: Identifier
+    schema_version: Annotated[int, Field(ge=1, le=1000)]
+    occurred_at: AwareDatetime
+    received_at: AwareDatetime | None = None
+    correlation_id: Identifier
+    idempotency_key: Identifier
+    payload: dict[str, Any]
+    signature: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class IntakeRequest(Frozen):
+    """Workflow input: the event exactly as the producer sent it, parsed only inside an activity,
+    so that even unparseable input is quarantined by the same path."""
+
+    raw: Annotated[str, StringConstraints(max_length=65536)]
+    received_at: datetime
+
+
+class IntakeResult(Frozen):
+    """Output of ``validate_event``: the idempotency gate's answer as well as validation's."""
+
+    status: Literal["accepted", "duplicate", "quarantined", "dead_lettered", "superseded"]
+    event: EventEnvelope | None = None
+    ref: EventRef | None = None
+    policy: PolicySnapshot | None = None
+    reason_code: str | None = None
+    message: str | None = None
+    previous: FinalOutcome | None = None
+
+
+class IntakeAck(Frozen):
+    """What a producer is told at once (the ``intake`` update's result)."""
+
+    status: Literal["accepted", "duplicate", "invalid"]
+    workflow_id: str
+    state: EventState
+    reason_code: str | None = None
+    message: str | None = None
+    previous: FinalOutcome | None = None
+
+
+class FinalOutcome(Frozen):
+    workflow_id: str
+    tenant_id: str | None = None
+    event_id: str | None = None
+    state: EventState
+    reason_code: str | None = None
+    receipt: Receipt | None = None
+    policy_version: str | None = None
+    payload_fingerprint: str | None = None
+
+
+# ``from __future__ import annotations`` leaves forward references as strings: resolve them
+# now that ``FinalOutcome`` exists.
+IntakeResult.model_rebuild()
+IntakeAck.model_rebuild()

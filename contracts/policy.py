@@ -1,0 +1,89 @@
+"""The policy types a workflow carries: one rule for one (tenant, event type) and its version.
+
+The matrix that holds many rules, and the code that reads it from disk, live in
+``policies/matrix.py``; these types sit here so that every layer can name a rule.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Annotated, Literal
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    model_validator,
+)
+
+from contracts.base import EVENT_TYPE_PATTERN, ID_BODY, Frozen
+
+# Weeks, days, hours, minutes, seconds only: years and months have no fixed length, and a bare
+# number would leave the reader guessing whether it meant seconds or minutes.
+_ISO_DURATION = re.compile(r"^P(?=\d|T\d)(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$")
+
+
+def _iso_duration(value: object) -> object:
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, str) and _ISO_DURATION.match(value):
+        return value
+    raise ValueError("must be an ISO-8601 duration string such as PT4H, P1D or PT1H30M")
+
+
+def _positive(value: timedelta) -> timedelta:
+    if value <= timedelta(0):
+        raise ValueError("must be longer than zero")
+    return value
+
+
+#: A span of time, written in the JSON as an ISO-8601 duration ("PT4H"); pydantic writes it
+#: back in the same form, so a snapshot survives Temporal's pydantic data converter unchanged.
+Duration = Annotated[timedelta, BeforeValidator(_iso_duration), AfterValidator(_positive)]
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+Owner = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@\-]{0,127}$")]
+TenantKey = Annotated[str, StringConstraints(pattern=rf"^(\*|{ID_BODY})$")]
+EventType = Annotated[str, StringConstraints(pattern=EVENT_TYPE_PATTERN)]
+Version = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}\.[1-9]\d*$")]
+Risk = Literal["low", "medium", "high"]
+
+
+
+class PolicyRule(Frozen):
+    """What the policy says about one action for one (tenant, event type). Every field is
+    required: a rule is read by auditors, so nothing in it is implied. Units in docs/policy.md."""
+
+    approver_roles: Annotated[tuple[Name, ...], Field(min_length=1)]
+    consent_required: StrictBool
+    max_context_age: Duration
+    max_messages_per_customer_per_day: Annotated[StrictInt, Field(ge=1)]
+    separation_of_duties: StrictBool
+    review_sla: Duration
+    review_deadline: Duration
+    fallback_owner: Owner
+    risk: Risk
+    max_info_rounds: Annotated[StrictInt, Field(ge=0, le=10)]
+    backlog_limit: Annotated[StrictInt, Field(ge=1)]
+    adapter: Name
+    action: Name
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PolicyRule:
+        if len(set(self.approver_roles)) != len(self.approver_roles):
+            raise ValueError("approver_roles lists a role twice")
+        # The SLA escalates to the fallback owner; past the deadline the review expires. An SLA
+        # at or past the deadline would expire a review nobody was ever escalated to.
+        if self.review_deadline <= self.review_sla:
+            raise ValueError("review_deadline must be longer than review_sla")
+        return self
+
+
+class PolicySnapshot(Frozen):
+    """The one rule a workflow needs, with the version to stamp on what it decides."""
+
+    version: Version
+    rule: PolicyRule

@@ -1,0 +1,127 @@
+"""Step 5: the policy gate's inputs, reviewer decisions and the state-change records."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import StringConstraints
+
+from contracts.base import EventRef, EventState, Frozen, Identifier
+from contracts.drafting import Draft, DraftResult
+from contracts.events import FinalOutcome
+
+
+class ReviewDecision(Frozen):
+    """A reviewer's decision, sent as the ``review`` update or the approve/reject signals."""
+
+    request_id: str
+    decision: Literal["approve", "reject", "request_info"]
+    reviewer: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    role: Annotated[str, StringConstraints(min_length=1, max_length=64)] = "reviewer"
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    draft_version: int
+    #: The reviewer's tenant as the sender knows it (the CLI's ``--tenant``); None when the
+    #: channel carries none. A decision for another tenant's event is refused ``cross_tenant``.
+    tenant_id: Identifier | None = None
+
+
+class ReviewAck(Frozen):
+    accepted: bool
+    state: EventState
+    message: str
+    #: Why a decision was refused (``policies.gate.AuthorizationReason``); None when accepted.
+    reason_code: str | None = None
+
+
+class ReviewTicket(Frozen):
+    """What the ``review_ticket`` query shows a reviewer: enough to decide, nothing secret."""
+
+    workflow_id: str
+    state: EventState
+    request_id: str | None
+    draft_version: int | None
+    draft: Draft | None
+    context_fields: list[str]
+    required_roles: list[str]
+    risk: str | None
+    policy_version: str | None
+    review_deadline: datetime | None
+    #: When the review's SLA passes (then the fallback owner is told).
+    review_due_at: datetime | None = None
+
+
+class Transition(Frozen):
+    seq: int
+    from_state: EventState | None
+    to_state: EventState
+    actor: str
+    reason: str
+
+
+class StepRecord(Frozen):
+    """Input of the store-only ``record_step`` local activity: state changes plus the step's own
+    write (draft, decision, outcome), all in one round trip. ``seq`` numbers come from the
+    workflow, so a retried write is a no-op."""
+
+    ref: EventRef
+    transitions: list[Transition]
+    reason_code: str | None = None
+    policy_version: str | None = None
+    draft: DraftResult | None = None
+    decision: ReviewDecision | None = None
+    outcome: FinalOutcome | None = None
+
+
+class RefusedDecision(Frozen):
+    """A decision the workflow ignored (wrong role, stale version, too late...), kept for audit."""
+
+    ref: EventRef
+    number: int
+    decision: ReviewDecision
+    refusal_code: str
+    policy_version: str | None = None
+
+
+class GateCountsRequest(Frozen):
+    """What the policy gate needs counted for one draft (``count_gate_inputs``)."""
+
+    ref: EventRef
+    adapter: str
+    action: str
+    #: The workflow's clock: review due times were written on it, so overdue is judged on it.
+    as_of: datetime
+
+
+class GateCounts(Frozen):
+    """``sends_today``: this action's receipts for this customer in the last 24 h, PENDING and
+    UNKNOWN included (they may have been delivered). ``overdue_reviews``: the tenant's events
+    waiting for review past their SLA."""
+
+    sends_today: int
+    overdue_reviews: int
+
+
+class ReviewOpening(Frozen):
+    """Input of ``open_review``: the transitions into AWAITING_REVIEW (and the draft) plus the
+    time the review's SLA passes, written in one statement."""
+
+    step: StepRecord
+    review_due_at: datetime
+
+
+class EscalationNotice(Frozen):
+    """The SLA of an open review passed: tell the fallback owner (``notify_fallback_owner``).
+    References only; the owner reads the record with ``tollgate review show``."""
+
+    ref: EventRef
+    request_id: str
+    draft_version: int
+    fallback_owner: str
+    review_due_at: datetime
+    review_deadline: datetime
+    policy_version: str
+
+
+StepRecord.model_rebuild()
+ReviewOpening.model_rebuild()
