@@ -6,20 +6,26 @@ async code, and nothing happens at import time.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 
 from adapters.standins.crm import CrmStandIn
+from adapters.standins.crm_record import CrmRecord
 from adapters.standins.messaging import MessagingStandIn
 from adapters.standins.server import Fault, PortInUseError, StandIn, StandInServer
+from adapters.standins.store import RecordStore, StoreError
 
 __all__ = [
+    "CrmRecord",
     "CrmStandIn",
     "Fault",
     "MessagingStandIn",
     "PortInUseError",
+    "RecordStore",
     "StandIn",
     "StandInServer",
     "StandIns",
+    "StoreError",
     "start_standins",
 ]
 
@@ -53,12 +59,21 @@ class StandIns:
         self.stop()
 
 
-def start_standins(host: str = "127.0.0.1", crm_port: int = 0, messaging_port: int = 0) -> StandIns:
+def start_standins(host: str = "127.0.0.1", crm_port: int = 0, messaging_port: int = 0,
+                   data_dir: Path | None = None) -> StandIns:
     """Starts both stand-ins (port 0: any free port). Raises ``PortInUseError`` naming the port,
-    and leaves nothing running, when either port is taken."""
-    crm = CrmStandIn(host=host, port=crm_port).start()
+    and leaves nothing running, when either port is taken.
+
+    ``data_dir``: where they keep their records (``crm.sqlite3``, ``messaging.sqlite3``), so a
+    restart finds them again; None keeps them in memory.
+    """
+    def file(name: str) -> Path | None:
+        return data_dir / f"{name}.sqlite3" if data_dir is not None else None
+
+    crm = CrmStandIn(host=host, port=crm_port, path=file("crm")).start()
     try:
-        messaging = MessagingStandIn(host=host, port=messaging_port).start()
+        messaging = MessagingStandIn(host=host, port=messaging_port,
+                                     path=file("messaging")).start()
     except BaseException:
         crm.stop()
         raise

@@ -1,41 +1,41 @@
 """CRM stand-in: the system of record for customers, keyed by (tenant_id, customer_id).
 
-    GET /tenants/{tenant}/customers/{id}  -> 200 CustomerRecord JSON | 404
+    GET /tenants/{tenant}/customers/{id}  -> 200 record JSON (crm_record.py) | 404
     PUT /tenants/{tenant}/customers/{id}  upsert; fields left out keep their stored value and
                                           ``updated_at`` defaults to now -> 201 created | 200
     POST|GET|DELETE /_faults              fault queue (see ``server.StandIn``)
 
 Faults apply to reads (GET), optionally for one customer id: ``delay`` (sleep, then normal),
 ``unavailable`` (503), ``rate_limit`` (429 + Retry-After) and ``malformed`` (200 with a body
-that is not a record). ``down()``/``up()`` come from the runner.
+that is not a record). ``down()``/``up()`` come from the runner. Given a ``path``, the
+customers live in that SQLite file (``store.py``) and survive a restart.
 """
 
 from __future__ import annotations
 
-import threading
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from adapters.standins.crm_record import DEMO_CUSTOMERS, CrmRecord
 from adapters.standins.server import HttpError, Request, Response, StandIn
-from contracts import CustomerRecord
+from adapters.standins.store import RecordStore
 
-#: (tenant, customer, first_name, pet_name, consent) loaded by ``seed_demo``.
-DEMO_CUSTOMERS: tuple[tuple[str, str, str, str, bool], ...] = (
-    ("acme", "C-1001", "Lan", "Miu", True),
-    ("acme", "C-1002", "Minh", "Bong", False),  # consent revoked: the demo must never send
-    ("globex", "C-2001", "Ana", "Rex", True),
-)
+
+def _key(tenant_id: str, customer_id: str) -> str:
+    return json.dumps([tenant_id, customer_id])  # unambiguous whatever the ids contain
 
 
 class CrmStandIn(StandIn):
     fault_kinds = frozenset({"delay", "unavailable", "rate_limit", "malformed"})
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, path: Path | None = None) -> None:
+        """``path``: the SQLite file that keeps the customers across restarts (None: memory)."""
         super().__init__(host=host, port=port)
-        self._lock = threading.Lock()
-        self._customers: dict[tuple[str, str], CustomerRecord] = {}
+        self.store = RecordStore(path)
 
     # --- Python API (tests, demo) -----------------------------------------------------------
 
@@ -49,8 +49,10 @@ class CrmStandIn(StandIn):
         locale: str = "en",
         pet_name: str | None = None,
         updated_at: datetime | None = None,
-    ) -> CustomerRecord:
-        record = CustomerRecord(
+        **contact: str | None,
+    ) -> CrmRecord:
+        """Replaces the whole record; ``contact``: ``notes``, ``phone``, ``email``, ``address``."""
+        record = CrmRecord(
             tenant_id=tenant_id,
             customer_id=customer_id,
             first_name=first_name,
@@ -58,47 +60,44 @@ class CrmStandIn(StandIn):
             pet_name=pet_name,
             consent_messaging=consent_messaging,
             updated_at=updated_at or datetime.now(UTC),
+            **contact,
         )
-        with self._lock:
-            self._customers[(tenant_id, customer_id)] = record
+        self.store.put(_key(tenant_id, customer_id), record.model_dump(mode="json"))
         return record
 
     def set_consent(
         self, tenant_id: str, customer_id: str, consent: bool, *, at: datetime | None = None
-    ) -> CustomerRecord:
+    ) -> CrmRecord:
         """Changes consent at the source of truth; it is a change, so ``updated_at`` moves."""
-        with self._lock:
-            current = self._customers.get((tenant_id, customer_id))
+        with self.store.lock:
+            current = self.get(tenant_id, customer_id)
             if current is None:
                 raise KeyError(f"no customer {customer_id} in tenant {tenant_id}")
             record = current.model_copy(
                 update={"consent_messaging": consent, "updated_at": at or datetime.now(UTC)}
             )
-            self._customers[(tenant_id, customer_id)] = record
+            self.store.put(_key(tenant_id, customer_id), record.model_dump(mode="json"))
         return record
 
-    def get(self, tenant_id: str, customer_id: str) -> CustomerRecord | None:
-        with self._lock:
-            return self._customers.get((tenant_id, customer_id))
+    def get(self, tenant_id: str, customer_id: str) -> CrmRecord | None:
+        found = self.store.get(_key(tenant_id, customer_id))
+        return CrmRecord.model_validate(found) if found is not None else None
 
     def remove(self, tenant_id: str, customer_id: str) -> None:
-        with self._lock:
-            self._customers.pop((tenant_id, customer_id), None)
+        self.store.delete(_key(tenant_id, customer_id))
 
-    def seed_demo(self, now: datetime | None = None) -> list[CustomerRecord]:
+    def seed_demo(self, now: datetime | None = None) -> list[CrmRecord]:
         """Loads the demo customers, all last updated one day before ``now``."""
         updated_at = (now or datetime.now(UTC)) - timedelta(days=1)
-        return [
-            self.upsert(
-                tenant,
-                customer,
-                first_name=first,
-                pet_name=pet,
-                consent_messaging=consent,
-                updated_at=updated_at,
-            )
-            for tenant, customer, first, pet, consent in DEMO_CUSTOMERS
-        ]
+        records = [CrmRecord.model_validate({**c, "updated_at": updated_at})
+                   for c in DEMO_CUSTOMERS]
+        for record in records:
+            self.store.put(_key(record.tenant_id, record.customer_id),
+                           record.model_dump(mode="json"))
+        return records
+
+    def close_store(self) -> None:
+        self.store.close()
 
     # --- HTTP -------------------------------------------------------------------------------
 
@@ -137,15 +136,15 @@ class CrmStandIn(StandIn):
         ):
             raise HttpError(400, "bad_request", "ids in the body must match the path")
         # Hold the lock across read-merge-write so two concurrent PUTs cannot lose a field.
-        with self._lock:
-            current = self._customers.get((tenant_id, customer_id))
-            merged: dict[str, Any] = current.model_dump(mode="json") if current else {}
+        with self.store.lock:
+            current = self.store.get(_key(tenant_id, customer_id))
+            merged: dict[str, Any] = dict(current or {})
             merged.update(body, tenant_id=tenant_id, customer_id=customer_id)
             merged["updated_at"] = body.get("updated_at") or datetime.now(UTC).isoformat()
             try:
-                record = CustomerRecord.model_validate(merged)
+                record = CrmRecord.model_validate(merged)
             except ValidationError as exc:
                 fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
                 raise HttpError(400, "bad_request", f"invalid fields: {fields}") from None
-            self._customers[(tenant_id, customer_id)] = record
+            self.store.put(_key(tenant_id, customer_id), record.model_dump(mode="json"))
         return Response(200 if current else 201, record.model_dump(mode="json"))

@@ -28,9 +28,11 @@ import threading
 import time
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from adapters.standins.server import Fault, HttpError, Request, Response, StandIn
+from adapters.standins.store import RecordStore
 
 _FIELDS = ("tenant_id", "recipient_ref", "channel", "body", "correlation_id")
 _STORING = frozenset(
@@ -43,12 +45,13 @@ class MessagingStandIn(StandIn):
         {"delay", "rate_limit", "unavailable", "reject", "lookup_delay", *_STORING}
     )
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, path: Path | None = None) -> None:
+        """``path``: the SQLite file that keeps messages (by key) across restarts (None: memory)."""
         super().__init__(host=host, port=port)
         # One lock over messages and counters: ThreadingHTTPServer runs handlers concurrently,
         # and "same key twice stores once" must hold under a burst of concurrent POSTs.
         self._lock = threading.Lock()
-        self._by_key: dict[str, dict[str, Any]] = {}
+        self._by_key = RecordStore(path)  # idempotency key -> message
         self._visible_at: dict[str, float] = {}  # monotonic time a lookup_delay lifts
         self._post_attempts = 0
 
@@ -66,7 +69,7 @@ class MessagingStandIn(StandIn):
 
     def messages(self, tenant_id: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
-            found = list(self._by_key.values())
+            found = self._by_key.values()
         return [dict(m) for m in found if tenant_id is None or m["tenant_id"] == tenant_id]
 
     def get_by_key(self, key: str, *, as_lookup: bool = False) -> dict[str, Any] | None:
@@ -82,6 +85,9 @@ class MessagingStandIn(StandIn):
             self._by_key.clear()
             self._visible_at.clear()
             self._post_attempts = 0
+
+    def close_store(self) -> None:
+        self._by_key.close()
 
     # --- HTTP -------------------------------------------------------------------------------
 
@@ -157,7 +163,7 @@ class MessagingStandIn(StandIn):
                 **{name: payload[name] for name in _FIELDS},
                 "created_at": datetime.now(UTC).isoformat(),
             }
-            self._by_key[key] = message
+            self._by_key.put(key, message)
             if hide_s:
                 self._visible_at[key] = time.monotonic() + hide_s
             return dict(message), True

