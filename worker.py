@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -38,9 +39,11 @@ from workflows.sweep import ReceiptSweepWorkflow
 
 
 @asynccontextmanager
-async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worker]:
+async def main_worker(client: Client, settings: Settings, *,
+                      drain: timedelta = timedelta(0)) -> AsyncIterator[Worker]:
     """The orchestration worker: workflows plus every activity that touches the store or a
-    target. One connection pool per worker."""
+    target. One connection pool per worker. ``drain``: how long activities in flight may run on
+    after shutdown starts before they are cancelled (and retried on another worker)."""
     if not settings.database_url or not settings.crm_url or not settings.messaging_url:
         raise SystemExit("DATABASE_URL, TOLLGATE_CRM_URL and TOLLGATE_MESSAGING_URL must be set "
                          "(or run `tollgate dev`)")
@@ -65,6 +68,7 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
         # the sandbox still refuses clocks, randomness and I/O inside workflow code.
         workflow_runner=SandboxedWorkflowRunner(
             restrictions=SandboxRestrictions.default.with_passthrough_all_modules()),
+        graceful_shutdown_timeout=drain,
         activities=[
             intake.validate_event, context.load_context, steps.record_step, steps.record_refusal,
             review.count_gate_inputs, review.open_review, review.notify_fallback_owner,
@@ -82,11 +86,13 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
 
 
 @asynccontextmanager
-async def draft_worker(client: Client, settings: Settings) -> AsyncIterator[Worker]:
+async def draft_worker(client: Client, settings: Settings, *,
+                       drain: timedelta = timedelta(0)) -> AsyncIterator[Worker]:
     """The model worker: only the draft activity, on its own queue."""
     provider = build_provider(DraftSettings.from_env(settings.env))
     drafts = DraftActivities(provider)
-    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE, activities=[drafts.draft_message])
+    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE, activities=[drafts.draft_message],
+                    graceful_shutdown_timeout=drain)
     async with worker:
         yield worker
 

@@ -28,11 +28,12 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _dev(args: argparse.Namespace) -> int:
-    from tollgate.devstack import DevStack, run_dev
+    from tollgate.devstack import DevStack, Ports, run_dev
 
     settings = Settings.from_env()
     stack = DevStack(state_dir=settings.state_dir, database_url=settings.env.get("DATABASE_URL"),
-                     temporal_address=settings.env.get("TEMPORAL_ADDRESS"))
+                     temporal_address=settings.env.get("TEMPORAL_ADDRESS"),
+                     ports=Ports.from_env(settings.env), reset=args.reset)
     try:
         asyncio.run(run_dev(stack))
     except KeyboardInterrupt:
@@ -54,8 +55,10 @@ def _demo(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tollgate", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("dev", help="start the embedded stack and a worker until Ctrl-C").set_defaults(
-        func=_dev)
+    dev = sub.add_parser("dev", help="start the embedded stack and a worker until Ctrl-C")
+    dev.add_argument("--reset", action="store_true",
+                     help="start empty: delete the stack's data in the state folder first")
+    dev.set_defaults(func=_dev)
     demo = sub.add_parser("demo", help="run the demo scenario end to end and check it")
     demo.add_argument("--state-dir", default=".tollgate/demo")
     demo.set_defaults(func=_demo)

