@@ -1,0 +1,76 @@
+"""Issue 18 items 1 and 4: whatever stops `tollgate dev`, nothing it started outlives it.
+
+The tests share one state folder, in order, so PostgreSQL is initialised once and every start
+after the first is also a restart on existing data.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.stack.devproc import DevProcess, alive, ports_in_use, stack_folder
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def dev() -> Iterator[DevProcess]:
+    with stack_folder() as state_dir:
+        stack = DevProcess(state_dir)
+        yield stack
+        if stack.proc is not None and stack.proc.poll() is None:
+            stack.proc.kill()
+
+
+def postgres_sockets(state_dir: Path) -> list[Path]:
+    return list((state_dir / "pgdata").glob(".s.PGSQL.*"))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT],
+                         ids=lambda s: s.name)
+def test_a_stop_signal_stops_every_part_and_exits_0(dev: DevProcess, sig: signal.Signals) -> None:
+    dev.start()
+    pids = dev.stack_pids()
+    assert len(pids) >= 4  # parent, guard, Temporal, postmaster at least
+    assert dev.proc is not None
+    dev.proc.send_signal(sig)
+
+    assert dev.wait_exit() == 0, dev.output()
+    assert alive(pids, within=5) == set(), dev.output()
+    assert ports_in_use(dev.ports) == []
+    assert postgres_sockets(dev.state_dir) == []
+    assert not (dev.state_dir / "endpoints.json").exists()
+    assert "Traceback" not in dev.output()
+
+
+def test_a_killed_parent_takes_its_servers_with_it(dev: DevProcess) -> None:
+    dev.start()
+    pids = dev.stack_pids()
+    assert dev.proc is not None
+    dev.proc.send_signal(signal.SIGKILL)
+    dev.wait_exit()
+
+    assert alive(pids, within=15) == set()
+    assert ports_in_use(dev.ports) == []
+    assert postgres_sockets(dev.state_dir) == []
+
+
+def test_a_second_start_on_a_running_folder_is_refused_in_one_line(dev: DevProcess) -> None:
+    dev.start()
+    try:
+        second = DevProcess(dev.state_dir)
+        with pytest.raises(AssertionError) as refused:
+            second.start(within=30)
+        assert second.proc is not None and second.proc.returncode == 1
+        lines = second.output().strip().splitlines()
+        assert len(lines) == 1 and "already running" in lines[0] and str(dev.proc.pid) in lines[0]
+        assert "did not come up" in str(refused.value)
+        assert (dev.state_dir / "endpoints.json").exists()  # the running stack is untouched
+    finally:
+        assert dev.proc is not None
+        dev.proc.send_signal(signal.SIGTERM)
+        assert dev.wait_exit() == 0
