@@ -6,13 +6,15 @@ after the first is also a restart on existing data.
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.stack.devproc import DevProcess, alive, ports_in_use, stack_folder
+from tests.stack.devproc import DevProcess, alive, descendants, ports_in_use, stack_folder
+from tollgate.stackguard import command_line
 
 pytestmark = pytest.mark.e2e
 
@@ -74,3 +76,21 @@ def test_a_second_start_on_a_running_folder_is_refused_in_one_line(dev: DevProce
         assert dev.proc is not None
         dev.proc.send_signal(signal.SIGTERM)
         assert dev.wait_exit() == 0
+
+
+def test_servers_left_over_from_a_killed_run_are_named_and_stopped(dev: DevProcess) -> None:
+    dev.start()
+    assert dev.proc is not None
+    guard = [pid for pid in descendants(dev.proc.pid) if "stackguard" in command_line(pid)]
+    temporal = int((dev.state_dir / "temporal.pid").read_text().split()[0])
+    postmaster = int((dev.state_dir / "pgdata" / "postmaster.pid").read_text().split()[0])
+    for pid in (*guard, dev.proc.pid):  # the guard too: nothing stops the servers now
+        os.kill(pid, signal.SIGKILL)
+    dev.wait_exit()
+    assert alive({temporal, postmaster}, within=0) == {temporal, postmaster}
+
+    dev.start()
+    assert dev.output().count("left over from an earlier run") == 2  # Temporal and PostgreSQL
+    assert alive({temporal, postmaster}, within=5) == set()
+    dev.proc.send_signal(signal.SIGTERM)
+    assert dev.wait_exit() == 0
