@@ -220,12 +220,14 @@ def _echo_flags(draft: Draft, context: dict[str, str]) -> list[Flag]:
 
 
 def _unique(flags: list[Flag]) -> list[Flag]:
+    """One flag per (finding, rule, source); every span masked of secrets and contact data,
+    since spans are stored with the workflow and shown on screen."""
     seen: set[tuple[str, str, str]] = set()
     out = []
     for f in flags:
         if (f.finding, f.rule, f.source) not in seen:
             seen.add((f.finding, f.rule, f.source))
-            out.append(f)
+            out.append(f.model_copy(update={"span": redact(f.span)[:200]}))
     return out
 
 
