@@ -75,9 +75,10 @@ def scan_context(context: dict[str, str], *, allowlist: Iterable[str] = ()) -> l
             if not sensitive.host_allowed(url, allowed):
                 flags.append(Flag(finding=f"link_in_context:{ref}", rule="link", source=ref,
                                   span=redact(url)))
-        if sensitive.MARKDOWN_LINK.search(value):
+        markdown = sensitive.MARKDOWN_LINK.search(value)
+        if markdown:
             flags.append(Flag(finding=f"link_in_context:{ref}", rule="markdown_link",
-                              source=ref, span=sensitive.MARKDOWN_LINK.search(value).group()))  # type: ignore[union-attr]
+                              source=ref, span=markdown.group()[:160]))
         if key in NAME_FIELDS and (sensitive.emails(value) or sensitive.phones(value)):
             flags.append(Flag(finding=f"contact_in_name:{ref}", rule="contact_in_name",
                               source=ref, span=redact(value)[:160]))

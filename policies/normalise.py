@@ -40,14 +40,15 @@ class Folded:
         return original if len(original) <= limit else original[: limit - 1] + "…"
 
 
+@functools.lru_cache(maxsize=1024)
 def fold(text: str, *, casefold: bool = True) -> Folded:
     """Fold ``text`` for matching (see the module docstring); ``casefold=False`` skips step 5
-    (for patterns that read capitals, such as a greeting's name)."""
-    confusable = _confusables()
+    (for patterns that read capitals, such as a greeting's name). Cached: one draft's fields
+    are folded by several checks."""
     out: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        for piece in _fold_char(char, confusable, casefold):
+        for piece in _fold_char(char, casefold):
             out.append(piece)
             origin.append(index)
     return Folded(source=text, text="".join(out), origin=tuple(origin))
@@ -66,7 +67,10 @@ def strip_format(text: str) -> str:
     )
 
 
-def _fold_char(char: str, confusable: dict[str, str], casefold: bool) -> str:
+@functools.lru_cache(maxsize=8192)
+def _fold_char(char: str, casefold: bool) -> str:
+    # Cached: messages reuse a few dozen characters, and folding one is several table lookups.
+    confusable = _confusables()
     if unicodedata.category(char) == "Cf":
         return ""
     result = []
