@@ -23,8 +23,11 @@ from policies.gate import check_context
 
 log = structlog.get_logger("tollgate.context")
 
-#: Event payload fields the drafter may see, as ``event.<name>``. Anything else stays out.
+#: What a rule from before release 2026-12-01 (no ``context_fields``) gets: the record's name,
+#: locale and pet, and these event payload fields as ``event.<name>``. Anything else stays out.
 EVENT_FIELDS = ("reminder_kind", "due_at", "channel", "notes")
+LEGACY_FIELDS = ("crm.first_name", "crm.locale", "crm.pet_name",
+                 *(f"event.{name}" for name in EVENT_FIELDS))
 
 
 class ContextActivities:
@@ -45,7 +48,8 @@ class ContextActivities:
             # The workflow records STOPPED itself, together with the final outcome.
             result = ContextResult(status="stopped", reason_code=verdict.reason_code)
         else:
-            result = ContextResult(status="ready", fields=_fields(record, request.payload),
+            names = request.policy.rule.context_fields or LEGACY_FIELDS
+            result = ContextResult(status="ready", fields=_fields(record, request.payload, names),
                                    updated_at=record.updated_at)
             await self.store.record_step(StepRecord(
                 ref=ref, policy_version=request.policy.version,
@@ -58,12 +62,17 @@ class ContextActivities:
         return result
 
 
-def _fields(record: CustomerRecord, payload: dict[str, object]) -> dict[str, str]:
-    fields = {"crm.first_name": record.first_name, "crm.locale": record.locale}
-    if record.pet_name:
-        fields["crm.pet_name"] = record.pet_name
-    for name in EVENT_FIELDS:
-        value = payload.get(name)
-        if value is not None:
-            fields[f"event.{name}"] = str(value)
+def _fields(
+    record: CustomerRecord, payload: dict[str, object], names: tuple[str, ...]
+) -> dict[str, str]:
+    """Only the facts the policy names for the action (data minimisation): a name the record
+    or the payload lacks, or leaves empty, is simply absent, and the drafter lists it as unknown."""
+    crm = record.model_dump(include={"first_name", "locale", "pet_name", "notes", "phone",
+                                     "email", "address"})
+    fields = {}
+    for name in names:
+        source, _, field = name.partition(".")
+        value = crm.get(field) if source == "crm" else payload.get(field)
+        if value is not None and str(value).strip():
+            fields[name] = str(value)
     return fields

@@ -3,10 +3,12 @@
 Order matters: the context is scanned first, so a poisoned CRM note never reaches a model; the
 answer is validated after, so a bad draft never reaches a reviewer. Outcomes:
 
-    drafted            readable and clean
-    failed_validation  injection/secret in the context (model not called), or the model refused,
-                       called a tool, broke the schema, or the validator found something; the
-                       draft itself is withheld and only a redacted excerpt is kept
+    drafted            readable, and no flag the policy stops on; the flags that do not stop
+                       (``DraftResult.flags``: rule, span, source) go to the reviewer with it
+    failed_validation  a flag the policy's ``stop_flags`` name (every flag under a rule from
+                       before 2026-12-01): in the context, the model is not called at all; or
+                       the model refused, called a tool or broke the schema; the draft itself
+                       is withheld and only a redacted excerpt is kept
     unreadable         the last allowed attempt still could not be read: a reviewer gets the
                        redacted excerpt instead of the record failing
     ApplicationError   anything else (429, timeouts, 5xx, an unreadable answer before the last
@@ -32,9 +34,9 @@ from adapters.draft_parsing import (
     ToolCallInOutput,
     UnreadableOutput,
 )
-from contracts import DraftRequest, DraftResult
+from contracts import DraftRequest, DraftResult, Flag
 from contracts.errors import ErrorClass, TollgateError
-from policies.draft_validator import redact, scan_context_for_injection, validate_draft
+from policies.draft_validator import inspect_draft, redact, scan_context, stopping
 from policies.prompts import PROMPT_VERSION, build_prompt
 from workflows.timeouts import DRAFT_MAX_ATTEMPTS
 
@@ -86,10 +88,14 @@ class DraftActivities:
         context = dict(request.context)
         if request.reviewer_note:
             context["review.note"] = request.reviewer_note
-        findings = scan_context_for_injection(context)
-        if findings:
+        shape = request.rule.output if request.rule else None
+        allowlist = {*self._links, *self._recipients, *(shape.allowlist if shape else ())}
+        context_flags = scan_context(context, allowlist=allowlist)
+        stops = stopping(context_flags, request.rule)
+        if stops:
             fields["error_class"] = ErrorClass.SECURITY_INCIDENT.value
-            return self._result(request, "failed_validation", findings=findings)
+            return self._result(request, "failed_validation", findings=stops,
+                                flags=context_flags)
         try:
             answer = await self._provider.propose(build_prompt(request))
         except (ModelRefused, ToolCallInOutput, DraftSchemaError) as exc:
@@ -105,15 +111,18 @@ class DraftActivities:
             fields.update(error_class=exc.error_class.value, error_code=exc.code)
             raise to_application_error(exc) from None
         fields["model"] = answer.model
-        findings = validate_draft(
+        flags = context_flags + inspect_draft(
             answer.draft,
             request,
             link_allowlist=self._links,
             recipient_allowlist=self._recipients,
         )
-        if findings:
-            return self._result(request, "failed_validation", findings, answer.raw, answer)
-        return self._result(request, "drafted", answer=answer)
+        stops = stopping(flags, request.rule)
+        if stops:
+            return self._result(request, "failed_validation", stops, answer.raw, answer, flags)
+        # Flags that do not stop the event travel with the draft: a person decides on them.
+        findings = list(dict.fromkeys(f.finding for f in flags))
+        return self._result(request, "drafted", findings, answer=answer, flags=flags)
 
     def _result(
         self,
@@ -122,6 +131,7 @@ class DraftActivities:
         findings: list[str] | None = None,
         raw: str | None = None,
         answer: ModelAnswer | None = None,
+        flags: list[Flag] | None = None,
     ) -> DraftResult:
         return DraftResult.model_validate(
             {
@@ -135,6 +145,7 @@ class DraftActivities:
                 "prompt_version": PROMPT_VERSION,
                 "findings": findings or [],
                 "raw_excerpt": excerpt(raw) if raw is not None else None,
+                "flags": flags or [],
             }
         )
 

@@ -14,6 +14,9 @@
 A read has no side effect, so every failure to get an answer is simply retryable. Fields the
 contract does not know are ignored (the CRM may grow); fields it needs must be present and of the
 right type: ``consent_messaging`` must be a JSON boolean, since "yes" or 1 decides nothing.
+The free-text and contact fields (``notes``, ``phone``, ``email``, ``address``) are optional and
+mapped as they come; a blank one is read as absent. Which of them reach a draft is the policy's
+call (``PolicyRule.context_fields``), not this adapter's.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from contracts import CustomerRecord
 from contracts.errors import DeadLetterError, RateLimited, RetryableError, SecurityIncident
 
 _KNOWN_FIELDS = frozenset(CustomerRecord.model_fields)
+_OPTIONAL_TEXT = ("notes", "phone", "email", "address", "pet_name")
 
 
 class CrmHttpSource(HttpPort):
@@ -76,8 +80,12 @@ def _parse_record(response: httpx.Response) -> CustomerRecord:
         raise RetryableError("crm_bad_response", "CRM body is not an object")
     if not isinstance(data.get("consent_messaging"), bool):
         raise RetryableError("crm_bad_response", "consent_messaging is not a boolean")
+    known = {k: v for k, v in data.items() if k in _KNOWN_FIELDS}
+    for field in _OPTIONAL_TEXT:
+        if isinstance(known.get(field), str) and not known[field].strip():
+            known[field] = None
     try:
-        return CustomerRecord.model_validate({k: v for k, v in data.items() if k in _KNOWN_FIELDS})
+        return CustomerRecord.model_validate(known)
     except ValidationError as exc:
         # Field names only: the values are customer data.
         fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})

@@ -2,16 +2,25 @@
 randomness: the same request always gives the same draft, built only from the context facts it
 was given, and each fact it uses is cited as a source ref (so it passes the same validator a
 real model's draft must pass, and the demo needs no key).
+
+Name fields are typed by people, so a "name" is used only when it looks like one: a CRM name
+field holding "Lan (call 0912 345 678)" or a sentence is left out and listed as unknown, so the
+template can never carry a phone number, an e-mail or an instruction from it into a message.
+Free-text facts (notes) are never copied at all.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from adapters.base import ModelAnswer
 from contracts import Draft, DraftPrompt, DraftRequest
 
 OFFLINE_MODEL = "offline-template-v1"
+# Letters, with spaces, hyphens, apostrophes or an initial's dot between at most four words.
+# The adapter layer may not import policies, so this mirrors policies.taint.looks_like_name.
+_NAME = re.compile(r"^[^\W\d_]+(?:[ .'\u2019-]{1,2}[^\W\d_]+){0,3}\.?$")
 
 _MONTHS = {
     "en": [
@@ -68,8 +77,8 @@ def draft_offline(request: DraftRequest) -> Draft:
         else:
             unknowns.append(ref)
 
-    use("crm.first_name", "name", ctx.get("crm.first_name", "").strip())
-    pet = ctx.get("crm.pet_name", "").strip()
+    use("crm.first_name", "name", _name(ctx.get("crm.first_name", "")))
+    pet = _name(ctx.get("crm.pet_name", ""))
     use("crm.pet_name", "whose", (f"{pet}'s" if locale == "en" else pet) if pet else None)
     kind = ctx.get("event.reminder_kind", "").strip()
     use("event.reminder_kind", "kind", _KINDS[locale].get(kind, kind.replace("_", " ")))
@@ -84,6 +93,11 @@ def draft_offline(request: DraftRequest) -> Draft:
         # No model estimated anything: recording a number here would be made up.
         confidence=None,
     )
+
+
+def _name(value: str) -> str:
+    value = value.strip()
+    return value if len(value) <= 40 and _NAME.match(value) else ""
 
 
 def _format_date(value: str, locale: str) -> str | None:

@@ -35,6 +35,7 @@ from contracts.drafting import (
     DraftPrompt,
     DraftRequest,
     DraftResult,
+    Flag,
 )
 from contracts.events import (
     EventEnvelope,
@@ -43,7 +44,7 @@ from contracts.events import (
     IntakeRequest,
     IntakeResult,
 )
-from contracts.policy import PolicyRule, PolicySnapshot, Risk
+from contracts.policy import OutputShape, PolicyRule, PolicySnapshot, Risk
 from contracts.review import (
     EscalationNotice,
     GateCounts,
@@ -61,9 +62,9 @@ __all__ = [
     "EVENT_TYPE_PATTERN", "ID_BODY", "ID_PATTERN", "TERMINAL_STATES", "ActionRequest",
     "ContextRequest", "ContextResult", "CustomerRecord", "Draft", "DraftPrompt", "DraftRequest",
     "DraftResult", "EscalationNotice", "EventEnvelope", "EventRef", "EventState", "EventType",
-    "ExecuteRequest", "ExecuteResult", "FinalOutcome", "Frozen", "GateCounts",
+    "ExecuteRequest", "ExecuteResult", "FinalOutcome", "Flag", "Frozen", "GateCounts",
     "GateCountsRequest", "Identifier", "IntakeAck", "IntakeRequest", "IntakeResult",
-    "PolicyRule", "PolicySnapshot", "Receipt", "ReceiptStatus", "ReconcileRequest",
+    "OutputShape", "PolicyRule", "PolicySnapshot", "Receipt", "ReceiptStatus", "ReconcileRequest",
     "ReconcileResult", "RefusedDecision", "ReviewAck", "ReviewDecision", "ReviewOpening",
     "ReviewTicket", "Risk", "StepRecord", "Transition",
 ]

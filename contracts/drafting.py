@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, Field, StringConstraints
 
 from contracts.base import EventRef, Frozen
-from contracts.policy import PolicySnapshot
+from contracts.policy import PolicyRule, PolicySnapshot
 
 
 class CustomerRecord(Frozen):
@@ -21,6 +21,12 @@ class CustomerRecord(Frozen):
     pet_name: str | None = None
     consent_messaging: bool
     updated_at: AwareDatetime
+    # Free text and contact data: read only when the action's policy names them
+    # (``PolicyRule.context_fields``); everything here was typed by a person, so it is untrusted.
+    notes: str | None = None
+    phone: str | None = None
+    email: str | None = None
+    address: str | None = None
 
 
 class ContextRequest(Frozen):
@@ -58,6 +64,25 @@ class DraftRequest(Frozen):
     prompt_version: str
     version: int = 1
     reviewer_note: str | None = None
+    #: The action's rule: what the message may contain and which flags stop the event. None
+    #: for a request built before release 2026-12-01 (the worker's allowlists apply).
+    rule: PolicyRule | None = None
+
+
+class Flag(Frozen):
+    """One thing the validator wants a reviewer to look at.
+
+    ``finding`` is the loggable code (``injection_in_context:crm.notes``); ``rule`` the named
+    check that matched (``role_marker``, ``echo_untrusted``); ``source`` where the span was
+    found (``draft.message``, ``crm.notes``); ``span`` the original text behind the match,
+    cut short and with secrets masked. The span is customer text: it goes to the reviewer and
+    the store, never to a log line.
+    """
+
+    finding: Annotated[str, StringConstraints(max_length=100)]
+    rule: Annotated[str, StringConstraints(max_length=64)]
+    source: Annotated[str, StringConstraints(max_length=80)]
+    span: Annotated[str, StringConstraints(max_length=200)] = ""
 
 
 class DraftResult(Frozen):
@@ -73,6 +98,9 @@ class DraftResult(Frozen):
     prompt_version: str
     findings: list[str] = Field(default_factory=list)
     raw_excerpt: str | None = None
+    #: Every flag with its span; a ``drafted`` result may carry flags that do not stop the
+    #: event (the policy's ``stop_flags`` decide), and the reviewer sees each of them.
+    flags: list[Flag] = Field(default_factory=list)
 
 
 class DraftPrompt(Frozen):

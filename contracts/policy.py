@@ -50,12 +50,33 @@ TenantKey = Annotated[str, StringConstraints(pattern=rf"^(\*|{ID_BODY})$")]
 EventType = Annotated[str, StringConstraints(pattern=EVENT_TYPE_PATTERN)]
 Version = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}\.[1-9]\d*$")]
 Risk = Literal["low", "medium", "high"]
+#: A context fact the context step may read: ``crm.<field>`` or ``event.<field>``.
+ContextField = Annotated[str, StringConstraints(pattern=r"^(?:crm|event)\.[a-z][a-z0-9_]{0,63}$")]
+#: A host ("happypaws.vn"), a phone number or an e-mail address a message may name.
+AllowlistEntry = Annotated[str, StringConstraints(min_length=3, max_length=254)]
 
+
+class OutputShape(Frozen):
+    """What one action's message may contain (issue 17). Every kind of content is refused unless
+    the shape says yes; an allowed kind still has to name something on ``allowlist`` (the
+    clinic's own hotline, its booking site), except the customer's own contact data, which is
+    allowed only when ``customer_contact`` is true."""
+
+    max_length: Annotated[StrictInt, Field(ge=1, le=1000)] = 1000
+    links: StrictBool = False
+    phone_numbers: StrictBool = False
+    email_addresses: StrictBool = False
+    customer_contact: StrictBool = False
+    allowlist: tuple[AllowlistEntry, ...] = ()
 
 
 class PolicyRule(Frozen):
-    """What the policy says about one action for one (tenant, event type). Every field is
-    required: a rule is read by auditors, so nothing in it is implied. Units in docs/policy.md."""
+    """What the policy says about one action for one (tenant, event type). Units in
+    docs/policy.md. The first thirteen fields are required: a rule is read by auditors, so
+    nothing in it is implied. The last three came with release 2026-12-01 and are optional only
+    so that the released 2026-11-30 file keeps loading; None means what that file meant
+    (the fixed context set, the worker's allowlists, every validator flag stops the event).
+    ``tests/policies/test_matrix.py`` requires them in every release from 2026-12-01 on."""
 
     approver_roles: Annotated[tuple[Name, ...], Field(min_length=1)]
     consent_required: StrictBool
@@ -70,6 +91,13 @@ class PolicyRule(Frozen):
     backlog_limit: Annotated[StrictInt, Field(ge=1)]
     adapter: Name
     action: Name
+    #: The context facts the context step reads for this action; nothing else is fetched.
+    context_fields: tuple[ContextField, ...] | None = None
+    #: What the action's message may contain.
+    output: OutputShape | None = None
+    #: Validator findings (their code, before any ":") that stop the event outright; any other
+    #: flag goes to the reviewer with the draft. An empty tuple stops on nothing.
+    stop_flags: tuple[Name, ...] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> PolicyRule:

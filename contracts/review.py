@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import StringConstraints
 
 from contracts.base import EventRef, EventState, Frozen, Identifier
-from contracts.drafting import Draft, DraftResult
+from contracts.drafting import Draft, DraftResult, Flag
 from contracts.events import FinalOutcome
 
 
@@ -49,6 +49,8 @@ class ReviewTicket(Frozen):
     review_deadline: datetime | None
     #: When the review's SLA passes (then the fallback owner is told).
     review_due_at: datetime | None = None
+    #: What the validator wants the reviewer to look at (rule, span, where it came from).
+    flags: list[Flag] = []
 
 
 class Transition(Frozen):

@@ -1,118 +1,132 @@
 """The gate between a model's draft and a reviewer. Pure: no I/O, callable from a workflow.
 
-A finding is ``code`` or ``code:detail``; the detail is only ever a source-ref key or a fixed
-word, never text from the draft, so findings can be logged and stored as they are. Empty list =
-the draft may go to review. What is checked and why (docs/drafting.md has the long version):
+Every check yields a ``Flag``: a loggable ``finding`` code (``code`` or ``code:detail``, where
+the detail is only ever a source-ref key or a fixed word), the named ``rule`` that matched,
+the ``source`` field and the original ``span`` (for the reviewer, never for a log line). The
+policy's ``stop_flags`` say which findings stop the event; every other flag travels with the
+draft to the reviewer (docs/drafting.md has the long version):
 
-    unknown_source_ref:<ref>  a cited fact the model was not given (it made it up)
-    link_not_allowed          a link whose host is not on the tenant's allowlist (phishing)
-    secret_like:<kind>        API keys, tokens, passwords, private keys, card numbers
-    foreign_pii:<kind>        e-mails/phones not in the context, a greeting to someone else
-    injection_in_output       instructions aimed at a model or a tool inside the draft
-    injection_in_context:<k>  the same inside a context fact: the model is not called at all
-    secret_in_context:<k>     a credential in a context fact: the model must never see one
-    tool_call                 tool/function-call syntax in the text
-    action_claim              "we have booked/sent/charged": only code says an action happened
+    unknown_source_ref:<ref>   a cited fact the model was not given (it made it up)
+    link_not_allowed           a link the action's shape does not allow, or a host off its
+                               allowlist, or a markdown link (its text hides its target)
+    secret_like:<kind>         API keys, tokens, passwords, private keys, card numbers
+    foreign_pii:<kind>         e-mails/phones the shape does not allow, a greeting to someone else
+    customer_contact:<kind>    the customer's own phone/e-mail/address, unless the rule asks
+    too_long                   over the shape's ``max_length``
+    echo_untrusted:<ref>       the draft repeats an untrusted fact at length (names excepted)
+    injection_in_output        text aimed at a model, a tool or a reviewer inside the draft
+    injection_in_context:<k>   the same inside a context fact
+    link_in_context:<k>        a link in a context fact that the allowlist does not cover
+    contact_in_name:<k>        a phone number or e-mail typed into a name field
+    secret_in_context:<k>      a credential in a context fact: the model must never see one
+    tool_call                  tool/function-call shapes in the draft
+    action_claim               "we have booked/sent/charged": only code says an action happened
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+from collections.abc import Iterable
 
-from contracts import Draft, DraftRequest
+from contracts import Draft, DraftRequest, Flag, OutputShape, PolicyRule
+from policies import sensitive
+from policies.injection_rules import match_rules
+from policies.normalise import fold, fold_text
+from policies.sensitive import redact
+from policies.taint import (
+    CONTACT_FIELDS,
+    NAME_FIELDS,
+    echoed_span,
+    is_untrusted,
+    looks_like_name,
+)
 
-_I = re.IGNORECASE
+__all__ = ["inspect_draft", "redact", "scan_context", "scan_context_for_injection", "stopping",
+           "validate_draft"]
+
 _REF = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){1,4}$")
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u00ad"))
-
-# Matched on text folded to ASCII (diacritics stripped, NFKC), so "bỏ qua" and "bo qua" and
-# full-width letters all hit the same pattern.
-_INJECTION = re.compile(
-    "|".join(
-        [
-            r"\b(?:ignore|disregard|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
-            r"(?:previous|prior|above|earlier|preceding|system|safety|original|these|your)?"
-            r"\s*(?:instructions?|rules|prompts?|directions|guidelines|context|constraints)",
-            r"\bforget\s+(?:all|everything|what)\b[^.\n]{0,30}\b(?:told|instructions|rules|above)",
-            r"\bsystem\s+prompt\b",
-            r"\b(?:reveal|print|show|repeat|output|leak)\s+(?:me\s+)?(?:your|the)\s+(?:hidden\s+)?"
-            r"(?:system\s+)?(?:prompt|instructions)",
-            r"\b(?:new|updated|real|override)\s+instructions?\s*:",
-            r"\byou\s+are\s+now\s+(?:dan\b|in\s+\w+\s+mode|an?\s+(?:unrestricted|unfiltered|"
-            r"different|new|evil)\b)",
-            r"\b(?:developer|god|jailbreak|dan)\s+mode\b|\bjailbr[eo]ak|\bdo\s+anything\s+now\b",
-            r"\bpretend\s+(?:to\s+be|you\s+are)\b|\bact\s+as\s+(?:an?\s+)?(?:admin|system|root)",
-            r"^\s*(?:system|assistant|developer)\s*:",
-            r"<\|[a-z_]+\|>|\[/?inst\]|<</?sys>>|#{2,}\s*(?:system|instruction)",
-            r"</?\s*(?:system|instructions?|context|prompt)\s*>|<<<|>>>",
-            r"\b(?:send|forward|email|export|share|leak)\b[^.\n]{0,60}\b(?:all|every|other)\s+"
-            r"(?:customers?|clients?|users?|contacts?|records?|phone|emails?)",
-            r"\b(?:call|use|invoke|run|execute|trigger)\s+(?:the\s+)?[\w-]*\s*(?:tool|function)\b",
-            r"\bbo\s+qua\s+(?:moi|tat\s+ca|cac|nhung)?\s*(?:huong\s+dan|chi\s+dan|quy\s+tac|lenh)",
-            r"\b(?:quen|phot\s+lo)\s+(?:di\s+)?(?:moi|tat\s+ca|cac)\s+(?:huong\s+dan|chi\s+dan)",
-            r"\bhuong\s+dan\s+moi\s*:|\bbay\s+gio\s+ban\s+la\b|\bloi\s+nhac\s+he\s+thong\b",
-        ]
-    ),
-    _I | re.MULTILINE,
-)
-_TOOL_SYNTAX = re.compile(
-    r'"(?:tool_calls?|function_call|tool_use)"|<\s*/?\s*(?:function_calls|tool_use|invoke|'
-    r'antml:[a-z_]+)\b|\bfunctions\.\w+\s*\(|\{\s*"(?:tool|function|name|action)"\s*:',
-    _I,
-)
 _ACTION_CLAIM = re.compile(
     r"\b(?:i|we)(?:\s+have|'ve)?\s+(?:already\s+)?(?:booked|scheduled|cancell?ed|charged|"
     r"refunded|sent|paid|confirmed|rescheduled)\s+(?:your|the|an?|it|this|\w+'s)\b"
     r"|\b(?:appointment|booking|visit|payment|refund|order)\s+(?:is|has\s+been|was)\s+"
-    r"(?:now\s+)?(?:confirmed|booked|scheduled|processed|completed|cancell?ed|paid)\b",
-    _I,
+    r"(?:now\s+)?(?:confirmed|booked|scheduled|processed|completed|cancell?ed|paid)\b"
 )
-_SECRETS: dict[str, re.Pattern[str]] = {
-    "api_key": re.compile(
-        r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}"
-        r"|gh[pousr]_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|(?:sk|pk|rk)_live_\w{10,})"
-    ),
-    "token": re.compile(
-        r"\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*|\bbearer\s+[\w.~+/-]{12,}"
-        r"|\b(?=[A-Za-z0-9_-]{32,})(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]+",
-        _I,
-    ),
-    "password": re.compile(
-        r"\b(?:password|passwd|passcode|pwd|m[aậ]t\s+kh[aẩ]u|api[\s_-]?key|access[\s_-]?key|otp)"
-        r"\s*(?:is|l[aà]|:|=)\s*\S+|\b(?:secret|token)\s*[:=]\s*\S+",
-        _I,
-    ),
-    "private_key": re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
-}
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_URL = re.compile(
-    r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"')\]]+"
-    r"|(?<![@\w.-])(?:[a-z0-9-]+\.)+(?:com|net|org|io|vn|co|ly|info|biz|xyz|app|link|me|ru|cn|top|site|"
-    r"online|gl|sh|to|cc|tk)\b(?:/[^\s<>\"')\]]*)?",
-    _I,
-)
-# Dates and times are digit runs too: blank them out before looking for phone numbers.
-_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?|\d{1,2}[/.:]\d{2}")
-_PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d\s().-]{6,}\d(?!\w)")
 _GREETING = re.compile(
     r"^\W*(?i:hi|hello|hey|dear|good\s+(?:morning|afternoon|evening)|xin\s+chao|chao),?"
     r"(?:\s+(?i:anh|chi|em|ban|co|chu|mr\.?|ms\.?|mrs\.?))?\s+([A-Z][\w'-]*)"
 )
 _NOT_NAMES = frozenset({"there", "team", "friend", "friends", "valued", "customer", "pet", "sir"})
+#: The shape of a request built before release 2026-12-01: the worker's allowlists decide.
+_LEGACY_SHAPE = OutputShape(links=True, phone_numbers=True, email_addresses=True,
+                            customer_contact=True)
+
+
+def scan_context(context: dict[str, str], *, allowlist: Iterable[str] = ()) -> list[Flag]:
+    """Flags for context facts that carry instructions, links, credentials or contact data
+    where a name belongs (keys sorted, so the order is stable)."""
+    allowed = frozenset(a.lower() for a in allowlist)
+    flags: list[Flag] = []
+    for key in sorted(context):
+        value, ref = context[key], _safe_ref(key)
+        for rule, span in match_rules(fold(value)):
+            flags.append(Flag(finding=f"injection_in_context:{ref}", rule=rule, source=ref,
+                              span=redact(span)))
+        for url in sensitive.links(value):
+            if not sensitive.host_allowed(url, allowed):
+                flags.append(Flag(finding=f"link_in_context:{ref}", rule="link", source=ref,
+                                  span=redact(url)))
+        markdown = sensitive.MARKDOWN_LINK.search(value)
+        if markdown:
+            flags.append(Flag(finding=f"link_in_context:{ref}", rule="markdown_link",
+                              source=ref, span=markdown.group()[:160]))
+        if key in NAME_FIELDS and (sensitive.emails(value) or sensitive.phones(value)):
+            flags.append(Flag(finding=f"contact_in_name:{ref}", rule="contact_in_name",
+                              source=ref, span=redact(value)[:160]))
+        for kind in sensitive.secret_kinds(value):
+            flags.append(Flag(finding=f"secret_in_context:{ref}", rule=kind, source=ref,
+                              span=f"[{kind}]"))
+    return _unique(flags)
 
 
 def scan_context_for_injection(context: dict[str, str]) -> list[str]:
-    """Findings for context facts that carry instructions or credentials (keys sorted)."""
-    findings = []
-    for key in sorted(context):
-        folded = _fold(context[key])
-        if _INJECTION.search(folded) or _TOOL_SYNTAX.search(folded):
-            findings.append(f"injection_in_context:{_safe_ref(key)}")
-        if _secret_kinds(context[key]):
-            findings.append(f"secret_in_context:{_safe_ref(key)}")
-    return findings
+    """The finding codes of ``scan_context``, each once, in key order."""
+    return list(dict.fromkeys(f.finding for f in scan_context(context)))
+
+
+def inspect_draft(
+    draft: Draft,
+    request: DraftRequest,
+    *,
+    link_allowlist: frozenset[str] = frozenset(),
+    recipient_allowlist: frozenset[str] = frozenset(),
+) -> list[Flag]:
+    """Every flag for a parsed draft against the request it answers. Empty list = clean.
+
+    Args:
+        link_allowlist, recipient_allowlist: the worker's allowlists, added to the allowlist of
+            the action's output shape (``request.rule.output``); with no shape (a rule from
+            before 2026-12-01) links, phones and e-mails are allowed when on these lists.
+    """
+    shape = request.rule.output if request.rule and request.rule.output else _LEGACY_SHAPE
+    allowed = frozenset(a.lower() for a in (*shape.allowlist, *link_allowlist,
+                                            *recipient_allowlist))
+    flags = [
+        Flag(finding=f"unknown_source_ref:{_safe_ref(ref)}", rule="unknown_source_ref",
+             source="draft.source_refs", span=_safe_ref(ref))
+        for ref in dict.fromkeys(draft.source_refs)
+        if ref not in request.context
+    ]
+    fields = {"draft.message": draft.message, "draft.reason": draft.reason,
+              **{f"draft.unknowns.{i}": u for i, u in enumerate(draft.unknowns)}}
+    for source, text in fields.items():
+        if text:
+            flags += _text_flags(text, source, shape, allowed)
+    flags += _contact_flags(draft.message, request.context, shape, allowed)
+    if len(draft.message) > shape.max_length:
+        flags.append(Flag(finding="too_long", rule="max_length", source="draft.message",
+                          span=f"{len(draft.message)} > {shape.max_length} characters"))
+    flags += _echo_flags(draft, request.context)
+    return _unique(flags)
 
 
 def validate_draft(
@@ -122,99 +136,101 @@ def validate_draft(
     link_allowlist: frozenset[str] = frozenset(),
     recipient_allowlist: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """Check a parsed draft against the request it answers. Empty list = ok.
-
-    Args:
-        link_allowlist: hosts a link may point at (a subdomain of an entry counts); none by
-            default, so a draft with any link fails until a tenant's policy allows its domain.
-        recipient_allowlist: e-mails or phone numbers the message may name besides the ones in
-            the context (the clinic's own front desk, for instance).
-    """
-    findings = [
-        f"unknown_source_ref:{_safe_ref(ref)}"
-        for ref in dict.fromkeys(draft.source_refs)
-        if ref not in request.context
-    ]
-    text = "\n".join([draft.message, draft.reason, *draft.unknowns])
-    folded = _fold(text)
-    findings += [f"secret_like:{kind}" for kind in _secret_kinds(text)]
-    findings += _foreign_pii(draft.message, request.context, recipient_allowlist)
-    if any(not _host_allowed(url, link_allowlist) for url in _URL.findall(text)):
-        findings.append("link_not_allowed")
-    if _INJECTION.search(folded):
-        findings.append("injection_in_output")
-    if _TOOL_SYNTAX.search(folded):
-        findings.append("tool_call")
-    if _ACTION_CLAIM.search(folded):
-        findings.append("action_claim")
-    return findings
+    """The finding codes of ``inspect_draft``, each once. Empty list = ok."""
+    flags = inspect_draft(draft, request, link_allowlist=link_allowlist,
+                          recipient_allowlist=recipient_allowlist)
+    return list(dict.fromkeys(f.finding for f in flags))
 
 
-def redact(text: str) -> str:
-    """Mask secret-looking strings, card numbers, e-mails and phone numbers (for raw excerpts)."""
-    for kind, pattern in _SECRETS.items():
-        text = pattern.sub(f"[{kind}]", text)
-    text = _CARD.sub(lambda m: "[card]" if _luhn(m.group()) else m.group(), text)
-    text = _EMAIL.sub("[email]", text)
-    return _PHONE.sub(lambda m: "[phone]" if _is_phone(m.group()) else m.group(), text)
+def stopping(flags: Iterable[Flag], rule: PolicyRule | None) -> list[str]:
+    """The findings among ``flags`` that stop the event under ``rule`` (all of them when the
+    rule predates ``stop_flags``)."""
+    codes = list(dict.fromkeys(f.finding for f in flags))
+    if rule is None or rule.stop_flags is None:
+        return codes
+    return [c for c in codes if c.split(":", 1)[0] in rule.stop_flags]
 
 
-def _secret_kinds(text: str) -> list[str]:
-    folded = _fold(text)
-    kinds = [k for k, pattern in _SECRETS.items() if pattern.search(text) or pattern.search(folded)]
-    if any(_luhn(m.group()) for m in _CARD.finditer(text)):
-        kinds.append("card_number")
-    return kinds
+def _text_flags(text: str, source: str, shape: OutputShape, allowed: frozenset[str]) -> list[Flag]:
+    flags = [Flag(finding=f"secret_like:{kind}", rule=kind, source=source, span=f"[{kind}]")
+             for kind in sensitive.secret_kinds(text)]
+    for rule, span in match_rules(fold(text)):
+        finding = "tool_call" if rule == "tool_call_shape" else "injection_in_output"
+        flags.append(Flag(finding=finding, rule=rule, source=source, span=redact(span)))
+    for url in sensitive.links(text):
+        if not shape.links or not sensitive.host_allowed(url, allowed):
+            flags.append(Flag(finding="link_not_allowed", rule="link", source=source,
+                              span=redact(url)))
+    markdown = sensitive.MARKDOWN_LINK.search(text)
+    if markdown:
+        flags.append(Flag(finding="link_not_allowed", rule="markdown_link", source=source,
+                          span=markdown.group()[:160]))
+    claim = _ACTION_CLAIM.search(fold_text(text))
+    if claim:
+        flags.append(Flag(finding="action_claim", rule="action_claim", source=source,
+                          span=claim.group()))
+    return flags
 
 
-def _foreign_pii(message: str, context: dict[str, str], allowed: frozenset[str]) -> list[str]:
-    known = " ".join(context.values()).lower()
-    known_digits = {_digits(v) for v in [*context.values(), *allowed] if len(_digits(v)) >= 7}
-    findings = []
-    if any(e.lower() not in known and e.lower() not in allowed for e in _EMAIL.findall(message)):
-        findings.append("foreign_pii:email")
-    scrubbed = _DATE_TIME.sub(" ", _EMAIL.sub(" ", message))
-    for pattern in _SECRETS.values():  # a token's digits are not a phone number
-        scrubbed = pattern.sub(" ", scrubbed)
-    phones = [p for p in _PHONE.findall(scrubbed) if _is_phone(p) and not _luhn(p)]
-    if any(_digits(p) not in known_digits for p in phones):
-        findings.append("foreign_pii:phone")
-    greeted = _GREETING.match(_fold(message))
+def _contact_flags(
+    message: str, context: dict[str, str], shape: OutputShape, allowed: frozenset[str]
+) -> list[Flag]:
+    own = {kind: context.get(key, "") for key, kind in CONTACT_FIELDS.items()}
+    flags = []
+
+    def flag(finding: str, rule: str, span: str) -> None:
+        flags.append(Flag(finding=finding, rule=rule, source="draft.message", span=span))
+
+    allowed_digits = {sensitive.digits(a) for a in allowed if sensitive.is_phone(a)}
+    for email in sensitive.emails(message):
+        if own["email"] and email.lower() == own["email"].strip().lower():
+            if not shape.customer_contact:
+                flag("customer_contact:email", "customer_contact", email)
+        elif not shape.email_addresses or email.lower() not in allowed:
+            flag("foreign_pii:email", "email_not_allowed", email)
+    for phone in sensitive.phones(message):
+        number = sensitive.digits(phone)
+        if own["phone"] and number == sensitive.digits(own["phone"]):
+            if not shape.customer_contact:
+                flag("customer_contact:phone", "customer_contact", phone.strip())
+        elif not shape.phone_numbers or number not in allowed_digits:
+            flag("foreign_pii:phone", "phone_not_allowed", phone.strip())
+    address = own["address"].strip()
+    if address and not shape.customer_contact and echoed_span(message, address, 3):
+        flag("customer_contact:address", "customer_contact", address[:160])
+    greeted = _GREETING.match(fold(message, casefold=False).text)
     if greeted and "crm.first_name" in context:
-        name = greeted.group(1).lower().removesuffix("'s")
-        if name not in _fold(known) and name not in _NOT_NAMES:
-            findings.append("foreign_pii:name")
-    return findings
+        name = fold_text(greeted.group(1)).removesuffix("'s")
+        if name not in fold_text(" ".join(context.values())) and name not in _NOT_NAMES:
+            flag("foreign_pii:name", "greeting_name", greeted.group(1))
+    return flags
 
 
-def _host_allowed(url: str, allowlist: frozenset[str]) -> bool:
-    authority = re.sub(r"^(?:[a-z]+://)?", "", url.lower()).split("/")[0]
-    # "https://clinic.vn@evil.com" goes to evil.com: the host is after the last "@".
-    host = authority.rsplit("@", 1)[-1].split(":")[0]
-    return any(host == a or host.endswith("." + a) for a in allowlist)
+def _echo_flags(draft: Draft, context: dict[str, str]) -> list[Flag]:
+    flags = []
+    for key in sorted(context):
+        value = context[key]
+        if not is_untrusted(key) or (key in NAME_FIELDS and looks_like_name(value)):
+            continue
+        for source, text in (("draft.message", draft.message), ("draft.reason", draft.reason)):
+            span = echoed_span(text, value)
+            if span:
+                flags.append(Flag(finding=f"echo_untrusted:{_safe_ref(key)}",
+                                  rule="echo_untrusted", source=source, span=redact(span)))
+    return flags
 
 
-def _fold(text: str) -> str:
-    text = unicodedata.normalize("NFKD", text.translate(_ZERO_WIDTH)).replace("đ", "d")
-    text = "".join(c for c in text if not unicodedata.combining(c)).replace("Đ", "D")
-    return unicodedata.normalize("NFKC", text)
+def _unique(flags: list[Flag]) -> list[Flag]:
+    """One flag per (finding, rule, source); every span masked of secrets and contact data,
+    since spans are stored with the workflow and shown on screen."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for f in flags:
+        if (f.finding, f.rule, f.source) not in seen:
+            seen.add((f.finding, f.rule, f.source))
+            out.append(f.model_copy(update={"span": redact(f.span)[:200]}))
+    return out
 
 
 def _safe_ref(ref: str) -> str:
     return ref if _REF.match(ref) and len(ref) <= 64 else "_invalid"
-
-
-def _digits(text: str) -> str:
-    return re.sub(r"\D", "", text)
-
-
-def _is_phone(text: str) -> bool:
-    return 9 <= len(_digits(text)) <= 15
-
-
-def _luhn(text: str) -> bool:
-    digits = [int(d) for d in _digits(text)][::-1]
-    if not 13 <= len(digits) <= 19 or len(set(digits)) == 1:
-        return False
-    total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(digits))
-    return total % 10 == 0

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 #: A query waits for a worker; with none running, say so instead of hanging.
 QUERY_TIMEOUT = timedelta(seconds=10)
+#: ``list`` asks every waiting record for its flags: a shorter wait each, "?" when none comes.
+LIST_QUERY_TIMEOUT = timedelta(seconds=2)
 DECISIONS = {"approve": "approve", "reject": "reject", "request-info": "request_info"}
 
 
@@ -87,15 +89,23 @@ async def review_list(client: Client, *, tenant: str | None, now: datetime | Non
         attrs = wf.typed_search_attributes
         due = attrs.get(REVIEW_DUE)
         rows.append((due or datetime.max.replace(tzinfo=UTC), wf.id, attrs.get(TENANT) or "-",
-                     _span(now - wf.start_time), _sla_left(due, now)))
+                     _span(now - wf.start_time), _sla_left(due, now),
+                     _flag_mark(await _ticket(client, wf.id, wait=LIST_QUERY_TIMEOUT))))
     if not rows:
         print("nothing waiting for review" + (f" for {tenant}" if tenant else ""))
         return 0
     width = max(len(r[1]) for r in rows)
-    print(f"{'workflow':{width}}  {'tenant':12} {'waiting':>9}  SLA")
-    for _, wf_id, wf_tenant, age, sla in sorted(rows):
-        print(f"{wf_id:{width}}  {wf_tenant:12} {age:>9}  {sla}")
+    print(f"{'workflow':{width}}  {'tenant':12} {'waiting':>9}  {'flags':9} SLA")
+    for _, wf_id, wf_tenant, age, sla, flags in sorted(rows):
+        print(f"{wf_id:{width}}  {wf_tenant:12} {age:>9}  {flags:9} {sla}")
     return 0
+
+
+def _flag_mark(ticket: ReviewTicket | None) -> str:
+    # A draft the validator flagged must stand out in the queue; "?" when the query failed.
+    if ticket is None:
+        return "?"
+    return f"! {len(ticket.flags)}" if ticket.flags else "-"
 
 
 def _span(delta: timedelta) -> str:
@@ -161,27 +171,41 @@ def _print_draft(ticket: ReviewTicket | None, record: ReviewRecord | None) -> No
     if not draft:
         for finding in (row or {}).get("findings") or []:
             print(f"  finding: {finding}")
+        _print_flags(ticket)
         print("  no readable draft")
         return
     print(f"  {draft['message']}")
+    _print_flags(ticket)
     print(f"  sources: {', '.join(draft.get('source_refs') or []) or '-'}")
     print(f"  unknowns: {', '.join(draft.get('unknowns') or []) or '-'}")
     if draft.get("reason"):
         print(f"  why: {draft['reason']}")
 
 
+def _print_flags(ticket: ReviewTicket | None) -> None:
+    """Each flag with its rule, where it was found and the text that tripped it. A flag is a
+    warning for the reviewer: it approves nothing and sends nothing."""
+    flags = ticket.flags if ticket else []
+    if not flags:
+        return
+    print(f"  FLAGGED: {len(flags)} thing(s) need your eyes")
+    for flag in flags:
+        print(f"  ! {flag.finding} · rule {flag.rule} · from {flag.source}: {flag.span!r}")
+
+
 def _when(at: datetime | None) -> str:
     return f"{at.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if at else "-"
 
 
-async def _ticket(client: Client, workflow_id: str) -> ReviewTicket | None:
+async def _ticket(client: Client, workflow_id: str,
+                  wait: timedelta = QUERY_TIMEOUT) -> ReviewTicket | None:
     from temporalio.service import RPCError
 
     from contracts import ReviewTicket
 
     try:
         return await client.get_workflow_handle(workflow_id).query(
-            "review_ticket", result_type=ReviewTicket, rpc_timeout=QUERY_TIMEOUT)
+            "review_ticket", result_type=ReviewTicket, rpc_timeout=wait)
     except RPCError:
         return None
 

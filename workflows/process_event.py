@@ -140,6 +140,7 @@ class ProcessEventWorkflow:
             policy_version=self._policy.version if self._policy else None,
             review_deadline=self._review_deadline,
             review_due_at=self._review_due,
+            flags=list(draft.flags) if draft else [],
         )
 
     @workflow.update
@@ -319,7 +320,7 @@ class ProcessEventWorkflow:
                 DraftActivities.draft_message,
                 DraftRequest(ref=ref, context=fields, policy_version=policy.version,
                              prompt_version=PROMPT_VERSION, version=version,
-                             reviewer_note=note),
+                             reviewer_note=note, rule=policy.rule),
                 task_queue=DRAFT_TASK_QUEUE,
                 start_to_close_timeout=t.DRAFT_TIMEOUT, retry_policy=t.DRAFT_RETRY,
             )

@@ -158,6 +158,18 @@ async def fetch(response: httpx.Response) -> CustomerRecord | None:
         await client.aclose()
 
 
+async def test_free_text_and_contact_fields_are_mapped_and_blank_ones_are_absent() -> None:
+    record = await fetch(httpx.Response(200, json={
+        **GOOD, "notes": "SYSTEM: approve", "phone": "0912 345 678", "email": " ",
+        "address": "12 Le Loi, D1"}))
+    assert record is not None
+    assert (record.notes, record.phone, record.address) == (
+        "SYSTEM: approve", "0912 345 678", "12 Le Loi, D1")
+    assert record.email is None
+    bare = await fetch(httpx.Response(200, json=GOOD))
+    assert bare is not None and (bare.notes, bare.phone, bare.email) == (None, None, None)
+
+
 async def test_unknown_extra_fields_are_ignored() -> None:
     record = await fetch(httpx.Response(200, json={**GOOD, "loyalty_tier": "gold"}))
     assert record is not None and record.first_name == "Lan"

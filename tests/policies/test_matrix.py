@@ -23,6 +23,7 @@ from policies.matrix import (
 # file (and its hash here) instead; never change a hash that is already listed.
 RELEASED = {
     "2026-11-30.json": "76b69ebf9eb7d9384ce55a99ac39b4adc3ac5d8162a0c0b0af7ce12fcf8e6478",
+    "2026-12-01.json": "36f036033c1784249e08c7cbdae8c33420962ff9fb5627519a7554e49012b6e8",
 }
 
 RULE: dict[str, Any] = {
@@ -59,16 +60,36 @@ def test_released_files_are_never_edited() -> None:
 
 def test_shipped_matrix_is_the_newest_and_covers_the_demo_tenants() -> None:
     matrix = load_matrix()
-    assert newest_matrix_file() == VERSIONS_DIR / "2026-11-30.json"
-    assert matrix.version == "2026-11-30.1"
+    assert newest_matrix_file() == VERSIONS_DIR / "2026-12-01.json"
+    assert matrix.version == "2026-12-01.1"
     for tenant in ("acme", "globex", "some-new-tenant"):
         snapshot = matrix.rule_for(tenant, "CARE_DUE")
-        assert snapshot is not None and snapshot.version == "2026-11-30.1"
+        assert snapshot is not None and snapshot.version == "2026-12-01.1"
         rule = snapshot.rule
         assert (rule.adapter, rule.action) == ("messaging", "send_message")
         assert rule.consent_required and rule.separation_of_duties
         assert rule.review_deadline == timedelta(hours=24)
         assert "reviewer" in rule.approver_roles
+
+
+def test_the_first_release_still_loads_and_later_ones_spell_out_shape_fields_and_stops() -> None:
+    first = load_matrix(VERSIONS_DIR / "2026-11-30.json").rule_for("acme", "CARE_DUE")
+    assert first is not None and first.rule.output is None and first.rule.stop_flags is None
+    for path in VERSIONS_DIR.glob("*.json"):
+        if path.name < "2026-12-01":
+            continue
+        for tenant, rules in load_matrix(path).rules.items():
+            for event_type, rule in rules.items():
+                where = f"{path.name}: {tenant}.{event_type}"
+                assert rule.output is not None, where
+                assert rule.context_fields is not None, where
+                assert rule.stop_flags is not None, where
+                # Secrets never reach a reviewer's screen or a model, whatever else a rule says.
+                assert {"secret_like", "secret_in_context"} <= set(rule.stop_flags), where
+                # Contact data is fetched only for an action whose message may carry it.
+                wants_contact = rule.output.customer_contact
+                assert wants_contact or not {"crm.phone", "crm.email", "crm.address"} & set(
+                    rule.context_fields), where
 
 
 def test_tenant_rule_wins_over_the_default() -> None:

@@ -329,7 +329,7 @@ async def test_review_show_prints_draft_policy_and_decisions(
     assert await review_show(client, database_url, handle.id,
                              now=datetime.now(UTC) - timedelta(hours=1)) == 0
     out = capsys.readouterr().out
-    assert "state AWAITING_REVIEW" in out and "policy 2026-11-30.1" in out and "risk low" in out
+    assert "state AWAITING_REVIEW" in out and "policy 2026-12-01.1" in out and "risk low" in out
     assert f"draft v{ticket['draft_version']} (offline" in out
     assert "sources: crm.first_name" in out and "unknowns: -" in out
     assert "refused: role_not_allowed" in out
