@@ -22,12 +22,15 @@ from activities.reconcile import ReconcileActivities
 from activities.review import ReviewActivities
 from activities.steps import StepActivities
 from activities.sweep import SweepActivities
+from activities.tagging import TaggingActivities, TagModelActivities
 from adapters.crm_http import CrmHttpSource
 from adapters.draft_factory import DraftSettings, build_provider
 from adapters.messaging_http import MessagingHttpAdapter
+from adapters.offline_tags import OfflineTagProvider
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import PostgresStore, create_pool
+from adapters.postgres_tagging import TaggingStore
 from policies.matrix import load_matrix
 from tollgate.client import build_client
 from tollgate.config import Settings
@@ -35,6 +38,7 @@ from tollgate.logging import configure_logging
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
 from workflows.sweep import ReceiptSweepWorkflow
+from workflows.tag_item import TagItemWorkflow
 
 
 @asynccontextmanager
@@ -56,10 +60,12 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
     execute = ExecuteActivities(store, receipts, ops, adapters, crm)
     reconcile = ReconcileActivities(receipts, ops, adapters)
     sweep = SweepActivities(receipts, adapters)
+    tagging = TaggingActivities(TaggingStore(pool))
     worker = Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow],
+        workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
+                   TagItemWorkflow],
         # Workflow modules are imported once instead of once per run (-21 % worker CPU,
         # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);
         # the sandbox still refuses clocks, randomness and I/O inside workflow code.
@@ -70,6 +76,7 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
             review.count_gate_inputs, review.open_review, review.notify_fallback_owner,
             execute.execute_action, reconcile.lookup_write, reconcile.resend_write,
             reconcile.dead_letter_write, sweep.sweep_receipts,
+            tagging.claim_tag_job, tagging.apply_item_tags, tagging.record_tag_failure,
         ],
     )
     try:
@@ -86,7 +93,10 @@ async def draft_worker(client: Client, settings: Settings) -> AsyncIterator[Work
     """The model worker: only the draft activity, on its own queue."""
     provider = build_provider(DraftSettings.from_env(settings.env))
     drafts = DraftActivities(provider)
-    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE, activities=[drafts.draft_message])
+    # Tagging has only the offline model so far (docs/tagging.md, next steps).
+    tags = TagModelActivities(OfflineTagProvider())
+    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
+                    activities=[drafts.draft_message, tags.suggest_tags])
     async with worker:
         yield worker
 
