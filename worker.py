@@ -34,6 +34,7 @@ from adapters.postgres_tagging import TaggingStore
 from policies.matrix import load_matrix
 from tollgate.client import build_client
 from tollgate.config import Settings
+from tollgate.items import relay_loop, temporal_starter
 from tollgate.logging import configure_logging
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
@@ -60,7 +61,8 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
     execute = ExecuteActivities(store, receipts, ops, adapters, crm)
     reconcile = ReconcileActivities(receipts, ops, adapters)
     sweep = SweepActivities(receipts, adapters)
-    tagging = TaggingActivities(TaggingStore(pool))
+    tagging_store = TaggingStore(pool)
+    tagging = TaggingActivities(tagging_store)
     worker = Worker(
         client,
         task_queue=settings.task_queue,
@@ -79,10 +81,17 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
             tagging.claim_tag_job, tagging.apply_item_tags, tagging.record_tag_failure,
         ],
     )
+    # Tagging jobs saved while Temporal was unreachable (docs/tagging.md): started from here,
+    # so every main worker is also a relay; the workflow id makes racing relays one run.
+    relay = asyncio.create_task(
+        relay_loop(tagging_store, temporal_starter(client, settings.task_queue)))
     try:
         async with worker:
             yield worker
     finally:
+        relay.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await relay
         await crm.aclose()
         await messaging.aclose()
         await pool.close()
