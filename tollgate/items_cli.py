@@ -31,10 +31,21 @@ def add_items_parser(sub: Any) -> None:
     untag.add_argument("item_id", type=int)
     untag.add_argument("tag")
     untag.add_argument("--user", required=True)
+    bench = isub.add_parser("bench", help="time saves while the model takes --model-delay s")
+    bench.add_argument("--items", type=int, default=50)
+    bench.add_argument("--model-delay", type=float, default=5.0)
     items.set_defaults(func=run_items)
 
 
 def run_items(args: argparse.Namespace) -> int:
+    if args.items_cmd == "bench":
+        import logging
+
+        from tollgate.bench_save import run_bench_save
+        from tollgate.logging import configure_logging
+
+        configure_logging(logging.WARNING)
+        return run_bench_save(args.items, args.model_delay)
     capture: ItemCapture | None = None
     if args.items_cmd == "save":
         try:
