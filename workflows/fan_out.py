@@ -36,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from policies.subscriptions import consumers_for
     from workflows import timeouts as t
 
-_FINAL_TYPES = sorted(c.value for c in NON_RETRYABLE)
+_FINAL_TYPES = tuple(sorted(c.value for c in NON_RETRYABLE))
 
 
 def fan_out_id(event_id: str) -> str:
@@ -54,7 +54,7 @@ def _retry_policy(sub: Subscription) -> RetryPolicy:
                        backoff_coefficient=2.0,
                        maximum_interval=timedelta(seconds=sub.max_interval_s),
                        maximum_attempts=sub.max_attempts,
-                       non_retryable_error_types=_FINAL_TYPES)
+                       non_retryable_error_types=list(_FINAL_TYPES))
 
 
 def _retry_state(err: ActivityError) -> str:
