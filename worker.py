@@ -18,24 +18,33 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.context import ContextActivities
 from activities.draft import DraftActivities
 from activities.execute import ExecuteActivities
+from activities.fanout import FanOutActivities
 from activities.intake import IntakeActivities
 from activities.reconcile import ReconcileActivities
 from activities.review import ReviewActivities
 from activities.steps import StepActivities
 from activities.sweep import SweepActivities
+from activities.tagging import TaggingActivities, TagModelActivities
 from adapters.crm_http import CrmHttpSource
 from adapters.draft_factory import DraftSettings, build_provider
 from adapters.messaging_http import MessagingHttpAdapter
+from adapters.offline_tags import OfflineTagProvider
+from adapters.order_consumers import order_consumers
+from adapters.postgres_fanout import FanOutStore
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import PostgresStore, create_pool
+from adapters.postgres_tagging import TaggingStore
 from policies.matrix import load_matrix
 from tollgate.client import build_client
 from tollgate.config import Settings
+from tollgate.items import relay_loop, temporal_starter
 from tollgate.logging import configure_logging
+from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
 from workflows.sweep import ReceiptSweepWorkflow
+from workflows.tag_item import TagItemWorkflow
 
 
 @asynccontextmanager
@@ -59,10 +68,19 @@ async def main_worker(client: Client, settings: Settings, *,
     execute = ExecuteActivities(store, receipts, ops, adapters, crm)
     reconcile = ReconcileActivities(receipts, ops, adapters)
     sweep = SweepActivities(receipts, adapters)
+    tagging_store = TaggingStore(pool)
+    tagging = TaggingActivities(tagging_store)
+    consumers = order_consumers()
+    # Fault injection for the demo and drills: consumers named here refuse every delivery.
+    for name in settings.env.get("TOLLGATE_CONSUMERS_DOWN", "").split(","):
+        if name.strip() in consumers:
+            consumers[name.strip()].down = True
+    fanout = FanOutActivities(FanOutStore(pool), consumers)
     worker = Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow],
+        workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
+                   TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow],
         # Workflow modules are imported once instead of once per run (-21 % worker CPU,
         # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);
         # the sandbox still refuses clocks, randomness and I/O inside workflow code.
@@ -74,12 +92,21 @@ async def main_worker(client: Client, settings: Settings, *,
             review.count_gate_inputs, review.open_review, review.notify_fallback_owner,
             execute.execute_action, reconcile.lookup_write, reconcile.resend_write,
             reconcile.dead_letter_write, sweep.sweep_receipts,
+            tagging.claim_tag_job, tagging.apply_item_tags, tagging.record_tag_failure,
+            fanout.deliver_event, fanout.dead_letter_event,
         ],
     )
+    # Tagging jobs saved while Temporal was unreachable (docs/tagging.md): started from here,
+    # so every main worker is also a relay; the workflow id makes racing relays one run.
+    relay = asyncio.create_task(
+        relay_loop(tagging_store, temporal_starter(client, settings.task_queue)))
     try:
         async with worker:
             yield worker
     finally:
+        relay.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await relay
         await crm.aclose()
         await messaging.aclose()
         await pool.close()
@@ -91,7 +118,10 @@ async def draft_worker(client: Client, settings: Settings, *,
     """The model worker: only the draft activity, on its own queue."""
     provider = build_provider(DraftSettings.from_env(settings.env))
     drafts = DraftActivities(provider)
-    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE, activities=[drafts.draft_message],
+    # Tagging has only the offline model so far (docs/tagging.md, next steps).
+    tags = TagModelActivities(OfflineTagProvider())
+    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
+                    activities=[drafts.draft_message, tags.suggest_tags],
                     graceful_shutdown_timeout=drain)
     async with worker:
         yield worker

@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from contracts import ActionRequest, CustomerRecord, Draft, DraftPrompt
+from contracts.tagging import TagPrompt
 
 
 class TargetWrite(BaseModel):
@@ -73,3 +74,23 @@ class DraftProvider(Protocol):
     model: str
 
     async def propose(self, prompt: DraftPrompt) -> ModelAnswer: ...
+
+
+class TagReply(BaseModel):
+    """A model's tag answer as raw text; ``adapters.tag_parsing`` reads it in the activity."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    raw: str
+    model: str
+
+
+@runtime_checkable
+class TagProvider(Protocol):
+    """Asks a model for tags for one saved item. Raises ``RetryableError`` on timeouts and 5xx,
+    ``RateLimited`` on 429; reading the answer is the caller's job (tolerant parsing)."""
+
+    name: str
+    model: str
+
+    async def suggest_tags(self, prompt: TagPrompt) -> TagReply: ...

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tollgate.bench import add_bench_parser
 from tollgate.config import Settings
+from tollgate.items_cli import add_items_parser
 from tollgate.ops import add_ops_parser
 from tollgate.review_cli import add_review_parser
 
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_review_parser(sub)
     add_bench_parser(sub)
     add_ops_parser(sub)
+    add_items_parser(sub)
     return parser
 
 

@@ -130,10 +130,14 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
 
     await asyncio.to_thread(stack.start)
     try:
-        settings = Settings.from_env(stack.env())
+        from tollgate.demo_domains import DOWN_CONSUMER, domain_scenes
+
+        settings = Settings.from_env({**stack.env(), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER})
         client = await build_client(settings.temporal_address)
         async with main_worker(client, settings), draft_worker(client, settings):
             problems = await scenario(stack, settings)
+            assert settings.database_url
+            problems += await domain_scenes(client, settings.database_url, settings.task_queue)
             switches = await _switch_count(settings)
             if switches:
                 problems.append(f"{switches} kill switch rows exist; the demo must not touch them")

@@ -56,3 +56,11 @@ GATE_HOLD_RECHECK = timedelta(minutes=10)
 #: past its deadline: after the last attempt the review goes on waiting without the notice.
 NOTIFY_TIMEOUT = timedelta(seconds=30)
 NOTIFY_RETRY = _retry(timedelta(seconds=1), timedelta(seconds=30), attempts=8)
+
+#: Tagging (docs/tagging.md): one model call per job attempt, 20 s each (the seed's budget); the
+#: job itself is attempted TAG_JOB_ATTEMPTS times with a backoff from TAG_JOB_BACKOFF doubling,
+#: so the job row can say PENDING between attempts and FAILED only after the last one.
+TAG_MODEL_TIMEOUT = timedelta(seconds=20)
+TAG_MODEL_RETRY = _retry(timedelta(seconds=1), timedelta(seconds=1), attempts=1)
+TAG_JOB_ATTEMPTS = 3
+TAG_JOB_BACKOFF = timedelta(seconds=5)

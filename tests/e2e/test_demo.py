@@ -21,3 +21,8 @@ async def test_demo_scenario_outcomes(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "STOPPED        no_consent" in out
     assert "DEAD_LETTERED  schema_drift" in out
     assert "messages at the target: 1" in out
+    # The other two seeds: one exact and one trigram merge plus one new tag, the removed tag
+    # gone for good; the order delivered to two consumers and dead-lettered for the down one.
+    assert "similar  JavaScript" in out and "new      Figma" in out
+    assert "after removing Figma and a repeated write: JavaScript, UI design" in out
+    assert "analytics     dead_lettered" in out and "inventory     delivered" in out

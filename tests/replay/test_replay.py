@@ -13,12 +13,15 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from contracts import FinalOutcome, IntakeRequest
+from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
 from workflows.sweep import ReceiptSweepWorkflow
+from workflows.tag_item import TagItemWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
-WORKFLOWS = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow]
+WORKFLOWS = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
+             TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow]
 
 
 def load(path: Path) -> WorkflowHistory:

@@ -1,0 +1,88 @@
+"""Fan-out (docs/fan-out.md): one business event delivered to every consumer subscribed to its
+type, each on its own: its own child workflow, retry policy, idempotency record keyed by
+(event id, consumer) and dead letters."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, Field
+
+from contracts.base import EventType, Frozen, Identifier
+
+
+class BusinessEvent(Frozen):
+    """A producer's event as the bus carries it (schemas in contracts/schemas/)."""
+
+    event_id: Identifier
+    event_type: EventType
+    schema_version: Annotated[int, Field(ge=1, le=1000)]
+    tenant_id: Identifier
+    occurred_at: AwareDatetime
+    payload: dict[str, Any]
+
+
+class OrderLine(Frozen):
+    sku: Identifier
+    quantity: Annotated[int, Field(ge=1, le=10_000)]
+
+
+class OrderPlacedV1(Frozen):
+    """The payload of ``ORDER_PLACED`` version 1."""
+
+    order_id: Identifier
+    customer_id: Identifier
+    lines: list[OrderLine] = Field(min_length=1, max_length=200)
+    total_cents: Annotated[int, Field(ge=0)]
+
+
+class Subscription(Frozen):
+    """One consumer's subscription and its own retry policy (from the versioned file)."""
+
+    consumer: Identifier
+    event_types: list[EventType] = Field(min_length=1)
+    max_attempts: Annotated[int, Field(ge=1, le=100)] = 5
+    initial_interval_s: Annotated[float, Field(gt=0, le=3600)] = 1.0
+    max_interval_s: Annotated[float, Field(gt=0, le=86_400)] = 60.0
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 30.0
+
+
+class SubscriptionSet(Frozen):
+    version: str
+    subscriptions: list[Subscription]
+
+
+class FanOutRequest(Frozen):
+    """The event and the subscription snapshot it is fanned out by (recorded in history, so a
+    replay sees the consumers the first run saw)."""
+
+    event: BusinessEvent
+    subscriptions: SubscriptionSet
+
+
+class ConsumeRequest(Frozen):
+    event: BusinessEvent
+    subscription: Subscription
+    subscriptions_version: str
+
+
+class DeadLetterRequest(Frozen):
+    event: BusinessEvent
+    consumer: str
+    #: why the retries stopped: ``maximum_attempts_reached``, ``non_retryable_failure``, ...
+    retry_state: str
+    error: str
+
+
+class ConsumeResult(Frozen):
+    consumer: str
+    #: delivered: done now; duplicate: this (event, consumer) was already done, nothing written;
+    #: dead_lettered: retries exhausted, one dead letter row for this consumer only.
+    status: Literal["delivered", "duplicate", "dead_lettered"]
+    error: str | None = None
+
+
+class FanOutResult(Frozen):
+    event_id: str
+    subscriptions_version: str
+    results: list[ConsumeResult]

@@ -1,0 +1,132 @@
+"""RabbitMQ as a producer, against a real broker (Debian's rabbitmq-server) and the
+time-skipping Temporal server: a message becomes one fan-out run, acked only after the start is
+durable; a redelivery is a duplicate, never a second run; poison goes to the dead-letter
+exchange with its reason."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from datetime import UTC, datetime
+
+import asyncpg
+import pytest
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from activities.fanout import FanOutActivities
+from adapters.order_consumers import order_consumers
+from adapters.postgres_fanout import FanOutStore
+from adapters.postgres_store import create_pool
+from adapters.rabbitmq_intake import EVENTS_QUEUE, Outcome, RabbitIntake
+from tests.rabbitmq import rabbitmq_launcher, rabbitmq_node
+from tollgate.broker import event_handler
+from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
+
+
+@pytest.fixture(scope="module")
+def amqp_url() -> Iterator[str]:
+    launcher = rabbitmq_launcher()
+    if launcher is None:
+        pytest.skip("rabbitmq-server is not installed (apt-get install rabbitmq-server)")
+    with rabbitmq_node(launcher) as url:
+        yield url
+
+
+@pytest.fixture
+async def intake(amqp_url: str) -> AsyncIterator[RabbitIntake]:
+    queue = f"{EVENTS_QUEUE}.{uuid.uuid4().hex[:6]}"
+    rabbit = RabbitIntake(amqp_url, queue=queue, requeue_pause_s=0.05)
+    await rabbit.connect()
+    await rabbit.dead_letters()  # start from an empty dead-letter queue
+    yield rabbit
+    await rabbit.close()
+
+
+@pytest.fixture(scope="module")
+async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    p = await create_pool(database_url)
+    yield p
+    await p.close()
+
+
+@pytest.fixture
+async def task_queue(env: WorkflowEnvironment, pool: asyncpg.Pool) -> AsyncIterator[str]:
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    acts = FanOutActivities(FanOutStore(pool), dict(order_consumers()))
+    async with Worker(env.client, task_queue=queue,
+                      workflows=[FanOutWorkflow, ConsumeEventWorkflow],
+                      activities=[acts.deliver_event, acts.dead_letter_event]):
+        yield queue
+
+
+def order_body() -> tuple[str, bytes]:
+    event_id = f"e-{uuid.uuid4().hex[:10]}"
+    return event_id, json.dumps({
+        "event_id": event_id, "event_type": "ORDER_PLACED", "schema_version": 1,
+        "tenant_id": "shop", "occurred_at": datetime.now(UTC).isoformat(),
+        "payload": {"order_id": f"O-{event_id}", "customer_id": "C-1",
+                    "lines": [{"sku": "SKU-9", "quantity": 1}], "total_cents": 500}}).encode()
+
+
+async def run_until(intake: RabbitIntake, handler: Callable[[bytes], Awaitable[Outcome]],
+                    done: Callable[[], Awaitable[bool]]) -> None:
+    task = asyncio.create_task(intake.consume(handler))
+    try:
+        for _ in range(400):
+            if await done():
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("the consumer never got there")
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+async def test_a_redelivered_message_is_a_duplicate_never_a_second_run(
+        intake: RabbitIntake, env: WorkflowEnvironment, task_queue: str,
+        pool: asyncpg.Pool) -> None:
+    real = event_handler(env.client, task_queue)
+    outcomes: list[str] = []
+
+    async def crash_before_the_first_ack(body: bytes) -> Outcome:
+        outcome = await real(body)  # the start is durable here...
+        outcomes.append(outcome)
+        if len(outcomes) == 1:
+            raise ConnectionResetError("worker died before the ack")  # ...the ack is lost
+        return outcome
+
+    event_id, body = order_body()
+    await intake.publish(body, event_id)
+    await run_until(intake, crash_before_the_first_ack, lambda: _true(len(outcomes) >= 2))
+    assert outcomes == ["accepted", "duplicate"]
+    handle = env.client.get_workflow_handle(f"fan-out/{event_id}")
+    await handle.result()
+    assert await pool.fetchval("SELECT count(*) FROM inventory_reservations WHERE event_id = $1",
+                               event_id) == 1
+    assert await intake.dead_letters() == []
+
+
+async def test_poison_goes_to_the_dead_letter_exchange_with_its_reason(
+        intake: RabbitIntake, env: WorkflowEnvironment, task_queue: str) -> None:
+    handler = event_handler(env.client, task_queue)
+    _, good = order_body()
+    bad_event = json.dumps({"event_id": "e-1", "event_type": "order placed"}).encode()
+    for n, body in enumerate([b"{not json", bad_event, good]):
+        await intake.publish(body, f"m-{n}")
+    letters: list[tuple[bytes, str]] = []
+
+    async def two_dead_letters() -> bool:
+        letters.extend(await intake.dead_letters())
+        return len(letters) >= 2
+
+    await run_until(intake, handler, two_dead_letters)
+    assert sorted(reason.split(":")[0] for _, reason in letters) == ["bad_event", "not_json"]
+    assert any("event_type" in reason for _, reason in letters)
+
+
+async def _true(value: bool) -> bool:
+    return value

@@ -1,0 +1,22 @@
+"""`tollgate items`: bad input is one clear line and exit code 2, before anything is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from tollgate.cli import main
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["--url", "ftp://x", "--title", "t"], "invalid item: url:"),
+    (["--url", "https://example.com/", "--title", "   "], "invalid item: title:"),
+])
+def test_an_invalid_capture_is_one_line(argv: list[str], line: str,
+                                        capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
+    with pytest.raises(SystemExit) as exit_:
+        main(["items", "save", "--user", "u-1", *argv])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.startswith(line) and err.count("\n") == 1 and "Traceback" not in err

@@ -1,0 +1,33 @@
+"""Publish one business event to every subscribed consumer (docs/fan-out.md).
+
+The producer's answer is the fan-out start: durable, then returned. It never waits for a
+consumer. The workflow id ``fan-out/{event_id}`` with REJECT_DUPLICATE makes a second publish of
+the same event (a broker redelivery, a producer retry) a duplicate, never a second run.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from temporalio.client import Client
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from contracts.fanout import BusinessEvent, FanOutRequest, SubscriptionSet
+from policies.subscriptions import load_subscriptions
+from workflows.fan_out import FanOutWorkflow, fan_out_id
+
+
+async def publish_event(client: Client, task_queue: str, event: BusinessEvent,
+                        subscriptions: SubscriptionSet | None = None
+                        ) -> Literal["accepted", "duplicate"]:
+    """Start the fan-out of ``event`` by the newest subscription file (or the one given)."""
+    subs = subscriptions or load_subscriptions()
+    try:
+        await client.start_workflow(
+            FanOutWorkflow.run, FanOutRequest(event=event, subscriptions=subs),
+            id=fan_out_id(event.event_id), task_queue=task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
+    except WorkflowAlreadyStartedError:
+        return "duplicate"
+    return "accepted"
