@@ -1,7 +1,7 @@
 """Crashes: a worker process killed with SIGKILL inside the send step, before the send and
-after the target stored the message; PostgreSQL restarted while the send step is inside its call
-to the target. Each runs against a deduping and a non-deduping target, and each ends SUCCEEDED
-with one POST and one message.
+after the target stored the message (also after a 429 first); PostgreSQL restarted while the
+send step is inside its call to the target. Each runs against a deduping and a non-deduping
+target, and each ends SUCCEEDED with one message and no POST beyond those the faults explain.
 
 The killed attempt is retried when its start-to-close timeout (30 s) passes, so the kill tests
 take about half a minute each: the price of not heartbeating a single HTTP call.
@@ -131,6 +131,32 @@ async def test_worker_killed_after_the_target_stored_the_message_reconciles_by_l
     assert outcome.state == EventState.SUCCEEDED
     assert outcome.reason_code == "found_at_target"
     assert (rig.posts(send_key(key)), rig.messages(send_key(key))) == (1, 1)
+
+
+async def test_killed_after_a_429_then_a_stored_send_still_looks_up_first(
+    process_rig: tuple[Rig, WorkerProcess],
+) -> None:
+    """Fault: the first send gets a 429 (it leaves "sent nothing" on the receipt); the second
+    is stored by the target, which then hangs, and the worker is SIGKILLed.
+    Evidence: both faults consumed, two POSTs and the message stored before the kill; the third
+    attempt, after the second timed out, found the message by lookup.
+    Invariant: the "sent nothing" note of the first attempt never vouches for the second, so
+    no third POST (a non-deduping target would hold two messages); found_at_target."""
+    rig, proc = process_rig
+    key = new_key()
+    ack = await rig.submit(signed_event(rig.customer(), key=key))
+    rig.standins.messaging.inject("rate_limit", key=send_key(key), retry_after=1)
+    rig.standins.messaging.inject("hang_after_write", key=send_key(key), ms=8000)
+    await rig.approve(ack.workflow_id)
+    await wait_until(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
+    assert rig.faults_left() == [] and rig.posts(send_key(key)) == 2
+    proc.kill()
+    proc.start()
+    outcome = await rig.outcome(ack.workflow_id, within=90)
+    [execute] = await rig.attempts(ack.workflow_id, "execute_action")
+    assert execute.attempt == 3 and execute.result["reason_code"] == "found_at_target"
+    assert outcome.state == EventState.SUCCEEDED
+    assert (rig.posts(send_key(key)), rig.messages(send_key(key))) == (2, 1)
 
 
 @pytest.fixture
