@@ -2,8 +2,11 @@
 
 The attempt takes a fence on the receipt, makes the one call, and settles the receipt with that
 fence: SUCCEEDED with the target's id, UNKNOWN when the request may have landed, REJECTED on a
-business refusal. Failures known to have happened before the write propagate untouched (the
-receipt stays open and the activity's retry policy decides).
+business refusal. Failures known to have happened before the write (connection refused, 429)
+propagate (the activity's retry policy decides); on a receipt that was PENDING they also leave
+their error class on it, which says "this attempt sent nothing". The next attempt clears that
+note when it begins, so it only ever speaks for the last attempt (``sent_nothing_yet``). An
+UNKNOWN receipt is never noted: an earlier attempt may have landed.
 """
 
 from __future__ import annotations
@@ -14,7 +17,16 @@ from typing import Literal
 from adapters.base import ActionAdapter
 from adapters.postgres_receipts import ReceiptStore
 from contracts import ActionRequest, Receipt, ReceiptStatus
-from contracts.errors import RejectedError, UnknownWrite
+from contracts.errors import (
+    ErrorClass,
+    RateLimited,
+    RejectedError,
+    TimeoutBeforeWrite,
+    UnknownWrite,
+)
+
+#: Outcomes that prove the request never reached the target.
+_SENT_NOTHING = frozenset({ErrorClass.TIMEOUT_BEFORE_WRITE.value, ErrorClass.RATE_LIMITED.value})
 
 
 @dataclass(frozen=True)
@@ -25,11 +37,18 @@ class Attempt:
 
 
 async def attempt_write(
-    receipts: ReceiptStore, adapter: ActionAdapter, action: ActionRequest
+    receipts: ReceiptStore, adapter: ActionAdapter, action: ActionRequest, *,
+    from_pending: bool = False,
 ) -> Attempt:
+    """``from_pending``: the receipt was PENDING before this attempt (see the module doc)."""
     fence = await receipts.begin_attempt(action.action_key)
     try:
         write = await adapter.execute(action)
+    except (TimeoutBeforeWrite, RateLimited) as exc:
+        if from_pending:
+            await receipts.settle(action.action_key, ReceiptStatus.PENDING, fence=fence,
+                                  error_class=exc.error_class.value, error_code=exc.code)
+        raise
     except UnknownWrite as exc:
         settled = await receipts.settle(action.action_key, ReceiptStatus.UNKNOWN, fence=fence,
                                         error_class=exc.error_class.value, error_code=exc.code)
@@ -41,3 +60,12 @@ async def attempt_write(
     settled = await receipts.settle(action.action_key, ReceiptStatus.SUCCEEDED, fence=fence,
                                     external_id=write.external_id)
     return Attempt("succeeded", settled)
+
+
+def sent_nothing_yet(receipt: Receipt) -> bool:
+    """True when the receipt's last attempt is known to have sent nothing.
+
+    The execute step sends again to a target that does not dedupe only after such an attempt,
+    so by induction no earlier attempt sent anything either.
+    """
+    return receipt.status == ReceiptStatus.PENDING and receipt.error_class in _SENT_NOTHING

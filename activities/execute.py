@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import structlog
 from temporalio import activity
 
-from activities.attempt import attempt_write
+from activities.attempt import attempt_write, sent_nothing_yet
 from activities.errors import to_application_error
 from adapters.base import ActionAdapter, ContextSource
 from adapters.postgres_ops import OpsStore
@@ -92,7 +92,7 @@ class ExecuteActivities:
                                     to_state=EventState.EXECUTING, actor="execute",
                                     reason="receipt opened, calling the target")],
         ))
-        if receipt.attempts > 0:
+        if receipt.attempts > 0 and not sent_nothing_yet(receipt):
             # An earlier attempt may have reached the target: ask it before sending again.
             if not adapter.supports_lookup:
                 return ExecuteResult(status="unknown", receipt=receipt,
@@ -108,6 +108,7 @@ class ExecuteActivities:
                 return ExecuteResult(status="unknown", receipt=receipt,
                                      reason_code="earlier_attempt_unverifiable")
 
-        attempt = await attempt_write(self.receipts, adapter, action)
+        attempt = await attempt_write(self.receipts, adapter, action,
+                                      from_pending=receipt.status == ReceiptStatus.PENDING)
         return ExecuteResult(status=attempt.status, receipt=attempt.receipt,
                              reason_code=attempt.reason_code)

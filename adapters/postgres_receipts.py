@@ -48,9 +48,15 @@ class ReceiptStore:
         return receipt
 
     async def begin_attempt(self, action_key: str) -> int:
-        """Count an attempt and return its fence (only attempts on an open receipt count)."""
+        """Count an attempt and return its fence (only attempts on an open receipt count).
+
+        On a PENDING receipt it clears the previous attempt's error: an attempt in flight has
+        no outcome yet, so a "nothing was sent" note from before never vouches for this one. An
+        UNKNOWN receipt keeps the error that made it unknown."""
         fence = await self.pool.fetchval(
-            "UPDATE receipts SET attempts = attempts + 1, fence = fence + 1, updated_at = now()"
+            "UPDATE receipts SET attempts = attempts + 1, fence = fence + 1, updated_at = now(),"
+            " error_class = CASE WHEN status = 'PENDING' THEN NULL ELSE error_class END,"
+            " error_code = CASE WHEN status = 'PENDING' THEN NULL ELSE error_code END"
             " WHERE action_key = $1 AND status IN ('PENDING', 'UNKNOWN') RETURNING fence",
             action_key,
         )

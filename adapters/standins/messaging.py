@@ -1,4 +1,5 @@
-"""Messaging stand-in: a send API that dedupes by ``Idempotency-Key`` and can be looked up by it.
+"""Messaging stand-in: a send API that dedupes by ``Idempotency-Key`` and can be looked up by it,
+or, in the non-deduping mode, stores every POST as a new message (as many SMS and e-mail APIs do).
 
     POST /messages                 Idempotency-Key required (400 without); body
                                    {tenant_id, recipient_ref, channel, body, correlation_id}
@@ -7,6 +8,8 @@
     GET  /messages?tenant_id=...   -> 200 [message, ...] (oldest first)
     GET  /messages/count           -> 200 {"count": stored, "post_attempts": POSTs received}
     POST /_reset                   -> 200 {} (messages, counters and faults cleared)
+    POST /_mode {"dedupe": bool}   -> 200 {"dedupe": bool}; false: every POST stores a new message
+                                   (201 each time), by-key lookups answer the first one
     POST|GET|DELETE /_faults       fault queue (see ``server.StandIn``)
 
     message = {id, idempotency_key, status: "accepted", tenant_id, recipient_ref, channel, body,
@@ -45,31 +48,42 @@ class MessagingStandIn(StandIn):
         {"delay", "rate_limit", "unavailable", "reject", "lookup_delay", *_STORING}
     )
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, path: Path | None = None) -> None:
-        """``path``: the SQLite file that keeps messages (by key) across restarts (None: memory)."""
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, path: Path | None = None,
+                 dedupe: bool = True) -> None:
+        """``path``: the SQLite file that keeps messages (by key) across restarts (None: memory).
+        ``dedupe``: False makes every POST store a new message, as many real send APIs do."""
         super().__init__(host=host, port=port)
+        self._dedupe_default = self.dedupe = dedupe
         # One lock over messages and counters: ThreadingHTTPServer runs handlers concurrently,
         # and "same key twice stores once" must hold under a burst of concurrent POSTs.
         self._lock = threading.Lock()
         self._by_key = RecordStore(path)  # idempotency key -> message
         self._visible_at: dict[str, float] = {}  # monotonic time a lookup_delay lifts
         self._post_attempts = 0
+        # Non-deduping mode only: second and later copies of a key (a real double send).
+        self._copies: list[dict[str, Any]] = []
+        self._posts_by_key: dict[str, int] = {}
 
     # --- Python API (tests, demo) -----------------------------------------------------------
 
     @property
     def message_count(self) -> int:
         with self._lock:
-            return len(self._by_key)
+            return len(self._by_key) + len(self._copies)
 
     @property
     def post_attempts(self) -> int:
         with self._lock:
             return self._post_attempts
 
+    def posts_for(self, key: str) -> int:
+        """POSTs received with this idempotency key, whatever they were answered."""
+        with self._lock:
+            return self._posts_by_key.get(key, 0)
+
     def messages(self, tenant_id: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
-            found = self._by_key.values()
+            found = [*self._by_key.values(), *self._copies]
         return [dict(m) for m in found if tenant_id is None or m["tenant_id"] == tenant_id]
 
     def get_by_key(self, key: str, *, as_lookup: bool = False) -> dict[str, Any] | None:
@@ -85,6 +99,9 @@ class MessagingStandIn(StandIn):
             self._by_key.clear()
             self._visible_at.clear()
             self._post_attempts = 0
+            self._copies.clear()
+            self._posts_by_key.clear()
+        self.dedupe = self._dedupe_default
 
     def close_store(self) -> None:
         self._by_key.close()
@@ -98,13 +115,19 @@ class MessagingStandIn(StandIn):
         if request.method == "POST" and parts == ["_reset"]:
             self.reset()
             return Response(200, {})
+        if request.method == "POST" and parts == ["_mode"]:
+            mode = request.json()
+            if not isinstance(mode, dict) or not isinstance(mode.get("dedupe"), bool):
+                raise HttpError(400, "bad_request", "body must be {\"dedupe\": true|false}")
+            self.dedupe = mode["dedupe"]
+            return Response(200, {"dedupe": self.dedupe})
         if request.method != "GET" or not parts or parts[0] != "messages":
             raise HttpError(404, "not_found")
         if parts == ["messages"]:
             return Response(200, self.messages(request.query.get("tenant_id")))
         if parts == ["messages", "count"]:
             with self._lock:
-                count, attempts = len(self._by_key), self._post_attempts
+                count, attempts = len(self._by_key) + len(self._copies), self._post_attempts
             return Response(200, {"count": count, "post_attempts": attempts})
         if len(parts) == 3 and parts[1] == "by-key":
             message = self.get_by_key(parts[2], as_lookup=True)
@@ -119,6 +142,8 @@ class MessagingStandIn(StandIn):
         key = request.header("Idempotency-Key")
         if not key:
             raise HttpError(400, "missing_idempotency_key")
+        with self._lock:
+            self._posts_by_key[key] = self._posts_by_key.get(key, 0) + 1
         payload = request.json()
         if not isinstance(payload, dict):
             raise HttpError(400, "bad_request", "body must be a JSON object")
@@ -154,7 +179,7 @@ class MessagingStandIn(StandIn):
         hide_s = fault.hidden_s if fault is not None else 0.0
         with self._lock:
             existing = self._by_key.get(key)
-            if existing is not None:
+            if existing is not None and self.dedupe:
                 return dict(existing), False
             message = {
                 "id": f"msg_{uuid.uuid4().hex[:16]}",
@@ -163,6 +188,9 @@ class MessagingStandIn(StandIn):
                 **{name: payload[name] for name in _FIELDS},
                 "created_at": datetime.now(UTC).isoformat(),
             }
+            if existing is not None:  # not deduping: the key is a label, the copy a second send
+                self._copies.append(message)
+                return dict(message), True
             self._by_key.put(key, message)
             if hide_s:
                 self._visible_at[key] = time.monotonic() + hide_s

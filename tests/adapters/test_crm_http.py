@@ -54,6 +54,10 @@ async def test_reads_the_demo_customers_as_seeded(source) -> None:
         pet_name="Miu",
         consent_messaging=True,
         updated_at=NOW - timedelta(days=1),
+        phone="+1 202 555 0147",
+        email="lan.tran@example.com",
+        address="12 Willow Lane, Springfield, IL 62704",
+        notes="Prefers texts after 5 pm. Miu gets anxious at the clinic; book the quiet room.",
     )
     assert minh is not None and minh.consent_messaging is False
     assert ana is not None and (ana.first_name, ana.pet_name) == ("Ana", "Rex")

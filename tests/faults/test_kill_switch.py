@@ -1,10 +1,9 @@
-"""Kill switches on the time-skipping server: a closed switch holds the send (nothing sent,
-nothing failed), other tenants go on, reopening lets it through; a canary reopening lets N
-actions through and closes again."""
+"""Kill switches on the time-skipping server, against a deduping and a non-deduping target: a
+closed switch holds the send (nothing sent, nothing failed), other tenants go on, reopening lets
+it through; a canary reopening lets N actions through and closes again."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
@@ -16,6 +15,7 @@ from adapters.postgres_ops import OpsStore
 from adapters.standins import StandIns
 from contracts import EventState, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review
+from tests.faults.conftest import activity_attempts, send_key, timers_started, wait_until
 
 
 @pytest.fixture
@@ -44,47 +44,80 @@ async def approved(client: Client, queue: str, raw: str) -> Handle:
     return handle
 
 
-async def sent_for(standins: StandIns, entity: str) -> int:
-    return sum(1 for m in standins.messaging.messages() if m["recipient_ref"] == entity)
+def new_key() -> str:
+    return f"ks-{uuid.uuid4().hex[:12]}"
+
+
+async def held_and_waiting(client: Client, handle: Handle) -> bool:
+    """The send step answered "held" and the workflow started its re-check timer."""
+    results = [a.result for a in await activity_attempts(client, handle.id, "execute_action")]
+    held = any(r is not None and r["status"] == "held" for r in results)
+    return held and await timers_started(client, handle.id) >= 1
+
+
+async def execute_statuses(client: Client, handle: Handle) -> list[str]:
+    return [a.result["status"] for a in await activity_attempts(client, handle.id,
+                                                                "execute_action")]
+
+
+def sent(standins: StandIns, key: str) -> tuple[int, int]:
+    """(POSTs received, messages held) for an action key."""
+    messaging = standins.messaging
+    return messaging.posts_for(key), sum(
+        1 for m in messaging.messages() if m["idempotency_key"] == key)
 
 
 async def test_closed_switch_holds_one_tenant_until_reopened(
-    worker_client: tuple[Client, str], standins: StandIns, ops: OpsStore
+    worker_client: tuple[Client, str], standins: StandIns, ops: OpsStore, target_mode: str
 ) -> None:
+    """Fault: the messaging kill switch is closed for tenant acme.
+    Evidence: the acme send step answered "held" and its re-check timer started, with no POST;
+    a globex event went through meanwhile.
+    Invariant: nothing sent while closed, nothing failed; after reopening, one POST and one
+    message for the held event."""
     client, queue = worker_client
     await ops.set_switch(adapter="messaging", tenant_id="acme", closed=True,
                          reason="incident 42", actor="op.kim")
-    held_customer, other_customer = customer(standins), customer(standins, "globex")
-    held = await approved(client, queue, signed_event(held_customer))
-    other = await approved(client, queue, signed_event(other_customer, tenant="globex"))
+    held_key, other_key = new_key(), new_key()
+    held = await approved(client, queue, signed_event(customer(standins), key=held_key))
+    other = await approved(client, queue, signed_event(customer(standins, "globex"),
+                                                       key=other_key, tenant="globex"))
     assert (await other.result()).state == EventState.SUCCEEDED  # other tenants unaffected
-    await asyncio.sleep(0.5)
+    assert sent(standins, send_key(other_key, "globex")) == (1, 1)
+    await wait_until(lambda: held_and_waiting(client, held), "a held send and its re-check")
     assert await held.query("state") == EventState.EXECUTING
-    assert await sent_for(standins, held_customer) == 0
+    assert sent(standins, send_key(held_key)) == (0, 0)
     await ops.set_switch(adapter="messaging", tenant_id="acme", closed=False,
                          reason="fixed", actor="op.kim")
     outcome = await held.result()  # the 30 s re-check passes in simulated time
     assert outcome.state == EventState.SUCCEEDED
-    assert await sent_for(standins, held_customer) == 1
+    statuses = await execute_statuses(client, held)
+    assert set(statuses[:-1]) == {"held"} and statuses[-1] == "succeeded"
+    assert sent(standins, send_key(held_key)) == (1, 1)
 
 
 async def test_canary_reopening_lets_n_through_then_closes_until_confirmed(
-    worker_client: tuple[Client, str], standins: StandIns, ops: OpsStore
+    worker_client: tuple[Client, str], standins: StandIns, ops: OpsStore, target_mode: str
 ) -> None:
+    """Fault: a global switch reopened as a canary of one action.
+    Evidence: the first send went through; the second answered "held" and started its
+    re-check timer, with no POST, and the switch row shows closed again.
+    Invariant: one action through per canary slot; after confirmation the second is sent
+    once; one POST and one message each."""
     client, queue = worker_client
     await ops.set_switch(adapter="*", tenant_id="*", closed=False, reason="canary after fix",
                          actor="op.kim", canary=1)
-    first_customer, second_customer = customer(standins), customer(standins)
-    first = await approved(client, queue, signed_event(first_customer))
+    first_key, second_key = new_key(), new_key()
+    first = await approved(client, queue, signed_event(customer(standins), key=first_key))
     assert (await first.result()).state == EventState.SUCCEEDED
-    second = await approved(client, queue, signed_event(second_customer))
-    await asyncio.sleep(0.5)
-    assert await second.query("state") == EventState.EXECUTING
-    assert await sent_for(standins, second_customer) == 0
+    second = await approved(client, queue, signed_event(customer(standins), key=second_key))
+    await wait_until(lambda: held_and_waiting(client, second), "a held send and its re-check")
+    assert sent(standins, send_key(second_key)) == (0, 0)
     switches = {(s["adapter"], s["tenant_id"]): s for s in await ops.switches()}
     assert switches[("*", "*")]["closed"] is True
     await ops.set_switch(adapter="*", tenant_id="*", closed=False, reason="confirmed",
                          actor="op.kim")
     assert (await second.result()).state == EventState.SUCCEEDED
-    assert await sent_for(standins, first_customer) == 1
-    assert await sent_for(standins, second_customer) == 1
+    assert await execute_statuses(client, first) == ["succeeded"]
+    assert sent(standins, send_key(first_key)) == (1, 1)
+    assert sent(standins, send_key(second_key)) == (1, 1)

