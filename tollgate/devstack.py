@@ -216,11 +216,13 @@ async def run_dev(stack: DevStack) -> None:
     from tollgate.client import build_client
     from tollgate.config import Settings
     from tollgate.ops import ensure_sweep_schedule
-    from worker import draft_worker, main_worker
+    from tollgate.workers import draft_worker, main_worker
 
     await asyncio.to_thread(stack.start)
     try:
         settings = Settings.from_env(stack.env())
+        assert stack.standins is not None
+        stack.standins.crm.seed_demo()  # the customers of tollgate/examples/ and the README
         client = await build_client(settings.temporal_address)
         async with AsyncExitStack() as workers:
             await workers.enter_async_context(main_worker(client, settings))

@@ -14,8 +14,7 @@ from adapters.postgres_receipts import ReceiptStore
 from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest
 from policies.keys import action_key
 from tests.faults.conftest import Rig
-from tollgate.cli import build_parser
-from tollgate.ops import ops_main
+from tollgate.cli.ops import ops_main
 
 
 async def seed_unreconciled(rig: Rig, pool: asyncpg.Pool) -> tuple[int, str]:
@@ -44,7 +43,7 @@ async def seed_unreconciled(rig: Rig, pool: asyncpg.Pool) -> tuple[int, str]:
 
 
 async def ops(rig: Rig, *argv: str) -> int:
-    return await ops_main(build_parser().parse_args(["ops", *argv]), rig.settings)
+    return await ops_main(list(argv), rig.settings)
 
 
 @pytest.fixture
@@ -58,7 +57,8 @@ async def test_replay_needs_approval_and_runs_at_most_once_per_approval(
     rig: Rig, pool: asyncpg.Pool
 ) -> None:
     dl_id, key = await seed_unreconciled(rig, pool)
-    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 2  # no approval
+    # Refused (exit 1): no approval yet.
+    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 1
     assert await ops(rig, "dlq", "approve", str(dl_id), "--operator", "op.kim",
                      "--reason", "customer confirmed nothing arrived") == 0
     assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 0
@@ -67,7 +67,7 @@ async def test_replay_needs_approval_and_runs_at_most_once_per_approval(
     # Run twice: the approval is used up, and the receipt says it happened anyway.
     assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 0
     assert await ops(rig, "dlq", "approve", str(dl_id), "--operator", "op.kim",
-                     "--reason", "again") == 2  # closed: the action already happened
+                     "--reason", "again") == 1  # refused: closed: the action already happened
     sent = [m for m in rig.standins.messaging.messages() if m["idempotency_key"] == key]
     assert len(sent) == 1
     row = await pool.fetchrow("SELECT status, replays FROM dead_letters"
