@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 
 from tollgate.config import Settings
 from tollgate.logging import configure_logging
@@ -30,6 +31,8 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run(args.queue, Settings.from_env()))
+    # Free the Temporal client while the interpreter is whole (tollgate.cli.common.finish).
+    gc.collect()
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ printing records as a table or as JSON."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import sys
@@ -24,9 +25,6 @@ if TYPE_CHECKING:
 #: command fails the same way and tests can await the work inside their own event loop.
 Command = Callable[[Settings], Awaitable[int]]
 
-#: Set once a Temporal client exists in this process: see ``finish``.
-_state = {"temporal_used": False}
-
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="print the records as JSON instead of a table")
 
@@ -39,7 +37,6 @@ async def connect(s: Settings) -> Client:
     """A Temporal client, or one line naming the address that did not answer."""
     from tollgate.client import build_client
 
-    _state["temporal_used"] = True
     try:
         return await build_client(s.temporal_address, s.namespace)
     except RuntimeError as exc:  # the SDK's "Failed client connect: ..."
@@ -133,19 +130,18 @@ async def run_in_loop(work: Command, s: Settings) -> int:
 
 
 def finish(code: int) -> None:
-    """Exit with ``code``.
+    """Exit with ``code``, once the Temporal client is really gone.
 
-    After a Temporal client was used, the process ends with ``os._exit`` once stdout and stderr
-    are flushed. Why: the SDK's Rust runtime keeps Tokio threads that are only torn down during
-    interpreter finalisation, and a callback landing then aborts the process with
-    ``Fatal Python error: PyGILState_Release`` (exit 134; temporalio/sdk-python issue 300). The
-    SDK has no call to close a client or its runtime; every command has closed its own pools and
-    awaited its own RPCs by now, so there is nothing left for finalisation to do.
+    Why the collection: the SDK's client sits in a reference cycle, so without it the client is
+    only freed by the collection that runs during interpreter finalisation. Its Rust side is
+    then dropped on a runtime thread that calls back into a finalising interpreter, and the
+    process dies after having printed the right answer: ``Fatal Python error:
+    PyGILState_Release`` (exit 134, about one run in five here; temporalio/sdk-python issue
+    300). Collected here, while the interpreter is whole, the drop is an ordinary one.
     """
     sys.stdout.flush()
     sys.stderr.flush()
-    if _state["temporal_used"]:
-        os._exit(code)
+    gc.collect()
     sys.exit(code)
 
 
