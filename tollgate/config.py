@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 DEFAULT_TASK_QUEUE = "tollgate"
+_MAPPING_ONLY: ContextVar[bool] = ContextVar("tollgate_settings_mapping_only", default=False)
 DEFAULT_TEMPORAL_ADDRESS = "127.0.0.1:7233"
 
 
@@ -71,8 +73,24 @@ class Settings(BaseSettings):
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Settings from ``env`` only (``os.environ`` when None), never from anything else."""
         env = dict(os.environ if env is None else env)
-        # model_validate, not cls(): pydantic-settings' own sources (os.environ) stay out of it.
-        return cls.model_validate({**env, "env": env})
+        token = _MAPPING_ONLY.set(True)
+        try:
+            # Names starting with "_" are pydantic-settings' own init options: never pass those.
+            values: dict[str, Any] = {k: v for k, v in env.items() if not k.startswith("_")}
+            return cls(**values, env=env)
+        finally:
+            _MAPPING_ONLY.reset(token)
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """``Settings()`` reads the process environment; ``from_env`` only its mapping."""
+        if _MAPPING_ONLY.get():
+            return (init_settings,)
+        return (init_settings, env_settings)
 
     @property
     def dsn(self) -> str | None:
