@@ -142,3 +142,18 @@ def test_a_decision_answers_the_version_and_request_it_was_shown(env: dict[str, 
                     "--reason", "correct", env=env)
     assert (said.code, said.out.strip()) == (Exit.OK, "accepted: approve accepted"), said.text
     wait_for(env, ["ops", "state", EXAMPLE_ID], "SUCCEEDED")
+
+
+def test_signed_resend_of_a_quarantined_key_is_one_line(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    base = json.loads((ROOT / EXAMPLE).read_text())
+    event = tmp_path / "unsigned.json"
+    event.write_text(json.dumps({**base, "idempotency_key": "resend-1",
+                                 "event_id": "evt-resend-1"}))
+    first = tollgate("submit", str(event), env=env)  # no signature: quarantined
+    assert first.code == Exit.REFUSED and "bad_envelope" in first.out, first.text
+    again = tollgate("submit", "--sign", str(event), env=env)
+    assert again.code == Exit.REFUSED and again.clean(), again.text
+    assert again.out.startswith("invalid   event/acme/resend-1: ")
+    assert "new idempotency_key" in again.out
