@@ -84,9 +84,6 @@ def classify(exc: BaseException, s: Settings | None) -> Failure:
             return Failure(Exit.UNREACHABLE, "no worker answered in time: is `tollgate dev` "
                            "(or `python worker.py`) running?")
         return Failure(Exit.REFUSED, f"Temporal refused: {exc.message}")
-    if isinstance(exc, OSError) and exc.errno is not None and not isinstance(
-            exc, FileNotFoundError | PermissionError | IsADirectoryError):
-        return postgres_unreachable()
     if isinstance(exc, SystemExit) and isinstance(exc.code, str):
         # A start-up or configuration problem already said in one line (a port in use...).
         return Failure(Exit.REFUSED, exc.code)
