@@ -1,166 +1,38 @@
 """Run a Tollgate worker: ``python worker.py`` (main queue and the draft queue) or
 ``python worker.py --queue draft`` for a model-only worker that holds no database URL and no
-adapter credentials, only the model key."""
+adapter credentials, only the model key. The assembly lives in ``tollgate.workers``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
-from datetime import timedelta
+import gc
 
-from temporalio.client import Client
-from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
-
-from activities.context import ContextActivities
-from activities.draft import DraftActivities
-from activities.execute import ExecuteActivities
-from activities.fanout import FanOutActivities
-from activities.intake import IntakeActivities
-from activities.reconcile import ReconcileActivities
-from activities.review import ReviewActivities
-from activities.steps import StepActivities
-from activities.sweep import SweepActivities
-from activities.tagging import TaggingActivities, TagModelActivities
-from adapters.crm_http import CrmHttpSource
-from adapters.draft_factory import DraftSettings, build_provider
-from adapters.messaging_http import MessagingHttpAdapter
-from adapters.offline_tags import OfflineTagProvider
-from adapters.order_consumers import order_consumers
-from adapters.postgres_fanout import FanOutStore
-from adapters.postgres_ops import OpsStore
-from adapters.postgres_receipts import ReceiptStore
-from adapters.postgres_store import PostgresStore, create_pool
-from adapters.postgres_tagging import TaggingStore
-from policies.matrix import load_matrix
-from tollgate.client import build_client
 from tollgate.config import Settings
-from tollgate.items import relay_loop, temporal_starter
 from tollgate.logging import configure_logging
-from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
-from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
-from workflows.reconcile_write import ReconcileWriteWorkflow
-from workflows.sweep import ReceiptSweepWorkflow
-from workflows.tag_item import TagItemWorkflow
+from tollgate.workers import (  # re-exported: callers and tests import them from here
+    DRAFT_WORKER_FORBIDDEN,
+    check_draft_environment,
+    draft_worker,
+    main_worker,
+    run,
+)
 
-
-@asynccontextmanager
-async def main_worker(client: Client, settings: Settings, *,
-                      drain: timedelta = timedelta(0)) -> AsyncIterator[Worker]:
-    """The orchestration worker: workflows plus every activity that touches the store or a
-    target. One connection pool per worker. ``drain``: how long activities in flight may run on
-    after shutdown starts before they are cancelled (and retried on another worker)."""
-    if not settings.database_url or not settings.crm_url or not settings.messaging_url:
-        raise SystemExit("DATABASE_URL, TOLLGATE_CRM_URL and TOLLGATE_MESSAGING_URL must be set "
-                         "(or run `tollgate dev`)")
-    pool = await create_pool(settings.database_url)
-    crm = CrmHttpSource(settings.crm_url)
-    messaging = MessagingHttpAdapter(settings.messaging_url)
-    store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
-    adapters = {messaging.name: messaging}
-    intake = IntakeActivities(store, ops, settings.tenant_secrets(), load_matrix())
-    context = ContextActivities(store, crm)
-    steps = StepActivities(store)
-    review = ReviewActivities(store)
-    execute = ExecuteActivities(store, receipts, ops, adapters, crm)
-    reconcile = ReconcileActivities(receipts, ops, adapters)
-    sweep = SweepActivities(receipts, adapters)
-    tagging_store = TaggingStore(pool)
-    tagging = TaggingActivities(tagging_store)
-    consumers = order_consumers()
-    # Fault injection for the demo and drills: consumers named here refuse every delivery.
-    for name in settings.env.get("TOLLGATE_CONSUMERS_DOWN", "").split(","):
-        if name.strip() in consumers:
-            consumers[name.strip()].down = True
-    fanout = FanOutActivities(FanOutStore(pool), consumers)
-    worker = Worker(
-        client,
-        task_queue=settings.task_queue,
-        workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
-                   TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow],
-        # Workflow modules are imported once instead of once per run (-21 % worker CPU,
-        # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);
-        # the sandbox still refuses clocks, randomness and I/O inside workflow code.
-        workflow_runner=SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_all_modules()),
-        graceful_shutdown_timeout=drain,
-        activities=[
-            intake.validate_event, context.load_context, steps.record_step, steps.record_refusal,
-            review.count_gate_inputs, review.open_review, review.notify_fallback_owner,
-            execute.execute_action, reconcile.lookup_write, reconcile.resend_write,
-            reconcile.dead_letter_write, sweep.sweep_receipts,
-            tagging.claim_tag_job, tagging.apply_item_tags, tagging.record_tag_failure,
-            fanout.deliver_event, fanout.dead_letter_event,
-        ],
-    )
-    # Tagging jobs saved while Temporal was unreachable (docs/tagging.md): started from here,
-    # so every main worker is also a relay; the workflow id makes racing relays one run.
-    relay = asyncio.create_task(
-        relay_loop(tagging_store, temporal_starter(client, settings.task_queue)))
-    try:
-        async with worker:
-            yield worker
-    finally:
-        relay.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await relay
-        await crm.aclose()
-        await messaging.aclose()
-        await pool.close()
-
-
-@asynccontextmanager
-async def draft_worker(client: Client, settings: Settings, *,
-                       drain: timedelta = timedelta(0)) -> AsyncIterator[Worker]:
-    """The model worker: only the draft activity, on its own queue."""
-    provider = build_provider(DraftSettings.from_env(settings.env))
-    drafts = DraftActivities(provider)
-    # Tagging has only the offline model so far (docs/tagging.md, next steps).
-    tags = TagModelActivities(OfflineTagProvider())
-    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
-                    activities=[drafts.draft_message, tags.suggest_tags],
-                    graceful_shutdown_timeout=drain)
-    async with worker:
-        yield worker
-
-
-#: What a model-only worker must not hold: a prompt-injected model call then has nothing to reach.
-DRAFT_WORKER_FORBIDDEN = ("DATABASE_URL", "TOLLGATE_CRM_URL", "TOLLGATE_MESSAGING_URL",
-                          "TOLLGATE_TENANTS_FILE")
-
-
-def check_draft_environment(env: Mapping[str, str]) -> None:
-    """Refuse to run the draft worker with a database URL or adapter credentials in reach."""
-    held = [name for name in DRAFT_WORKER_FORBIDDEN if env.get(name)]
-    if held:
-        raise SystemExit("the draft worker holds only the model key; remove from its "
-                         f"environment: {', '.join(held)}")
-
-
-async def run(queue: str, settings: Settings) -> None:
-    if queue == "draft":
-        check_draft_environment(settings.env)
-    client = await build_client(settings.temporal_address, settings.namespace)
-    async with AsyncExitStack() as stack:
-        if queue in ("main", "all"):
-            await stack.enter_async_context(main_worker(client, settings))
-        if queue in ("draft", "all"):
-            await stack.enter_async_context(draft_worker(client, settings))
-        print(f"worker running ({queue}) against {settings.temporal_address}; Ctrl-C stops it",
-              flush=True)
-        await asyncio.Event().wait()
+__all__ = ["DRAFT_WORKER_FORBIDDEN", "check_draft_environment", "draft_worker", "main",
+           "main_worker", "run"]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--queue", choices=["all", "main", "draft"], default="all")
+    parser.add_argument("--queue", choices=["all", "main", "draft"], default="all",
+                        help="which queues this process serves (default: %(default)s)")
     args = parser.parse_args(argv)
     configure_logging()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run(args.queue, Settings.from_env()))
+    # Free the Temporal client while the interpreter is whole (tollgate.cli.common.finish).
+    gc.collect()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from adapters.postgres_ops import OpsStore
 from adapters.postgres_store import PostgresStore
 from contracts import EventEnvelope, EventRef, FinalOutcome, IntakeRequest, IntakeResult
 from contracts.errors import ErrorClass
+from contracts.events import MAX_EVENT_CHARS
 from policies import signing
 from policies.keys import fingerprint
 from policies.matrix import PolicyMatrix
@@ -53,6 +54,10 @@ class IntakeActivities:
         return result
 
     async def _validate(self, workflow_id: str, run_id: str, req: IntakeRequest) -> IntakeResult:
+        if req.oversize is not None:
+            return await self._quarantine(
+                workflow_id, req, None, "too_large",
+                f"the event is {req.oversize} characters; the limit is {MAX_EVENT_CHARS}")
         try:
             data = json.loads(req.raw)
         except ValueError:

@@ -31,12 +31,19 @@ class EventEnvelope(Frozen):
     signature: Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
+#: The largest event the intake takes, in characters; a larger one is quarantined unread.
+MAX_EVENT_CHARS = 65536
+
+
 class IntakeRequest(Frozen):
     """Workflow input: the event exactly as the producer sent it, parsed only inside an activity,
-    so that even unparseable input is quarantined by the same path."""
+    so that even unparseable input is quarantined by the same path. An event over
+    ``MAX_EVENT_CHARS`` travels as its length alone (``raw`` empty, ``oversize`` set): its text
+    never enters history, and validation quarantines it as ``too_large``."""
 
-    raw: Annotated[str, StringConstraints(max_length=65536)]
+    raw: Annotated[str, StringConstraints(max_length=MAX_EVENT_CHARS)]
     received_at: datetime
+    oversize: int | None = None
 
 
 class IntakeResult(Frozen):

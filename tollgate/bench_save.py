@@ -46,10 +46,10 @@ async def bench_save(items: int, model_delay: float) -> tuple[list[float], list[
     await asyncio.to_thread(stack.start)
     try:
         settings = Settings.from_env(stack.env())
-        assert settings.database_url
+        assert settings.dsn
         client = await build_client(settings.temporal_address)
         tags = TagModelActivities(OfflineTagProvider(delay=model_delay))
-        pool = await create_pool(settings.database_url)
+        pool = await create_pool(settings.dsn)
         store, start = TaggingStore(pool), temporal_starter(client, settings.task_queue)
         try:
             async with main_worker(client, settings), Worker(

@@ -20,10 +20,10 @@ from temporalio.client import Client
 
 from contracts import EventState, FinalOutcome, ReviewDecision
 from policies.signing import sign_json
-from starter import describe, submit
 from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.devstack import DevStack, Ports, free_port
+from tollgate.intake import describe, submit
 
 REVIEWER = "lan.nguyen"
 
@@ -126,7 +126,7 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
     shutil.rmtree(state_dir, ignore_errors=True)
     stack = DevStack(state_dir=state_dir, ports=Ports(
         temporal=free_port(), ui=ui_port, crm=0, messaging=0))
-    from worker import draft_worker, main_worker
+    from tollgate.workers import draft_worker, main_worker
 
     await asyncio.to_thread(stack.start)
     try:
@@ -136,8 +136,8 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
         client = await build_client(settings.temporal_address)
         async with main_worker(client, settings), draft_worker(client, settings):
             problems = await scenario(stack, settings)
-            assert settings.database_url
-            problems += await domain_scenes(client, settings.database_url, settings.task_queue)
+            assert settings.dsn
+            problems += await domain_scenes(client, settings.dsn, settings.task_queue)
             switches = await _switch_count(settings)
             if switches:
                 problems.append(f"{switches} kill switch rows exist; the demo must not touch them")
@@ -153,8 +153,8 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
 async def _switch_count(settings: Settings) -> int:
     import asyncpg
 
-    assert settings.database_url
-    conn = await asyncpg.connect(settings.database_url)
+    assert settings.dsn
+    conn = await asyncpg.connect(settings.dsn)
     try:
         return int(await conn.fetchval("SELECT count(*) FROM kill_switches"))
     finally:

@@ -32,7 +32,7 @@ async def run_dev(stack: DevStack) -> None:
     from tollgate.client import build_client
     from tollgate.config import Settings
     from tollgate.ops import ensure_sweep_schedule
-    from worker import draft_worker, main_worker
+    from tollgate.workers import draft_worker, main_worker
 
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()

@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from tollgate.bench_report import ratios, verdicts
-from tollgate.bench_run import Tally, plan
-from tollgate.bench_stats import percentile, summary_ms
+from tollgate.bench.report import ratios, verdicts
+from tollgate.bench.stats import percentile, summary_ms
+from tollgate.bench.tally import Tally, plan
 
 
 def test_percentile_interpolates_between_closest_ranks() -> None:

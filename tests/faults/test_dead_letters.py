@@ -16,8 +16,7 @@ from adapters.postgres_receipts import ReceiptStore
 from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest, ReconcileResult
 from policies.keys import action_key
 from tests.faults.conftest import Rig
-from tollgate.cli import build_parser
-from tollgate.ops import ops_main
+from tollgate.cli.ops import ops_main
 
 
 async def seed_unreconciled(
@@ -54,7 +53,7 @@ async def seed_unreconciled(
 
 
 async def ops(rig: Rig, *argv: str) -> int:
-    return await ops_main(build_parser().parse_args(["ops", *argv]), rig.settings)
+    return await ops_main(list(argv), rig.settings)
 
 
 @pytest.fixture
@@ -76,7 +75,8 @@ async def test_replay_needs_approval_and_runs_at_most_once_per_approval(
     non-deduping one is never sent to blind (no POST at all)."""
     dl_id, key = await seed_unreconciled(rig, pool)
     dedupes = rig.mode == "dedupe"
-    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 2  # no approval
+    # No approval yet: refused (exit 1).
+    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 1
     assert await ops(rig, "dlq", "approve", str(dl_id), "--operator", "op.kim",
                      "--reason", "customer confirmed nothing arrived") == 0
     if dedupes:
@@ -88,7 +88,8 @@ async def test_replay_needs_approval_and_runs_at_most_once_per_approval(
     assert (rig.posts(key), rig.messages(key)) == ((10, 0) if dedupes else (0, 0))
 
     # The approval is used up by the failed replay: a second one waits for a second approval.
-    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 2
+    # Refused until approved again.
+    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 1
     assert rig.posts(key) == (10 if dedupes else 0)
     assert await ops(rig, "dlq", "approve", str(dl_id), "--operator", "op.kim",
                      "--reason", "target fixed") == 0
@@ -102,7 +103,7 @@ async def test_replay_needs_approval_and_runs_at_most_once_per_approval(
         # Once the receipt says it happened, a replay sends nothing and closes the letter.
         assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 0
         assert await ops(rig, "dlq", "approve", str(dl_id), "--operator", "op.kim",
-                         "--reason", "again") == 2  # closed: the action already happened
+                         "--reason", "again") == 1  # refused: closed: the action already happened
     else:
         assert receipt.status == ReceiptStatus.UNKNOWN
         assert (rig.posts(key), rig.messages(key)) == (0, 0)

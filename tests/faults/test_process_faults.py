@@ -60,7 +60,7 @@ def process_rig(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess]]
     """The rig's task queue served by a worker process instead of the in-process worker."""
     s = rig.settings
     env = {**os.environ, "TEMPORAL_ADDRESS": s.temporal_address,
-           "DATABASE_URL": s.database_url or "", "TOLLGATE_CRM_URL": s.crm_url or "",
+           "DATABASE_URL": s.dsn or "", "TOLLGATE_CRM_URL": s.crm_url or "",
            "TOLLGATE_MESSAGING_URL": s.messaging_url or "",
            "TOLLGATE_TASK_QUEUE": f"{s.task_queue}-proc",
            "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),

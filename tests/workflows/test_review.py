@@ -22,7 +22,9 @@ from temporalio.testing import WorkflowEnvironment
 from adapters.standins import StandIns
 from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review, worker_settings
-from tollgate.review_cli import review_decide, review_list, review_show
+from tollgate.cli.review import review_decide, review_list, review_show
+from tollgate.config import Settings
+from tollgate.exits import Exit, Failure
 from worker import draft_worker, main_worker
 from workflows.process_event import REVIEW_DUE
 from workflows.timeouts import GATE_HOLD_RECHECK
@@ -130,9 +132,11 @@ async def test_each_refused_kind_is_recorded_and_changes_nothing(
     outcome = await handle.result()
     assert outcome.state == EventState.REJECTED
     # After the workflow closed, the CLI records the decision itself.
-    code = await review_decide(client, database_url, handle.id, decision="approve",
-                               reviewer="an.tran", role="care_lead", reason="too late",
-                               tenant=None)
+    code = await review_decide(client, Settings.from_env({"DATABASE_URL": database_url}),
+                               handle.id, decision="approve", reviewer="an.tran",
+                               role="care_lead", reason="too late", tenant=None,
+                               draft_version=ticket["draft_version"],
+                               request_id=ticket["request_id"])
     assert code == 1
     assert await refusals(database_url, handle.id) == [
         "role_not_allowed", "separation_of_duties", "stale_draft_version", "wrong_request",
@@ -326,7 +330,8 @@ async def test_review_show_prints_draft_policy_and_decisions(
     ticket = await wait_review(handle)
     await decide(handle, ticket, role="intern")
     capsys.readouterr()
-    assert await review_show(client, database_url, handle.id,
+    settings = Settings.from_env({"DATABASE_URL": database_url})
+    assert await review_show(client, settings, handle.id,
                              now=datetime.now(UTC) - timedelta(hours=1)) == 0
     out = capsys.readouterr().out
     assert "state AWAITING_REVIEW" in out and "policy 2026-12-01.1" in out and "risk low" in out
@@ -358,6 +363,8 @@ async def test_review_list_shows_waiting_records_with_age_and_sla_left(
         assert "acme" in line and "0h 00m" in line and "3h 59m left" in line
         assert await review_list(client, tenant="globex") == 0
         assert handle.id not in capsys.readouterr().out
-        assert await review_list(client, tenant="acme' OR 'x' = 'x") == 2
+        with pytest.raises(Failure) as refused:
+            await review_list(client, tenant="acme' OR 'x' = 'x")
+        assert refused.value.code == Exit.USAGE
         assert (await decide(handle, ticket, "reject")).accepted
         await handle.result()

@@ -1,7 +1,7 @@
 """`tollgate bench`: the full pipeline against a bare Temporal workflow of the same shape
-(``tollgate.bench_baseline``), side by side, in one run, on a dev stack of its own.
+(``tollgate.bench.baseline``), side by side, in one run, on a dev stack of its own.
 
-Each phase starts one worker process per pipeline (``tollgate.bench_worker``), warms both up,
+Each phase starts one worker process per pipeline (``tollgate.bench.worker``), warms both up,
 then runs rounds in A B B A order so that the server's slow drift (SQLite growing) falls on both
 alike. A round submits its events with at most ``--concurrency`` in flight (submit -> result);
 a scripted reviewer approves what is waiting. CPU comes from ``/proc`` deltas per round. Docs:
@@ -22,34 +22,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tollgate.bench_report import ratios, render, verdicts
-from tollgate.bench_stats import environment
+from tollgate.bench.report import ratios, render, verdicts
+from tollgate.bench.stats import environment
 
 #: The server caps concurrent long polls (result waits) per namespace at 1200.
 MAX_CONCURRENCY = 1000
-
-
-def add_bench_parser(sub: Any) -> None:
-    """Adds ``bench`` to an argparse subparsers object."""
-    p = sub.add_parser("bench", help="benchmark the pipeline against a bare workflow",
-                       description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--events", type=int, default=500, help="events per pipeline per phase")
-    p.add_argument("--concurrency", type=int, default=50, help="events in flight (submit->end)")
-    p.add_argument("--rounds", type=int, default=4, help="rounds per pipeline (A B B A ...)")
-    p.add_argument("--warmup", type=int, default=30, help="unmeasured events per pipeline")
-    p.add_argument("--model-latency", type=float, default=0.0, metavar="S",
-                   help="add a phase where drafting takes S seconds")
-    p.add_argument("--duplicates", type=float, default=0.0, metavar="FRACTION",
-                   help="add a phase where this share of submissions are re-sent copies")
-    p.add_argument("--review-poll", type=float, default=0.1, metavar="S",
-                   help="how often the scripted reviewer lists waiting records")
-    p.add_argument("--event-timeout", type=float, default=120.0, metavar="S")
-    p.add_argument("--json", dest="json_path", metavar="PATH", help="write every figure here")
-    p.add_argument("--state-dir", default=".tollgate", help="parent of bench-<stamp>/")
-    p.add_argument("--keep", action="store_true", help="keep bench-<stamp>/ (logs, databases)")
-    p.add_argument("--seed", type=int, default=6, help="where the duplicate copies fall")
-    p.set_defaults(func=run_bench)
 
 
 def check_args(args: argparse.Namespace) -> str | None:
@@ -65,10 +42,6 @@ def check_args(args: argparse.Namespace) -> str | None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    problem = check_args(args)
-    if problem:
-        print(f"tollgate bench: {problem}", file=sys.stderr)
-        return 2
     from tollgate.logging import configure_logging
 
     configure_logging(logging.WARNING)
@@ -93,7 +66,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) -> dict[str, Any]:
-    from tollgate.bench_run import Bench, Phase  # heavy: only when the bench runs
+    from tollgate.bench.run import Bench, Phase  # heavy: only when the bench runs
     from tollgate.devstack import DevStack, Ports, free_port, temporal_binary
 
     stack = DevStack(state_dir=state_dir, ports=Ports(
@@ -118,7 +91,7 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
     return {
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "settings": {k: v for k, v in vars(args).items() if k != "func"},
+        "settings": dict(vars(args)),
         "environment": environment(temporal_binary()),
         "phases": results,
         "history_shape": histories,
@@ -126,12 +99,8 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m tollgate.bench``: the same command without the ``tollgate`` CLI."""
-    parser = argparse.ArgumentParser(prog="python -m tollgate.bench")
-    add_bench_parser(parser.add_subparsers(dest="cmd", required=True))
-    args = parser.parse_args(["bench", *(sys.argv[1:] if argv is None else argv)])
-    sys.exit(args.func(args))
+    """``python -m tollgate.bench``: the same command without the rest of the CLI."""
+    from tollgate.cli import main as cli_main
 
-
-if __name__ == "__main__":
-    main()
+    cli_main(["bench", *(sys.argv[1:] if argv is None else argv)],
+             prog_name="python -m tollgate.bench")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tollgate.bench_stats import ratio
+from tollgate.bench.stats import ratio
 
 #: (label, path into a pipeline's summary, whether a ratio tollgate/baseline means something)
 ROWS: tuple[tuple[str, tuple[str, ...], bool], ...] = (

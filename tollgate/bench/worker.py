@@ -1,6 +1,6 @@
 """The worker process of ``tollgate bench`` and the bench's handle on it (``WorkerProcess``):
 one per pipeline, so each one's CPU and memory are its own.
-``python -m tollgate.bench_worker tollgate|baseline [--model-latency S]``.
+``python -m tollgate.bench.worker tollgate|baseline [--model-latency S]``.
 
 It prints ``ready`` once its workers poll, then answers ``stats`` on stdin with one JSON line
 (PostgreSQL round trips so far, by kind) and exits on ``stop`` or end of input. The Tollgate
@@ -25,7 +25,7 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from tollgate.bench_baseline import (
+from tollgate.bench.baseline import (
     BASELINE_DRAFT_QUEUE,
     BASELINE_QUEUE,
     BaselineActivities,
@@ -124,7 +124,7 @@ async def serve(pipeline: str, latency: float) -> None:
 
 
 class WorkerProcess:
-    """One ``tollgate.bench_worker`` process, talked to over its stdin/stdout."""
+    """One ``tollgate.bench.worker`` process, talked to over its stdin/stdout."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
@@ -133,7 +133,7 @@ class WorkerProcess:
     async def start(cls, pipeline: str, latency: float, stack: DevStack) -> WorkerProcess:
         log = open(stack.state_dir / f"worker-{pipeline}.log", "ab")  # noqa: SIM115, ASYNC230
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tollgate.bench_worker", pipeline,
+            sys.executable, "-m", "tollgate.bench.worker", pipeline,
             "--model-latency", str(latency), cwd=os.getcwd(), env=stack.env(),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log)
         log.close()

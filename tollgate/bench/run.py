@@ -1,5 +1,5 @@
 """The runner behind ``tollgate bench``: worker processes, events, rounds and the scripted
-reviewer. ``tollgate.bench`` holds the command; ``tollgate.bench_report`` the output."""
+reviewer. ``tollgate.bench`` holds the command; ``tollgate.bench.report`` the output."""
 
 from __future__ import annotations
 
@@ -10,12 +10,9 @@ import json
 import os
 import random
 import time
-from collections import Counter
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
@@ -23,14 +20,16 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import EventState, FinalOutcome, ReviewDecision
 from policies.signing import sign_json
-from starter import submit
-from tollgate.bench_baseline import BASELINE_QUEUE, WORKFLOW_NAME, BaselineWorkflow
-from tollgate.bench_stats import cpu_ms, memory_kb, summary_ms, tree_cpu_ms
-from tollgate.bench_worker import WorkerProcess
+from tollgate.bench.baseline import BASELINE_QUEUE, WORKFLOW_NAME, BaselineWorkflow
+from tollgate.bench.history import history_shapes
+from tollgate.bench.stats import cpu_ms, memory_kb, tree_cpu_ms
+from tollgate.bench.tally import Phase, Tally, plan, split
+from tollgate.bench.worker import WorkerProcess
 from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.demo import care_due
 from tollgate.devstack import DevStack
+from tollgate.intake import submit
 from workflows.process_event import ProcessEventWorkflow
 
 PIPELINES = ("baseline", "tollgate")
@@ -39,77 +38,6 @@ WORKFLOW_TYPES = {"baseline": WORKFLOW_NAME, "tollgate": "ProcessEvent"}
 #: Completed events between two worker RSS readings.
 RSS_EVERY = 1000
 HISTORY_SAMPLES = 3
-
-
-@dataclass(frozen=True)
-class Phase:
-    name: str
-    duplicates: float = 0.0
-    model_latency: float = 0.0
-
-
-def plan(submissions: int, duplicates: float, spread: int, rng: random.Random) -> list[int]:
-    """Submission order as indexes of distinct events: ``round(submissions * duplicates)`` of
-    them are copies of an earlier one, each at most ``spread`` places after its original (so
-    some arrive while it runs and some after it ended)."""
-    copies = round(submissions * duplicates)
-    distinct = submissions - copies
-    if distinct < 1:
-        raise ValueError("at least one distinct event is needed")
-    order = list(range(distinct))
-    for _ in range(copies):
-        original = rng.randrange(distinct)
-        at = order.index(original) + rng.randint(1, max(1, spread))
-        order.insert(min(at, len(order)), original)
-    return order
-
-
-@dataclass
-class Tally:
-    """Everything measured for one pipeline in one phase (warm-up excluded)."""
-
-    events: int = 0  # distinct events accepted and finished
-    submissions: int = 0
-    wall_s: float = 0.0
-    ack: list[float] = field(default_factory=list)
-    duplicate_ack: list[float] = field(default_factory=list)
-    e2e: list[float] = field(default_factory=list)
-    cpu_ms: Counter[str] = field(default_factory=Counter)
-    round_trips: Counter[str] = field(default_factory=Counter)
-    outcomes: Counter[str] = field(default_factory=Counter)
-    reviewer: Counter[str] = field(default_factory=Counter)
-    rounds: list[dict[str, float]] = field(default_factory=list)
-    rss_mb_at: dict[int, float] = field(default_factory=dict)
-    peak_rss_mb: float = 0.0
-    messages: int = 0
-    distinct: int = 0
-    samples: list[str] = field(default_factory=list)
-
-    def summary(self) -> dict[str, Any]:
-        n = max(self.events, 1)
-        kinds: Counter[str] = Counter()
-        steps: Counter[str] = Counter()
-        for key, count in self.round_trips.items():
-            step, _, kind = key.rpartition("/")
-            kinds[kind] += count
-            steps[step] += count
-        trips = {k: round(v / n, 2) for k, v in sorted(kinds.items())}
-        return {
-            "events": self.events, "distinct_events": self.distinct,
-            "submissions": self.submissions, "wall_s": round(self.wall_s, 2),
-            "events_per_s": round(self.events / self.wall_s, 2) if self.wall_s else None,
-            "submissions_per_s": round(self.submissions / self.wall_s, 2) if self.wall_s else None,
-            "ack": summary_ms(self.ack), "duplicate_ack": summary_ms(self.duplicate_ack),
-            "e2e": summary_ms(self.e2e),
-            "cpu_ms_per_event": {k: round(v / n, 1) for k, v in sorted(self.cpu_ms.items())},
-            "pg_round_trips_per_event": {**trips, "total": round(sum(trips.values()), 2)},
-            "pg_round_trips_per_event_by_step": {k: round(v / n, 2)
-                                                 for k, v in sorted(steps.items())},
-            "worker_peak_rss_mb": round(self.peak_rss_mb, 1),
-            "worker_rss_mb_at": self.rss_mb_at, "outcomes": dict(self.outcomes),
-            "reviewer": dict(self.reviewer), "messages_at_target": self.messages,
-            "rounds": self.rounds, "sample_workflow_ids": self.samples,
-        }
 
 
 class Bench:
@@ -141,6 +69,9 @@ class Bench:
         found["driver"] = cpu_ms(os.getpid())  # this process: client calls and the stand-ins
         return found
 
+    async def history_shapes(self) -> dict[str, Any]:
+        return await history_shapes(self.client, self.samples)
+
     async def close(self) -> None:
         await asyncio.gather(*(w.stop() for w in self.workers.values()))
         self.workers.clear()
@@ -156,7 +87,7 @@ class Bench:
         for pipeline in PIPELINES:
             if self.args.warmup:
                 await self.run_round(phase, pipeline, self.args.warmup, Tally(), dups=False)
-        sizes = _split(self.args.events, self.args.rounds)
+        sizes = split(self.args.events, self.args.rounds)
         for r, size in enumerate(sizes):
             order = PIPELINES if r % 2 == 0 else PIPELINES[::-1]
             for pipeline in order:
@@ -322,34 +253,3 @@ class Bench:
         except Exception:
             tally.reviewer["errors"] += 1
             handled.discard(wf_id)
-
-    # --- what one event's history holds -------------------------------------------------
-
-    async def history_shapes(self) -> dict[str, Any]:
-        shapes: dict[str, Any] = {}
-        for pipeline, wf_ids in self.samples.items():
-            found = []
-            for wf_id in wf_ids:
-                history = await self.client.get_workflow_handle(wf_id).fetch_history()
-                kinds = Counter(EventType.Name(e.event_type) for e in history.events)
-                found.append({
-                    "history_events": len(history.events),
-                    "history_bytes": sum(e.ByteSize() for e in history.events),
-                    "largest_event_bytes": max(e.ByteSize() for e in history.events),
-                    "workflow_tasks": kinds["EVENT_TYPE_WORKFLOW_TASK_COMPLETED"],
-                    "activities": kinds["EVENT_TYPE_ACTIVITY_TASK_SCHEDULED"],
-                    "local_activities": sum(  # patch markers are markers too
-                        1 for e in history.events
-                        if e.marker_recorded_event_attributes.marker_name
-                        == "core_local_activity"),
-                    "search_attribute_upserts":
-                        kinds["EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES"],
-                    "signals": kinds["EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED"],
-                    "updates": kinds["EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED"],
-                })
-            shapes[pipeline] = found[0] if found else None
-        return shapes
-
-
-def _split(total: int, parts: int) -> list[int]:
-    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]

@@ -1,0 +1,43 @@
+"""Running the real ``tollgate`` console script as a user would, and reading what it said."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TOLLGATE = str(Path(sys.executable).with_name("tollgate"))
+#: What no answer of the CLI may contain, whatever the exit code.
+NOISE = ("Traceback", "Fatal Python error", "Future exception was never retrieved")
+
+
+@dataclass
+class Said:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out + self.err
+
+    def clean(self) -> bool:
+        return not any(marker in self.text for marker in NOISE)
+
+
+def base_env(state_dir: Path, **extra: str) -> dict[str, str]:
+    """The caller's environment without anything that points at other servers."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "TEMPORAL_ADDRESS", "TOLLGATE_CRM_URL",
+                        "TOLLGATE_MESSAGING_URL", "TOLLGATE_TENANTS_FILE", "TOLLGATE_DEBUG")}
+    return {**env, "TOLLGATE_STATE_DIR": str(state_dir), **extra}
+
+
+def tollgate(*args: str, env: dict[str, str], stdin: str | None = None,
+             timeout: float = 60) -> Said:
+    done = subprocess.run([TOLLGATE, *args], env=env, cwd=ROOT, input=stdin,  # noqa: S603
+                          capture_output=True, text=True, timeout=timeout, check=False)
+    return Said(done.returncode, done.stdout, done.stderr)

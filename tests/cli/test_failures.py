@@ -1,0 +1,105 @@
+"""The CLI's failure table without any server: each failure is one line and its own exit code
+(docs/cli.md), never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.helpers import Said, base_env, tollgate
+from tollgate.devstack import free_port
+from tollgate.exits import Exit
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    # Nothing listens on this port: the Temporal server is "down".
+    return base_env(tmp_path / "state", TEMPORAL_ADDRESS=f"127.0.0.1:{free_port()}")
+
+
+def one_line_error(said: Said) -> str:
+    assert said.clean(), said.text
+    lines = said.err.strip().splitlines()
+    assert len(lines) == 1, said.err
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv", [
+    ["review", "list"], ["review", "show", "event/acme/k1"], ["ops", "state", "event/acme/k1"],
+    ["review", "approve", "event/acme/k1", "--seen", "v1:r1", "--reviewer", "lan",
+     "--reason", "ok"],
+])
+def test_temporal_down_names_the_address_and_how_to_start_it(
+    env: dict[str, str], argv: list[str]
+) -> None:
+    said = tollgate(*argv, env=env)
+    line = one_line_error(said)
+    assert said.code == Exit.UNREACHABLE
+    assert env["TEMPORAL_ADDRESS"] in line and "tollgate dev" in line
+
+
+def test_submit_with_temporal_down_is_one_line(env: dict[str, str]) -> None:
+    said = tollgate("submit", "tollgate/examples/care_due.json", env=env)
+    assert said.code == Exit.UNREACHABLE and env["TEMPORAL_ADDRESS"] in one_line_error(said)
+
+
+@pytest.mark.parametrize("argv", [["ops", "switches"], ["ops", "dlq", "list"]])
+def test_postgres_unreachable_never_shows_the_url(tmp_path: Path, argv: list[str]) -> None:
+    url = f"postgresql://ops:hunter2@127.0.0.1:{free_port()}/tollgate"
+    said = tollgate(*argv, env=base_env(tmp_path, DATABASE_URL=url))
+    line = one_line_error(said)
+    assert said.code == Exit.UNREACHABLE and "PostgreSQL" in line
+    assert "hunter2" not in said.text
+
+
+def test_missing_and_unreadable_files(env: dict[str, str], tmp_path: Path) -> None:
+    said = tollgate("submit", str(tmp_path / "nope.json"), env=env)
+    assert said.code == Exit.FILE and "no such file" in one_line_error(said)
+    said = tollgate("submit", str(tmp_path), env=env)
+    assert said.code == Exit.FILE and "folder" in one_line_error(said)
+    latin = tmp_path / "latin1.json"
+    latin.write_bytes(b'{"note": "caf\xe9"}')
+    said = tollgate("submit", str(latin), env=env)
+    assert said.code == Exit.FILE and "UTF-8" in one_line_error(said)
+
+
+@pytest.mark.parametrize("argv", [
+    ["submit"], ["review", "show"], ["ops", "dlq", "show", "abc"], ["nope"],
+    ["review", "approve", "event/acme/k1", "--seen", "latest", "--reviewer", "a", "--reason", "b"],
+    ["review", "approve", "event/acme/k1", "--reviewer", "a", "--reason", "b"],
+    ["ops", "dlq", "list", "--status", "LOST"],
+])
+def test_bad_arguments_exit_2_in_one_line(env: dict[str, str], argv: list[str]) -> None:
+    said = tollgate(*argv, env=env)
+    assert said.code == Exit.USAGE
+    assert "--help" in one_line_error(said)
+
+
+def test_a_group_alone_shows_its_commands(env: dict[str, str]) -> None:
+    said = tollgate("review", env=env)
+    assert said.code == Exit.USAGE and said.clean()
+    assert "approve" in said.err and "request-info" in said.err and "review_cmd" not in said.err
+
+
+def test_version_and_help_show_defaults(env: dict[str, str]) -> None:
+    said = tollgate("--version", env=env)
+    assert said.code == 0 and said.out.startswith("tollgate, version ")
+    said = tollgate("ops", "kill", "--help", env=env)
+    assert said.code == 0 and "[default: *]" in said.out and "--operator" in said.out
+
+
+def test_json_is_offered_on_every_command_that_prints_records(env: dict[str, str]) -> None:
+    for argv in (["submit"], ["review", "list"], ["review", "show"], ["ops", "state"],
+                 ["ops", "switches"], ["ops", "dlq", "list"], ["ops", "dlq", "show"],
+                 ["ops", "sweep"]):
+        said = tollgate(*argv, "--help", env=env)
+        assert said.code == 0 and "--json" in said.out, argv
+
+
+def test_sign_without_a_tenants_file_is_a_file_error(env: dict[str, str], tmp_path: Path) -> None:
+    event = tmp_path / "e.json"
+    event.write_text(json.dumps({"tenant_id": "acme"}))
+    said = tollgate("submit", "--sign", str(event), env=env)
+    assert said.code == Exit.FILE and "tenants file" in one_line_error(said)

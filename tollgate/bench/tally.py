@@ -1,0 +1,86 @@
+"""What the bench counts for one pipeline in one phase, and the order events are sent in."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from tollgate.bench.stats import summary_ms
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    duplicates: float = 0.0
+    model_latency: float = 0.0
+
+
+def plan(submissions: int, duplicates: float, spread: int, rng: random.Random) -> list[int]:
+    """Submission order as indexes of distinct events: ``round(submissions * duplicates)`` of
+    them are copies of an earlier one, each at most ``spread`` places after its original (so
+    some arrive while it runs and some after it ended)."""
+    copies = round(submissions * duplicates)
+    distinct = submissions - copies
+    if distinct < 1:
+        raise ValueError("at least one distinct event is needed")
+    order = list(range(distinct))
+    for _ in range(copies):
+        original = rng.randrange(distinct)
+        at = order.index(original) + rng.randint(1, max(1, spread))
+        order.insert(min(at, len(order)), original)
+    return order
+
+
+@dataclass
+class Tally:
+    """Everything measured for one pipeline in one phase (warm-up excluded)."""
+
+    events: int = 0  # distinct events accepted and finished
+    submissions: int = 0
+    wall_s: float = 0.0
+    ack: list[float] = field(default_factory=list)
+    duplicate_ack: list[float] = field(default_factory=list)
+    e2e: list[float] = field(default_factory=list)
+    cpu_ms: Counter[str] = field(default_factory=Counter)
+    round_trips: Counter[str] = field(default_factory=Counter)
+    outcomes: Counter[str] = field(default_factory=Counter)
+    reviewer: Counter[str] = field(default_factory=Counter)
+    rounds: list[dict[str, float]] = field(default_factory=list)
+    rss_mb_at: dict[int, float] = field(default_factory=dict)
+    peak_rss_mb: float = 0.0
+    messages: int = 0
+    distinct: int = 0
+    samples: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        n = max(self.events, 1)
+        kinds: Counter[str] = Counter()
+        steps: Counter[str] = Counter()
+        for key, count in self.round_trips.items():
+            step, _, kind = key.rpartition("/")
+            kinds[kind] += count
+            steps[step] += count
+        trips = {k: round(v / n, 2) for k, v in sorted(kinds.items())}
+        return {
+            "events": self.events, "distinct_events": self.distinct,
+            "submissions": self.submissions, "wall_s": round(self.wall_s, 2),
+            "events_per_s": round(self.events / self.wall_s, 2) if self.wall_s else None,
+            "submissions_per_s": round(self.submissions / self.wall_s, 2) if self.wall_s else None,
+            "ack": summary_ms(self.ack), "duplicate_ack": summary_ms(self.duplicate_ack),
+            "e2e": summary_ms(self.e2e),
+            "cpu_ms_per_event": {k: round(v / n, 1) for k, v in sorted(self.cpu_ms.items())},
+            "pg_round_trips_per_event": {**trips, "total": round(sum(trips.values()), 2)},
+            "pg_round_trips_per_event_by_step": {k: round(v / n, 2)
+                                                 for k, v in sorted(steps.items())},
+            "worker_peak_rss_mb": round(self.peak_rss_mb, 1),
+            "worker_rss_mb_at": self.rss_mb_at, "outcomes": dict(self.outcomes),
+            "reviewer": dict(self.reviewer), "messages_at_target": self.messages,
+            "rounds": self.rounds, "sample_workflow_ids": self.samples,
+        }
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` events over ``parts`` rounds, as even as can be."""
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]

@@ -1,0 +1,71 @@
+"""`tollgate`: one command for every role; one module per command group.
+
+Every command ends in one line on failure, with an exit code from ``tollgate.exits``
+(``docs/cli.md``).
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import click
+
+from tollgate.cli.bench import bench
+from tollgate.cli.common import finish, run
+from tollgate.cli.dev import demo, dev
+from tollgate.cli.items import items
+from tollgate.cli.ops import ops
+from tollgate.cli.review import review
+from tollgate.cli.submit import submit
+from tollgate.exits import Exit
+
+
+def _version() -> str:
+    try:
+        return version("tollgate")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"],
+                               "show_default": True, "max_content_width": 100})
+@click.version_option(_version(), "--version", prog_name="tollgate")
+def cli() -> None:
+    """Tollgate: business events to AI-assisted actions that happen at most once, after a
+    policy gate and a named human. Exit codes: docs/cli.md."""
+
+
+@cli.result_callback()
+def _run_work(result: Any) -> int:
+    return run(result) if callable(result) else int(result or 0)
+
+
+for command in (submit, review, ops, items, dev, demo, bench):
+    cli.add_command(command)
+
+
+def main(argv: list[str] | None = None, prog_name: str = "tollgate") -> None:
+    """The console script. Click's own errors (bad arguments) keep its one-line usage message
+    and exit 2; every command returns its exit code."""
+    try:
+        code = cli.main(argv if argv is not None else sys.argv[1:], prog_name=prog_name,
+                        standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)
+        code = Exit.USAGE
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx else prog_name
+        click.echo(f"{where}: {exc.format_message()} (`{where} --help` shows the usage)",
+                   err=True)
+        code = Exit.USAGE
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.Abort:
+        click.echo("aborted", err=True)
+        code = 130
+    finish(int(code or 0))

@@ -1,0 +1,37 @@
+"""`tollgate bench`: the command line of ``tollgate.bench`` (docs/performance.md)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import click
+
+
+@click.command(context_settings={"show_default": True})
+@click.option("--events", type=int, default=500, help="events per pipeline per phase")
+@click.option("--concurrency", type=int, default=50, help="events in flight (submit -> end)")
+@click.option("--rounds", type=int, default=4, help="rounds per pipeline (A B B A ...)")
+@click.option("--warmup", type=int, default=30, help="unmeasured events per pipeline")
+@click.option("--model-latency", type=float, default=0.0, metavar="S",
+              help="add a phase where drafting takes S seconds")
+@click.option("--duplicates", type=float, default=0.0, metavar="FRACTION",
+              help="add a phase where this share of submissions are re-sent copies")
+@click.option("--review-poll", type=float, default=0.1, metavar="S",
+              help="how often the scripted reviewer lists waiting records")
+@click.option("--event-timeout", type=float, default=120.0, metavar="S",
+              help="how long one event may take before it counts as an error")
+@click.option("--json", "json_path", metavar="PATH", help="also write every figure here")
+@click.option("--state-dir", default=".tollgate", help="parent of bench-<stamp>/")
+@click.option("--keep", is_flag=True, help="keep bench-<stamp>/ (logs, databases)")
+@click.option("--seed", type=int, default=6, help="where the duplicate copies fall")
+def bench(**options: Any) -> int:
+    """Benchmark the full pipeline against a bare Temporal workflow of the same shape, on a
+    dev stack of its own (~6 min with the defaults). Exit 1 when a verdict fails."""
+    from tollgate.bench.command import check_args, run_bench
+
+    args = argparse.Namespace(**options)
+    problem = check_args(args)
+    if problem:
+        raise click.UsageError(problem)
+    return run_bench(args)

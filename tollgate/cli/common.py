@@ -1,0 +1,161 @@
+"""What every command shares: running a coroutine to one exit code, reaching the servers, and
+printing records as a table or as JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from tollgate.config import Settings
+from tollgate.exits import Exit, Failure, postgres_unreachable, temporal_unreachable
+
+if TYPE_CHECKING:
+    import asyncpg
+    from temporalio.client import Client
+
+#: What a command's callback returns: the work, run by the root group's ``run``, so that every
+#: command fails the same way and tests can await the work inside their own event loop.
+Command = Callable[[Settings], Awaitable[int]]
+
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="print the records as JSON instead of a table")
+
+
+def settings() -> Settings:
+    return Settings.from_env()
+
+
+async def connect(s: Settings) -> Client:
+    """A Temporal client, or one line naming the address that did not answer."""
+    from tollgate.client import build_client
+
+    try:
+        return await build_client(s.temporal_address, s.namespace)
+    except RuntimeError as exc:  # the SDK's "Failed client connect: ..."
+        raise temporal_unreachable(s.temporal_address) from exc
+
+
+@asynccontextmanager
+async def pool(s: Settings, *, migrate: bool = False) -> AsyncIterator[asyncpg.Pool]:
+    """A small pool for one command; ``migrate`` applies the schema first (operators' stores)."""
+    import asyncpg
+
+    from contracts.errors import RetryableError
+
+    if not s.dsn:
+        raise Failure(Exit.UNREACHABLE, "no PostgreSQL: DATABASE_URL is not set and no "
+                      "`tollgate dev` is running (start it, or set DATABASE_URL)")
+    try:
+        if migrate:
+            from adapters.postgres_store import create_pool
+
+            made = await create_pool(s.dsn, max_size=2)
+        else:
+            made = await asyncpg.create_pool(s.dsn, min_size=1, max_size=2)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, RetryableError) as exc:
+        raise postgres_unreachable() from exc
+    try:
+        yield made
+    finally:
+        await made.close()
+
+
+def classify(exc: BaseException, s: Settings | None) -> Failure:
+    """The one-line failure for an exception that escaped a command."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    address = s.temporal_address if s else "the configured address"
+    if isinstance(exc, Failure):
+        return exc
+    if isinstance(exc, RPCError):
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            return Failure(Exit.NOT_FOUND, f"not found: {exc.message}")
+        if exc.status == RPCStatusCode.UNAVAILABLE:
+            return temporal_unreachable(address)
+        if exc.status == RPCStatusCode.DEADLINE_EXCEEDED:
+            return Failure(Exit.UNREACHABLE, "no worker answered in time: is `tollgate dev` "
+                           "(or `python worker.py`) running?")
+        return Failure(Exit.REFUSED, f"Temporal refused: {exc.message}")
+    if isinstance(exc, SystemExit) and isinstance(exc.code, str):
+        # A start-up or configuration problem already said in one line (a port in use...).
+        return Failure(Exit.REFUSED, exc.code)
+    return Failure(Exit.INTERNAL, f"unexpected {type(exc).__name__}: {exc} "
+                   "(TOLLGATE_DEBUG=1 shows the traceback)")
+
+
+def run(work: Command) -> int:
+    """Run one command's work; any failure becomes one line on stderr and its exit code."""
+    s: Settings | None = None
+    try:
+        s = settings()
+        return asyncio.run(_call(work, s))
+    except KeyboardInterrupt:
+        if getattr(work, "stops_on_interrupt", False):
+            click.echo("stopped")
+            return int(Exit.OK)
+        click.echo("tollgate: interrupted", err=True)
+        return 130
+    except BaseException as exc:
+        if isinstance(exc, SystemExit) and not isinstance(exc.code, str):
+            raise
+        if os.environ.get("TOLLGATE_DEBUG") and not isinstance(exc, Failure):
+            raise
+        failure = classify(exc, s)
+        click.echo(f"tollgate: {failure.message}", err=True)
+        return int(failure.code)
+
+
+async def _call(work: Command, s: Settings) -> int:
+    return int(await work(s))
+
+
+async def run_in_loop(work: Command, s: Settings) -> int:
+    """``run`` for a caller that already has an event loop (tests): one line, one code."""
+    try:
+        return int(await work(s))
+    except Failure as failure:
+        click.echo(f"tollgate: {failure.message}", err=True)
+        return int(failure.code)
+
+
+def finish(code: int) -> None:
+    """Exit with ``code``, once the Temporal client is really gone.
+
+    Why the collection: the SDK's client sits in a reference cycle, so without it the client is
+    only freed by the collection that runs during interpreter finalisation. Its Rust side is
+    then dropped on a runtime thread that calls back into a finalising interpreter, and the
+    process dies after having printed the right answer: ``Fatal Python error:
+    PyGILState_Release`` (exit 134, about one run in five here; temporalio/sdk-python issue
+    300). Collected here, while the interpreter is whole, the drop is an ordinary one.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.collect()
+    sys.exit(code)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+def table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Rows as a borderless table; wide enough off a terminal that nothing wraps."""
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Console(width=None if sys.stdout.isatty() else 240, highlight=False,
+                  soft_wrap=True)
+    grid = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for name in columns:
+        grid.add_column(name, no_wrap=True)
+    for row in rows:
+        grid.add_row(*(str(v) for v in row))
+    out.print(grid)

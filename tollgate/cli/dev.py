@@ -1,0 +1,64 @@
+"""`tollgate dev` and `tollgate demo`: the embedded stack, kept up or played through once."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from pathlib import Path
+
+import click
+
+from tollgate.cli.common import Command
+from tollgate.config import Settings
+from tollgate.exits import Exit
+
+
+def _port(name: str, what: str) -> click.Option:
+    return click.Option([f"--{name}-port", name], type=click.IntRange(1, 65535),
+                        help=f"port of {what} (default: the environment's, else the standard one)")
+
+
+@click.command(params=[_port("temporal", "the Temporal frontend"), _port("ui", "the Web UI"),
+                       _port("crm", "the stand-in CRM"),
+                       _port("messaging", "the stand-in messaging service")])
+@click.option("--reset", is_flag=True,
+              help="start empty: delete the stack's data in the state folder first "
+                   "(the tenant keys stay)")
+def dev(temporal: int | None, ui: int | None, crm: int | None,
+        messaging: int | None, reset: bool) -> Command:
+    """Start the embedded stack (Temporal dev server, PostgreSQL, stand-in targets) and a
+    worker, until Ctrl-C. A running stack writes .tollgate/endpoints.json, so commands in
+    another terminal find it."""
+    from tollgate.devstack import DevStack, Ports
+
+    chosen = {k: v for k, v in {"temporal": temporal, "ui": ui, "crm": crm,
+                                "messaging": messaging}.items() if v is not None}
+
+    async def go(s: Settings) -> int:
+        from tollgate.devstack import run_dev
+
+        # TOLLGATE_*_PORT variables first, then the options over them.
+        ports = dataclasses.replace(Ports.from_env(s.env), **chosen)
+        stack = DevStack(state_dir=s.state_dir, ports=ports, reset=reset,
+                         database_url=s.env.get("DATABASE_URL"),
+                         temporal_address=s.env.get("TEMPORAL_ADDRESS"))
+        await run_dev(stack)
+        return Exit.OK
+
+    go.stops_on_interrupt = True  # type: ignore[attr-defined]
+    return go
+
+
+@click.command()
+@click.option("--state-dir", default=".tollgate/demo", type=click.Path(file_okay=False),
+              help="where the demo's stack keeps its files (emptied first)")
+def demo(state_dir: str) -> int:
+    """Play the demo scenario end to end on a stack of its own and check every outcome
+    (exit 1 if any differs)."""
+    from tollgate.demo import run_demo
+    from tollgate.logging import configure_logging
+
+    # Configured here, not in run_demo: structlog keeps the stream it was given.
+    configure_logging(logging.WARNING)
+    return Exit.REFUSED if asyncio.run(run_demo(Path(state_dir).resolve())) else Exit.OK

@@ -1,0 +1,163 @@
+"""`tollgate items`: the content library. Save an item (tagging starts after the commit and
+never holds the save up), see tagging jobs by state, retry a FAILED job, take a tag off an item,
+and time saves against a slow model."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import click
+from pydantic import ValidationError
+
+from contracts.errors import TollgateError
+from tollgate.cli.common import Command, emit_json, json_option, pool
+from tollgate.config import Settings
+from tollgate.exits import Exit, Failure
+
+#: Starts the tagging workflow of (item id, run).
+Starter = Callable[[int, int], Awaitable[None]]
+
+
+@click.group()
+def items() -> None:
+    """Content library: save, jobs, retry, untag, bench."""
+
+
+def _starter(s: Settings) -> Awaitable[Starter]:
+    """A start function for tagging workflows, or one that fails: with Temporal down the save
+    and the retry still count, and the relay starts the job later."""
+
+    async def unreachable(item_id: int, run: int) -> None:
+        raise ConnectionError("temporal unreachable")
+
+    async def make() -> Starter:
+        from tollgate.client import build_client
+        from tollgate.items import temporal_starter
+
+        try:
+            client = await build_client(s.temporal_address, s.namespace)
+        except RuntimeError:
+            return unreachable
+        return temporal_starter(client, s.task_queue)
+
+    return make()
+
+
+def _store_failure(exc: TollgateError) -> Failure:
+    code = Exit.USAGE if exc.error_class.value == "invalid" else Exit.REFUSED
+    return Failure(code, f"{exc.error_class.value}: {exc.message}")
+
+
+@items.command()
+@click.option("--user", required=True, help="the owner's id")
+@click.option("--url", required=True, help="the page's address")
+@click.option("--title", required=True, help="the page's title")
+@click.option("--description", default="", help="a short description")
+@json_option
+def save(user: str, url: str, title: str, description: str, as_json: bool) -> Command:
+    """Save a page; tagging runs later and never holds the save up."""
+    from contracts.tagging import ItemCapture
+
+    try:
+        capture = ItemCapture(user_id=user, url=url, title=title, description=description)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise click.UsageError(
+            f"invalid item: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres_tagging import TaggingStore
+        from tollgate.items import save_item
+
+        async with pool(s, migrate=True) as p:
+            try:
+                saved = await save_item(TaggingStore(p), await _starter(s), capture)
+            except TollgateError as exc:
+                raise _store_failure(exc) from None
+        note = "tagging started" if saved.started else (
+            "already saved" if not saved.created else "tagging queued (relay will start it)")
+        if as_json:
+            emit_json({"item_id": saved.item_id, "job_state": saved.job_state.value,
+                       "created": saved.created, "started": saved.started})
+        else:
+            click.echo(f"item {saved.item_id}: {saved.job_state.value}, {note}")
+        return Exit.OK
+
+    return go
+
+
+@items.command()
+@json_option
+def jobs(as_json: bool) -> Command:
+    """Tagging jobs per state (PENDING growing means no consumer is running)."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres_tagging import TaggingStore
+
+        async with pool(s, migrate=True) as p:
+            counts = await TaggingStore(p).jobs_by_state()
+        if as_json:
+            emit_json({state.value: n for state, n in counts.items()})
+        else:
+            for state, n in counts.items():
+                click.echo(f"{state.value:<11} {n}")
+        return Exit.OK
+
+    return go
+
+
+@items.command()
+@click.argument("item_id", type=int)
+@click.option("--user", required=True, help="the owner's id (only the owner may retry)")
+def retry(item_id: int, user: str) -> Command:
+    """Retry the FAILED tagging job of ITEM_ID."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres_tagging import TaggingStore
+        from tollgate.items import relay_unstarted
+
+        async with pool(s, migrate=True) as p:
+            store = TaggingStore(p)
+            try:
+                job = await store.retry_job(user, item_id)
+            except TollgateError as exc:
+                raise _store_failure(exc) from None
+            await relay_unstarted(store, await _starter(s))
+        click.echo(f"item {job.item_id}: {job.state.value} (run {job.runs})")
+        return Exit.OK
+
+    return go
+
+
+@items.command()
+@click.argument("item_id", type=int)
+@click.argument("tag")
+@click.option("--user", required=True, help="the owner's id")
+def untag(item_id: int, tag: str, user: str) -> Command:
+    """Take TAG off ITEM_ID; no retry brings it back."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres_tagging import TaggingStore
+
+        async with pool(s, migrate=True) as p:
+            removed = await TaggingStore(p).remove_tag(user, item_id, tag)
+        click.echo("removed" if removed else "no such tag on that item")
+        return Exit.OK if removed else Exit.REFUSED
+
+    return go
+
+
+@items.command("bench")
+@click.option("--items", "count", type=click.IntRange(min=1), default=50,
+              help="how many saves to time")
+@click.option("--model-delay", type=click.FloatRange(min=0), default=5.0,
+              help="seconds the stand-in model takes per answer")
+def bench_saves(count: int, model_delay: float) -> int:
+    """Time saves while the model takes --model-delay seconds (the save must not wait)."""
+    import logging
+
+    from tollgate.bench_save import run_bench_save
+    from tollgate.logging import configure_logging
+
+    configure_logging(logging.WARNING)
+    return run_bench_save(count, model_delay)

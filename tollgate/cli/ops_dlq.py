@@ -1,0 +1,108 @@
+"""`tollgate ops dlq`: list, show, approve and replay dead letters."""
+
+from __future__ import annotations
+
+import click
+
+from tollgate.cli.common import Command, connect, emit_json, json_option, pool, table
+from tollgate.config import Settings
+from tollgate.exits import Exit, Failure
+
+STATUSES = ["OPEN", "APPROVED", "REPLAYED", "CLOSED"]
+
+
+@click.group()
+def dlq() -> None:
+    """Dead letters: what failed for good, with its owner and replay plan."""
+
+
+@dlq.command("list")
+@click.option("--status", type=click.Choice(STATUSES), help="only dead letters in this status")
+@json_option
+def list_cmd(status: str | None, as_json: bool) -> Command:
+    """Dead letters, newest first."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres_ops import OpsStore
+
+        async with pool(s, migrate=True) as p:
+            rows = await OpsStore(p).dead_letters(status)
+        if as_json:
+            emit_json(rows)
+        elif not rows:
+            click.echo("no dead letters" + (f" in status {status}" if status else ""))
+        else:
+            table(["id", "status", "class/code", "workflow", "owner"], [
+                (r["id"], r["status"], f"{r['error_class']}/{r['error_code']}",
+                 r["workflow_id"], r["owner"]) for r in rows])
+        return Exit.OK
+
+    return go
+
+
+async def _row(s: Settings, dl_id: int) -> dict:
+    from adapters.postgres_ops import OpsStore
+
+    async with pool(s, migrate=True) as p:
+        row = await OpsStore(p).dead_letter_row(dl_id)
+    if row is None:
+        raise Failure(Exit.NOT_FOUND, f"no dead letter {dl_id}")
+    return row
+
+
+@dlq.command()
+@click.argument("dl_id", metavar="ID", type=int)
+@json_option
+def show(dl_id: int, as_json: bool) -> Command:
+    """One dead letter: its class, code, owner, redacted payload and replay plan."""
+
+    async def go(s: Settings) -> int:
+        row = {k: v for k, v in (await _row(s, dl_id)).items() if k != "replay_input"}
+        if as_json:
+            emit_json(row)
+        else:
+            for key, value in row.items():
+                click.echo(f"{key:16} {value}")
+        return Exit.OK
+
+    return go
+
+
+@dlq.command()
+@click.argument("dl_id", metavar="ID", type=int)
+@click.option("--operator", required=True, help="who approves (recorded)")
+@click.option("--reason", required=True, help="why it is safe to try again (recorded)")
+def approve(dl_id: int, operator: str, reason: str) -> Command:
+    """Allow one replay of dead letter ID (exit 1 when it is closed)."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres_ops import OpsStore
+
+        await _row(s, dl_id)
+        async with pool(s, migrate=True) as p:
+            ok = await OpsStore(p).approve_dead_letter(dl_id, actor=operator, reason=reason)
+        if not ok:
+            raise Failure(Exit.REFUSED, f"dead letter {dl_id} is closed")
+        click.echo(f"dead letter {dl_id} approved for one replay")
+        return Exit.OK
+
+    return go
+
+
+@dlq.command()
+@click.argument("dl_id", metavar="ID", type=int)
+@click.option("--operator", required=True, help="who replays (recorded)")
+def replay(dl_id: int, operator: str) -> Command:
+    """Replay dead letter ID once per approval; never when its receipt says it happened."""
+
+    async def go(s: Settings) -> int:
+        from tollgate.ops import replay_dead_letter
+
+        row = await _row(s, dl_id)
+        async with pool(s, migrate=True) as p:
+            code, line = await replay_dead_letter(p, row, operator, lambda: connect(s),
+                                                  s.task_queue)
+        click.echo(line)
+        return code
+
+    return go

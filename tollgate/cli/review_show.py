@@ -1,0 +1,211 @@
+"""`tollgate review list|show`: a reviewer's queue and one record, without Temporal internals.
+
+``list`` reads the search attributes (state, tenant, review SLA); ``show`` reads the workflow's
+``review_ticket`` query and PostgreSQL (the newest draft, every decision) and prints the
+``--seen`` token a decision must carry: the draft version and review request it answers.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from contracts.base import ID_PATTERN
+from tollgate.cli.common import emit_json, pool, table
+from tollgate.config import Settings
+from tollgate.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from adapters.postgres_store import ReviewRecord
+    from contracts import ReviewTicket
+
+#: A query waits for a worker; with none running, say so instead of hanging.
+QUERY_TIMEOUT = timedelta(seconds=10)
+#: ``list`` asks every waiting record for its flags: a shorter wait each, "?" when none comes.
+LIST_QUERY_TIMEOUT = timedelta(seconds=2)
+
+
+def seen_token(draft_version: int, request_id: str) -> str:
+    """What ``review show`` prints and a decision sends back (``--seen``)."""
+    return f"v{draft_version}:{request_id}"
+
+
+async def review_list(client: Client, *, tenant: str | None, now: datetime | None = None,
+                      as_json: bool = False) -> int:
+    """Records waiting for review, the nearest SLA first."""
+    from workflows.process_event import REVIEW_DUE, TENANT
+
+    query = "TollgateState = 'AWAITING_REVIEW'"
+    if tenant is not None:
+        if not re.fullmatch(ID_PATTERN, tenant):  # it goes into the query text
+            raise Failure(Exit.USAGE, f"not a tenant id: {tenant!r}")
+        query += f" AND TollgateTenant = '{tenant}'"
+    now = now or datetime.now(UTC)
+    rows: list[dict[str, Any]] = []
+    async for wf in client.list_workflows(query):
+        attrs = wf.typed_search_attributes
+        due = attrs.get(REVIEW_DUE)
+        ticket = await _ticket_or_none(client, wf.id)
+        rows.append({"workflow_id": wf.id, "tenant_id": attrs.get(TENANT),
+                     "started_at": wf.start_time, "review_due_at": due,
+                     "waiting": _span(now - wf.start_time), "sla": _sla_left(due, now),
+                     "flags": len(ticket.flags) if ticket else None})
+    rows.sort(key=lambda r: (r["review_due_at"] or datetime.max.replace(tzinfo=UTC),
+                             r["workflow_id"]))
+    if as_json:
+        emit_json(rows)
+    elif not rows:
+        click.echo("nothing waiting for review" + (f" for {tenant}" if tenant else ""))
+    else:
+        table(["workflow", "tenant", "waiting", "flags", "SLA"],
+              [(r["workflow_id"], r["tenant_id"] or "-", r["waiting"], _flag_mark(r["flags"]),
+                r["sla"]) for r in rows])
+    return Exit.OK
+
+
+def _flag_mark(flags: int | None) -> str:
+    # A draft the validator flagged must stand out in the queue; "?" when the query failed.
+    if flags is None:
+        return "?"
+    return f"! {flags}" if flags else "-"
+
+
+async def _ticket_or_none(client: Client, workflow_id: str) -> ReviewTicket | None:
+    from temporalio.service import RPCError
+
+    from contracts import ReviewTicket
+
+    try:
+        return await client.get_workflow_handle(workflow_id).query(
+            "review_ticket", result_type=ReviewTicket, rpc_timeout=LIST_QUERY_TIMEOUT)
+    except RPCError:
+        return None
+
+
+def _span(delta: timedelta) -> str:
+    minutes = max(int(delta.total_seconds() // 60), 0)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{days}d {hours:02d}h" if days else f"{hours}h {minutes:02d}m"
+
+
+def _sla_left(due: datetime | None, now: datetime) -> str:
+    if due is None:
+        return "-"
+    return f"{_span(due - now)} left" if due >= now else f"overdue {_span(now - due)}"
+
+
+async def review_show(client: Client, s: Settings, workflow_id: str, *,
+                      now: datetime | None = None, as_json: bool = False) -> int:
+    """One record: state, policy, risk, the open request and its draft, every decision."""
+    now = now or datetime.now(UTC)
+    ticket = await ticket_of(client, workflow_id)
+    record = await _record(s, workflow_id) if s.dsn else None
+    if ticket is None and (record is None or not record.event):
+        raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such event")
+    event = record.event if record else {}
+    state = ticket.state.value if ticket else event.get("state")
+    open_review = (ticket is not None and ticket.request_id is not None
+                   and ticket.draft_version is not None and state == "AWAITING_REVIEW")
+    seen = (seen_token(ticket.draft_version, ticket.request_id)  # type: ignore[arg-type]
+            if open_review and ticket else None)
+    if as_json:
+        emit_json({"workflow_id": workflow_id, "state": state, "event": event,
+                   "ticket": ticket.model_dump(mode="json") if ticket else None,
+                   "seen": seen, "draft": record.draft if record else None,
+                   "decisions": record.decisions if record else None})
+        return Exit.OK
+    policy = (ticket.policy_version if ticket else None) or event.get("policy_version")
+    click.echo(workflow_id)
+    click.echo(f"  tenant {event.get('tenant_id', '?')} · {event.get('event_type', '?')} · "
+               f"state {state} · policy {policy or '-'} · risk {ticket.risk if ticket else '-'}")
+    if open_review and ticket is not None:
+        click.echo(f"  review request {ticket.request_id} · draft v{ticket.draft_version} · "
+                   f"roles {', '.join(ticket.required_roles) or '-'}")
+        due, deadline = ticket.review_due_at, ticket.review_deadline
+        click.echo(f"  SLA {_when(due)} ({_sla_left(due, now)}) · expires {_when(deadline)}")
+        click.echo(f"  decide with --seen {seen}")
+    _print_draft(ticket, record)
+    _print_decisions(record)
+    return Exit.OK
+
+
+def _print_draft(ticket: ReviewTicket | None, record: ReviewRecord | None) -> None:
+    row = record.draft if record else None
+    version = (ticket.draft_version if ticket else None) or (row["version"] if row else None)
+    draft = ticket.draft.model_dump() if ticket and ticket.draft else (row or {}).get("draft")
+    if version is None:
+        click.echo("draft: none yet")
+        return
+    source = f" ({row['provider']} / {row['model']}, {row['status']})" if row else ""
+    click.echo(f"draft v{version}{source}")
+    if not draft:
+        for finding in (row or {}).get("findings") or []:
+            click.echo(f"  finding: {finding}")
+        _print_flags(ticket)
+        click.echo("  no readable draft")
+        return
+    click.echo(f"  {draft['message']}")
+    _print_flags(ticket)
+    click.echo(f"  sources: {', '.join(draft.get('source_refs') or []) or '-'}")
+    click.echo(f"  unknowns: {', '.join(draft.get('unknowns') or []) or '-'}")
+    if draft.get("reason"):
+        click.echo(f"  why: {draft['reason']}")
+
+
+def _print_flags(ticket: ReviewTicket | None) -> None:
+    """Each flag with its rule, where it was found and the text that tripped it. A flag is a
+    warning for the reviewer: it approves nothing and sends nothing."""
+    flags = ticket.flags if ticket else []
+    if not flags:
+        return
+    click.echo(f"  FLAGGED: {len(flags)} thing(s) need your eyes")
+    for flag in flags:
+        click.echo(f"  ! {flag.finding} · rule {flag.rule} · from {flag.source}: {flag.span!r}")
+
+
+def _print_decisions(record: ReviewRecord | None) -> None:
+    if record is None:
+        click.echo("decisions: PostgreSQL not configured (DATABASE_URL or a running "
+                   "`tollgate dev`)")
+        return
+    click.echo("decisions")
+    if not record.decisions:
+        click.echo("  none")
+    for d in record.decisions:
+        verdict = "accepted" if d["accepted"] else f"refused: {d['refusal_code']}"
+        who = f"{d['reviewer']} ({d['role']})"
+        click.echo(f"  {d['at']:%Y-%m-%d %H:%M:%S}  {d['decision']:12} "
+                   f"v{d['draft_version'] or '-':<3} {who:28} {verdict:34} {d['reason']!r}")
+
+
+def _when(at: datetime | None) -> str:
+    return f"{at.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if at else "-"
+
+
+async def ticket_of(client: Client, workflow_id: str) -> ReviewTicket | None:
+    """The workflow's ``review_ticket``; None when there is no such workflow."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from contracts import ReviewTicket
+
+    try:
+        return await client.get_workflow_handle(workflow_id).query(
+            "review_ticket", result_type=ReviewTicket, rpc_timeout=QUERY_TIMEOUT)
+    except RPCError as exc:
+        if exc.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
+            return None
+        raise
+
+
+async def _record(s: Settings, workflow_id: str) -> ReviewRecord | None:
+    from adapters.postgres_store import PostgresStore
+
+    # A plain pool, not a migrating one: a reviewer's command never changes the schema.
+    async with pool(s) as p:
+        return await PostgresStore(p).review_record(workflow_id)

@@ -1,0 +1,88 @@
+"""`tollgate submit`: the producer's command. One line (or one JSON object) per event."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import click
+
+from contracts import IntakeAck
+from tollgate.cli.common import Command, connect, json_option
+from tollgate.config import Settings
+from tollgate.exits import Exit, Failure
+
+
+def read_events(paths: tuple[str, ...]) -> list[str]:
+    """Every event of every file, in order; a missing or unreadable file is one line, exit 5."""
+    from tollgate.intake import read_source, split_events
+
+    raws: list[str] = []
+    for path in paths:
+        try:
+            text = read_source(path)
+        except FileNotFoundError:
+            raise Failure(Exit.FILE, f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise Failure(Exit.FILE, f"{path}: is a folder, not an event file") from None
+        except PermissionError:
+            raise Failure(Exit.FILE, f"{path}: permission denied") from None
+        except UnicodeDecodeError:
+            raise Failure(Exit.FILE, f"{path}: not UTF-8 text") from None
+        except OSError as exc:
+            raise Failure(Exit.FILE, f"{path}: cannot read it ({exc.strerror})") from None
+        raws.extend(split_events(text))
+    return raws
+
+
+def restamp_and_sign(raws: list[str], secrets: dict[str, str]) -> list[str]:
+    """Dev only: stamp ``occurred_at`` with now (a committed example stays fresh) and sign
+    each event with its tenant's key. Text that is not a JSON object is passed on unchanged:
+    the intake quarantines it."""
+    from policies.signing import sign_json
+
+    now = datetime.now(UTC).isoformat()
+    signed = []
+    for raw in raws:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            signed.append(raw)
+            continue
+        if isinstance(data, dict) and "occurred_at" in data:
+            data["occurred_at"] = now
+            raw = json.dumps(data, ensure_ascii=False)
+        signed.append(sign_json(raw, secrets))
+    return signed
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option("--sign", is_flag=True,
+              help="dev only: restamp occurred_at with now and sign each event with its "
+                   "tenant's key from the tenants file (a stand-in for the producer)")
+@json_option
+def submit(files: tuple[str, ...], sign: bool, as_json: bool) -> Command:
+    """Producer: submit the events in FILE... (one event, a JSON array, or JSON lines; - reads
+    standard input). Each event is answered at once: accepted, duplicate or invalid
+    (quarantined with its reason). Exit 1 when any event was invalid."""
+
+    async def go(s: Settings) -> int:
+        from tollgate.intake import describe, submit_all
+
+        raws = read_events(files)
+        if sign:
+            try:
+                secrets = s.tenant_secrets()
+            except SystemExit as exc:
+                raise Failure(Exit.FILE, str(exc.code)) from None
+            raws = restamp_and_sign(raws, secrets)
+        client = await connect(s)
+
+        def show(ack: IntakeAck) -> None:
+            click.echo(ack.model_dump_json(exclude_none=True) if as_json else describe(ack))
+
+        acks = await submit_all(client, raws, task_queue=s.task_queue, on_ack=show)
+        return Exit.OK if all(a.status != "invalid" for a in acks) else Exit.REFUSED
+
+    return go

@@ -1,0 +1,146 @@
+"""The producer's API: hand events to Tollgate and get the intake answer at once.
+
+``submit()`` answers one event: accepted (with its workflow id), duplicate (with the earlier
+outcome), or invalid (with the reason; the event is quarantined, never dropped). Nobody waits
+for a model. ``starter.py`` and ``tollgate submit`` are thin callers of this module.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
+from contracts.base import ID_PATTERN
+from contracts.events import MAX_EVENT_CHARS
+from policies.keys import event_workflow_id, payload_fingerprint, quarantine_workflow_id
+from workflows.process_event import ProcessEventWorkflow
+
+_ID = re.compile(ID_PATTERN)
+_INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUPERSEDED}
+
+
+def workflow_id_for(raw: str) -> str:
+    """``event/{tenant}/{key}`` when the input names both, else a quarantine id of its hash.
+    An oversized event always gets the quarantine id: it is never admitted."""
+    if len(raw) > MAX_EVENT_CHARS:
+        return quarantine_workflow_id(raw)
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return quarantine_workflow_id(raw)
+    if isinstance(data, dict):
+        tenant, key = data.get("tenant_id"), data.get("idempotency_key")
+        named = [v for v in (tenant, key) if isinstance(v, str) and _ID.match(v)]
+        if len(named) == 2:
+            return event_workflow_id(*named)
+    return quarantine_workflow_id(raw)
+
+
+def split_events(text: str) -> list[str]:
+    """One event, an array of events, or JSON lines; text that parses as none is one event
+    (it will be quarantined as malformed, not dropped)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        lines = [line for line in text.splitlines() if line.strip()]
+        return lines if len(lines) > 1 else [text]
+    if isinstance(data, list):
+        return [json.dumps(item, ensure_ascii=False) for item in data]
+    return [text]
+
+
+def read_source(path: str, stdin: Callable[[], str] | None = None) -> str:
+    """The text of ``path``, or of standard input for ``-``. Raises ``OSError`` (missing,
+    unreadable) or ``UnicodeDecodeError``; the CLI turns either into one line."""
+    if path == "-":
+        import sys
+
+        return (stdin or sys.stdin.read)()
+    return Path(path).read_text(encoding="utf-8")
+
+
+def intake_request(raw: str) -> IntakeRequest:
+    """The workflow input for ``raw``; an oversized event travels as its length only."""
+    now = datetime.now(UTC)
+    if len(raw) > MAX_EVENT_CHARS:
+        return IntakeRequest(raw="", received_at=now, oversize=len(raw))
+    return IntakeRequest(raw=raw, received_at=now)
+
+
+async def submit(client: Client, raw: str, *, task_queue: str) -> IntakeAck:
+    """Hand one event to Tollgate and return the intake answer (no model is waited for)."""
+    ack = await _deliver(client, raw, workflow_id_for(raw), task_queue)
+    if ack.reason_code == "idempotency_conflict" and ack.workflow_id != quarantine_workflow_id(raw):
+        # Same key, other payload: quarantine this delivery through the ordinary intake path,
+        # whose gate sees the conflict and records it; the first delivery is untouched.
+        ack = await _deliver(client, raw, quarantine_workflow_id(raw), task_queue)
+    return ack
+
+
+async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str) -> IntakeAck:
+    request = intake_request(raw)
+    start = WithStartWorkflowOperation(
+        ProcessEventWorkflow.run, request, id=wf_id, task_queue=task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+    )
+    try:
+        return await client.execute_update_with_start_workflow(
+            ProcessEventWorkflow.intake, request, start_workflow_operation=start)
+    except WorkflowAlreadyStartedError:
+        pass
+    finally:
+        _retrieve_start_error(start)
+    # The first delivery already finished: answer with its outcome.
+    previous = await client.get_workflow_handle(wf_id, result_type=FinalOutcome).result()
+    fingerprint = payload_fingerprint(request.raw)
+    if previous.payload_fingerprint != fingerprint:
+        return IntakeAck(status="invalid", workflow_id=wf_id, state=previous.state,
+                         reason_code="idempotency_conflict",
+                         message="this idempotency_key was already used with another payload")
+    status = "invalid" if previous.state in _INVALID_END else "duplicate"
+    message = (f"the first delivery of this key ended {previous.state.value}; send a corrected "
+               "event with a new idempotency_key" if status == "invalid" else None)
+    return IntakeAck(status=status, workflow_id=wf_id, state=previous.state,
+                     reason_code=previous.reason_code if status == "invalid" else "duplicate",
+                     message=message, previous=previous)
+
+
+def _retrieve_start_error(start: WithStartWorkflowOperation) -> None:
+    """The SDK also fails the start operation's own handle future with the call's error; nobody
+    else awaits it, so read it here or asyncio prints "Future exception was never retrieved" at
+    exit. (The SDK offers no public "did it fail" check: ``workflow_handle()`` would wait.)"""
+    future = start._workflow_handle
+    if future.done() and not future.cancelled():
+        future.exception()
+
+
+def describe(ack: IntakeAck) -> str:
+    """The one line a producer reads for ``ack``."""
+    if ack.status == "accepted":
+        return f"accepted  {ack.workflow_id}"
+    if ack.status == "duplicate":
+        if ack.previous:
+            return f"duplicate {ack.workflow_id} (earlier outcome: {ack.previous.state})"
+        return f"duplicate {ack.workflow_id} (first delivery in progress: {ack.state})"
+    return f"invalid   {ack.workflow_id}: {ack.reason_code}: {ack.message or ''}".rstrip(": ")
+
+
+async def submit_all(client: Client, raws: Iterable[str], *, task_queue: str,
+                     on_ack: Callable[[IntakeAck], None] | None = None) -> list[IntakeAck]:
+    """Submit each event in order; one event's rejection never stops the ones after it."""
+    acks = []
+    for raw in raws:
+        ack = await submit(client, raw, task_queue=task_queue)
+        if on_ack is not None:
+            on_ack(ack)
+        acks.append(ack)
+    return acks
