@@ -33,10 +33,10 @@ from adapters.draft_parsing import (
     UnreadableOutput,
 )
 from contracts import DraftRequest, DraftResult
+from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import ErrorClass, TollgateError
 from policies.draft_validator import redact, scan_context_for_injection, validate_draft
 from policies.prompts import PROMPT_VERSION, build_prompt
-from workflows.timeouts import DRAFT_MAX_ATTEMPTS
 
 EXCERPT_CHARS = 500
 log = structlog.get_logger("tollgate.draft")

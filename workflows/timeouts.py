@@ -6,14 +6,10 @@ from datetime import timedelta
 
 from temporalio.common import RetryPolicy
 
+from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import NON_RETRYABLE
 
 _NON_RETRYABLE_TYPES = tuple(sorted(c.value for c in NON_RETRYABLE))
-
-#: The draft activity's attempts; on the last one an unreadable answer is handed to a reviewer
-#: (status ``unreadable``) instead of failing again.
-DRAFT_MAX_ATTEMPTS = 3
-
 
 
 def _retry(initial: timedelta, maximum: timedelta, attempts: int = 0) -> RetryPolicy:

@@ -16,6 +16,7 @@ from adapters.base import ModelAnswer
 from adapters.draft_parsing import ModelRefused, ToolCallInOutput, UnreadableOutput, parse_draft
 from adapters.openai_draft import OpenAIDraftProvider
 from contracts import DraftPrompt, DraftRequest, DraftResult
+from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import RejectedError, TollgateError
 from policies.prompts import PROMPT_VERSION
 from tests.adapters.fake_llm import (
@@ -27,7 +28,6 @@ from tests.adapters.fake_llm import (
     openai_chat,
     openai_error,
 )
-from workflows.timeouts import DRAFT_MAX_ATTEMPTS
 
 CLEAN = {
     "message": "Hi Lan, Miu's vaccination is due on 1 December 2026. Reply to book a visit.",
