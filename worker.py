@@ -18,6 +18,7 @@ from activities.context import ContextActivities
 from activities.draft import DraftActivities
 from activities.execute import ExecuteActivities
 from activities.intake import IntakeActivities
+from activities.interceptor import ActivityContextInterceptor
 from activities.reconcile import ReconcileActivities
 from activities.review import ReviewActivities
 from activities.steps import StepActivities
@@ -60,6 +61,7 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
         client,
         task_queue=settings.task_queue,
         workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow],
+        interceptors=[ActivityContextInterceptor()],
         # Workflow modules are imported once instead of once per run (-21 % worker CPU,
         # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);
         # the sandbox still refuses clocks, randomness and I/O inside workflow code.
@@ -86,7 +88,8 @@ async def draft_worker(client: Client, settings: Settings) -> AsyncIterator[Work
     """The model worker: only the draft activity, on its own queue."""
     provider = build_provider(DraftSettings.from_env(settings.env))
     drafts = DraftActivities(provider)
-    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE, activities=[drafts.draft_message])
+    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE, activities=[drafts.draft_message],
+                    interceptors=[ActivityContextInterceptor()])
     async with worker:
         yield worker
 

@@ -10,7 +10,8 @@ answer is validated after, so a bad draft never reaches a reviewer. Outcomes:
     unreadable         the last allowed attempt still could not be read: a reviewer gets the
                        redacted excerpt instead of the record failing
     ApplicationError   anything else (429, timeouts, 5xx, an unreadable answer before the last
-                       attempt), classified by ``activities.errors.to_application_error``
+                       attempt), raised as the taxonomy and classified for Temporal by
+                       ``activities.interceptor``
 
 A refusal and a tool call are readable answers, so they end in ``failed_validation`` (with a
 ``model_refused`` / ``tool_call`` finding) rather than an activity failure: retrying the same
@@ -24,7 +25,6 @@ import time
 import structlog
 from temporalio import activity
 
-from activities.errors import to_application_error
 from adapters.base import DraftProvider, ModelAnswer
 from adapters.draft_parsing import (
     DraftSchemaError,
@@ -100,10 +100,10 @@ class DraftActivities:
             fields.update(error_class=exc.error_class.value, error_code=exc.code)
             if attempt >= DRAFT_MAX_ATTEMPTS:
                 return self._result(request, "unreadable", findings=[exc.code], raw=exc.raw)
-            raise to_application_error(exc) from None
+            raise  # retried; activities.interceptor maps it for Temporal
         except TollgateError as exc:
             fields.update(error_class=exc.error_class.value, error_code=exc.code)
-            raise to_application_error(exc) from None
+            raise
         fields["model"] = answer.model
         findings = validate_draft(
             answer.draft,
