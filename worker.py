@@ -29,6 +29,9 @@ from adapters.messaging_http import MessagingHttpAdapter
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import PostgresStore, create_pool
+from adapters.targets import ENV_VAR as TARGETS_ENV
+from adapters.targets import parse_targets
+from contracts.errors import InvalidInput
 from policies.matrix import load_matrix
 from tollgate.client import build_client
 from tollgate.config import Settings
@@ -45,9 +48,13 @@ async def main_worker(client: Client, settings: Settings) -> AsyncIterator[Worke
     if not settings.database_url or not settings.crm_url or not settings.messaging_url:
         raise SystemExit("DATABASE_URL, TOLLGATE_CRM_URL and TOLLGATE_MESSAGING_URL must be set "
                          "(or run `tollgate dev`)")
+    try:
+        targets = parse_targets(settings.env.get(TARGETS_ENV))
+    except InvalidInput as exc:
+        raise SystemExit(exc.message) from None
     pool = await create_pool(settings.database_url)
     crm = CrmHttpSource(settings.crm_url)
-    messaging = MessagingHttpAdapter(settings.messaging_url)
+    messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
     store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
     adapters = {messaging.name: messaging}
     intake = IntakeActivities(store, ops, settings.tenant_secrets(), load_matrix())

@@ -41,7 +41,7 @@ class ReconcileActivities:
         if current is not None and current.status == ReceiptStatus.SUCCEEDED:
             return ReconcileResult(status="succeeded", receipt=current)
         if not adapter.supports_lookup:
-            return None
+            return ReconcileResult(status="unverifiable", reason_code="target_cannot_look_up")
         held = await adapter.lookup(action.action_key)
         log.info("lookup_write", workflow_id=action.ref.workflow_id, found=held is not None)
         if held is None:
