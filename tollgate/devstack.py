@@ -21,13 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters.standins import StandIns, start_standins
+from contracts.search_attributes import SEARCH_ATTRIBUTES as SEARCH_ATTRIBUTES  # registered here
 
-#: Search attribute -> its type as the Temporal CLI names it. ``TollgateReviewDue``: when the
-#: open review's SLA passes (``tollgate review list`` sorts and shows SLA left by it).
-SEARCH_ATTRIBUTES: dict[str, str] = {
-    "TollgateState": "Keyword", "TollgateTenant": "Keyword", "TollgateEventType": "Keyword",
-    "TollgateReviewDue": "Datetime",
-}
 DEMO_TENANTS = ("acme", "globex")
 
 

@@ -40,6 +40,9 @@ RECONCILE_FIRST_DELAY = timedelta(seconds=1)
 RECONCILE_MAX_DELAY = timedelta(seconds=60)
 RECONCILE_WINDOW = timedelta(minutes=10)
 
+#: How often an action held by a closed kill switch looks again.
+KILL_SWITCH_RECHECK = timedelta(seconds=30)
+
 #: One sweep looks up at most a few hundred keys.
 SWEEP_TIMEOUT = timedelta(minutes=5)
 SWEEP_EVERY = timedelta(minutes=5)

@@ -24,7 +24,7 @@ from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review, worker_settings
 from tollgate.review_cli import review_decide, review_list, review_show
 from worker import draft_worker, main_worker
-from workflows.process_event import REVIEW_DUE
+from workflows.search_attributes import REVIEW_DUE
 from workflows.timeouts import GATE_HOLD_RECHECK
 
 
