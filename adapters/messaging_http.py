@@ -30,15 +30,13 @@ never the body, the recipient or a header value (the idempotency key included).
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from adapters.base import TargetWrite
-from adapters.http_common import HttpPort
-from adapters.http_common import parse_retry_after as _parse_retry_after
+from adapters.http_common import HttpPort, retry_after
 from contracts import ActionRequest, TargetCapabilities
 from contracts.errors import (
     RateLimited,
@@ -50,11 +48,6 @@ from contracts.errors import (
 
 DEFAULT_RETRY_AFTER = 1.0
 _SAFE_CODE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float:
-    """Retry-After for this target: 1 s when absent or unreadable."""
-    return _parse_retry_after(value, default=DEFAULT_RETRY_AFTER, now=now)
 
 
 class MessagingHttpAdapter(HttpPort):
@@ -109,8 +102,8 @@ class MessagingHttpAdapter(HttpPort):
         if status == 409:
             return await self._already_exists(key)
         if status == 429:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            raise RateLimited("messaging_rate_limited", retry_after=retry_after)
+            delay = retry_after(response.headers, default=DEFAULT_RETRY_AFTER)
+            raise RateLimited("messaging_rate_limited", retry_after=delay)
         if status == 503 and not self.dedupes_by_key:
             raise UnknownWrite("messaging_503", "target answered 503 to the send")
         if status == 503:
@@ -131,8 +124,8 @@ class MessagingHttpAdapter(HttpPort):
         if status == 404:
             return None
         if status == 429:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            raise RateLimited("messaging_rate_limited", retry_after=retry_after)
+            delay = retry_after(response.headers, default=DEFAULT_RETRY_AFTER)
+            raise RateLimited("messaging_rate_limited", retry_after=delay)
         if status != 200:
             raise RetryableError("messaging_lookup_failed", f"target answered {status}")
         write = _parse_write(response, idempotency_key)
