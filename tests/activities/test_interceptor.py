@@ -35,6 +35,16 @@ async def throttled(step: StepRecord) -> None:
     raise RateLimited("target_429", retry_after=7)
 
 
+def describe(failure: BaseException | None) -> str:
+    """type:code:non_retryable:delay, tolerant of any failure so a wrong one fails the test
+    instead of the workflow task."""
+    if not isinstance(failure, ApplicationError):
+        return repr(failure)
+    code = failure.details[0] if failure.details else "-"
+    delay = failure.next_retry_delay.total_seconds() if failure.next_retry_delay else 0
+    return f"{failure.type}:{code}:{failure.non_retryable}:{delay:g}"
+
+
 @workflow.defn(sandboxed=False)
 class Probe:
     @workflow.run
@@ -53,9 +63,7 @@ class Probe:
             except (ActivityError, ApplicationError) as err:
                 # A local activity's failure reaches this test server's workflows unwrapped.
                 cause = err.cause if isinstance(err, ActivityError) else err
-                assert isinstance(cause, ApplicationError)
-                delay = cause.next_retry_delay.total_seconds() if cause.next_retry_delay else 0
-                seen.append(f"{cause.type}:{cause.details[0]}:{cause.non_retryable}:{delay:g}")
+                seen.append(describe(cause))
         return seen
 
 
