@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 import structlog
 from temporalio import activity
 
-from activities.errors import to_application_error
 from adapters.base import ContextSource
 from adapters.postgres_store import PostgresStore
 from contracts import (
@@ -18,7 +17,6 @@ from contracts import (
     StepRecord,
     Transition,
 )
-from contracts.errors import TollgateError
 from policies.gate import check_context
 
 log = structlog.get_logger("tollgate.context")
@@ -39,10 +37,7 @@ class ContextActivities:
     async def load_context(self, request: ContextRequest) -> ContextResult:
         ref = request.ref
         customer_id = str(request.payload.get("customer_id", ref.entity_id))
-        try:
-            record = await self.source.fetch_customer(ref.tenant_id, customer_id)
-        except TollgateError as exc:
-            raise to_application_error(exc) from None
+        record = await self.source.fetch_customer(ref.tenant_id, customer_id)
         verdict = check_context(request.policy.rule, record, datetime.now(UTC))
         if not verdict.ok or record is None:
             # The workflow records STOPPED itself, together with the final outcome.

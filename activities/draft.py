@@ -12,7 +12,8 @@ answer is validated after, so a bad draft never reaches a reviewer. Outcomes:
     unreadable         the last allowed attempt still could not be read: a reviewer gets the
                        redacted excerpt instead of the record failing
     ApplicationError   anything else (429, timeouts, 5xx, an unreadable answer before the last
-                       attempt), classified by ``activities.errors.to_application_error``
+                       attempt), raised as the taxonomy and classified for Temporal by
+                       ``activities.interceptor``
 
 A refusal and a tool call are readable answers, so they end in ``failed_validation`` (with a
 ``model_refused`` / ``tool_call`` finding) rather than an activity failure: retrying the same
@@ -26,7 +27,6 @@ import time
 import structlog
 from temporalio import activity
 
-from activities.errors import to_application_error
 from adapters.base import DraftProvider, ModelAnswer
 from adapters.draft_parsing import (
     DraftSchemaError,
@@ -35,10 +35,10 @@ from adapters.draft_parsing import (
     UnreadableOutput,
 )
 from contracts import DraftRequest, DraftResult, Flag
+from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import ErrorClass, TollgateError
 from policies.draft_validator import inspect_draft, redact, scan_context, stopping
 from policies.prompts import PROMPT_VERSION, build_prompt
-from workflows.timeouts import DRAFT_MAX_ATTEMPTS
 
 EXCERPT_CHARS = 500
 log = structlog.get_logger("tollgate.draft")
@@ -106,10 +106,10 @@ class DraftActivities:
             fields.update(error_class=exc.error_class.value, error_code=exc.code)
             if attempt >= DRAFT_MAX_ATTEMPTS:
                 return self._result(request, "unreadable", findings=[exc.code], raw=exc.raw)
-            raise to_application_error(exc) from None
+            raise  # retried; activities.interceptor maps it for Temporal
         except TollgateError as exc:
             fields.update(error_class=exc.error_class.value, error_code=exc.code)
-            raise to_application_error(exc) from None
+            raise
         fields["model"] = answer.model
         flags = context_flags + inspect_draft(
             answer.draft,

@@ -2,8 +2,10 @@
 
 The class travels as ``ApplicationError.type`` (the retry policies in ``workflows.timeouts`` list
 the non-retryable classes by that name) and the short code as the first detail, so a workflow can
-branch on ``err.details[0]`` without parsing text. Raise the result ``from None``: the taxonomy
-message is written to be safe, an SDK exception further down the chain may not be.
+branch on ``err.details[0]`` without parsing text. Activities do not call this themselves:
+``activities.interceptor`` applies it to whatever taxonomy error an activity raises, ``from
+None`` (the taxonomy message is written to be safe, an SDK exception further down the chain may
+not be).
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ import structlog
 from temporalio import activity
 
 from activities.attempt import attempt_write, sent_nothing_yet
-from activities.errors import to_application_error
 from adapters.base import ActionAdapter, ContextSource
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
@@ -62,7 +61,7 @@ class ExecuteActivities:
             log.info("execute_action", workflow_id=request.action.ref.workflow_id,
                      status="error", error_class=exc.error_class.value, code=exc.code,
                      attempt=activity.info().attempt)
-            raise to_application_error(exc) from None
+            raise
         log.info("execute_action", workflow_id=request.action.ref.workflow_id,
                  status=result.status, reason_code=result.reason_code,
                  attempt=activity.info().attempt)

@@ -9,12 +9,11 @@ import structlog
 from temporalio import activity
 
 from activities.attempt import attempt_write
-from activities.errors import to_application_error
 from adapters.base import ActionAdapter
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
-from contracts.errors import ErrorClass, RejectedError, TollgateError
+from contracts.errors import ErrorClass, RejectedError
 from policies.redaction import redact
 
 log = structlog.get_logger("tollgate.reconcile")
@@ -42,11 +41,8 @@ class ReconcileActivities:
         if current is not None and current.status == ReceiptStatus.SUCCEEDED:
             return ReconcileResult(status="succeeded", receipt=current)
         if not adapter.supports_lookup:
-            return None
-        try:
-            held = await adapter.lookup(action.action_key)
-        except TollgateError as exc:
-            raise to_application_error(exc) from None
+            return ReconcileResult(status="unverifiable", reason_code="target_cannot_look_up")
+        held = await adapter.lookup(action.action_key)
         log.info("lookup_write", workflow_id=action.ref.workflow_id, found=held is not None)
         if held is None:
             return None
@@ -60,12 +56,8 @@ class ReconcileActivities:
         action = request.action
         adapter = self.adapters[action.adapter]
         if not adapter.dedupes_by_key:
-            raise to_application_error(
-                RejectedError("resend_not_safe", "target neither dedupes nor can be looked up"))
-        try:
-            attempt = await attempt_write(self.receipts, adapter, action)
-        except TollgateError as exc:
-            raise to_application_error(exc) from None
+            raise RejectedError("resend_not_safe", "target neither dedupes nor can be looked up")
+        attempt = await attempt_write(self.receipts, adapter, action)
         return ReconcileResult(status=_RESEND_STATUS[attempt.status],
                                receipt=attempt.receipt, reason_code=attempt.reason_code)
 

@@ -8,11 +8,9 @@ from datetime import UTC, datetime
 import structlog
 from temporalio import activity
 
-from activities.errors import to_application_error
 from adapters.base import ActionAdapter
 from adapters.postgres_receipts import ReceiptStore
 from contracts import ReceiptStatus
-from contracts.errors import TollgateError
 from contracts.sweep import SweepReport, SweepRequest
 
 log = structlog.get_logger("tollgate.sweep")
@@ -29,20 +27,17 @@ class SweepActivities:
         stale = await self.receipts.stale_open(datetime.now(UTC) - request.older_than,
                                                request.limit)
         recent = await self.receipts.recent_succeeded(request.recheck_recent)
-        try:
-            for row in stale:
-                held = await self._lookup(row["adapter"], row["action_key"])
-                if held is None:
-                    still_open.append(row["action_key"])
-                    continue
-                await self.receipts.settle(row["action_key"], ReceiptStatus.SUCCEEDED,
-                                           fence=None, external_id=held)
-                found.append(row["action_key"])
-            for row in recent:
-                if await self._lookup(row["adapter"], row["action_key"]) is None:
-                    missing.append(row["action_key"])
-        except TollgateError as exc:
-            raise to_application_error(exc) from None
+        for row in stale:
+            held = await self._lookup(row["adapter"], row["action_key"])
+            if held is None:
+                still_open.append(row["action_key"])
+                continue
+            await self.receipts.settle(row["action_key"], ReceiptStatus.SUCCEEDED,
+                                       fence=None, external_id=held)
+            found.append(row["action_key"])
+        for row in recent:
+            if await self._lookup(row["adapter"], row["action_key"]) is None:
+                missing.append(row["action_key"])
         report = SweepReport(checked=len(stale) + len(recent), settled_found_at_target=found,
                              still_open=still_open, drift_missing_at_target=missing)
         log.info("sweep_receipts", checked=report.checked, settled=len(found),

@@ -17,12 +17,13 @@ import anthropic
 
 from adapters.base import ModelAnswer
 from adapters.draft_parsing import (
+    PROVIDER_RETRY_AFTER,
     ModelRefused,
     ToolCallInOutput,
     UnreadableOutput,
     parse_draft,
-    retry_after_seconds,
 )
+from adapters.http_common import retry_after
 from contracts import DraftPrompt
 from contracts.errors import RateLimited, RejectedError, RetryableError
 
@@ -101,7 +102,7 @@ def _classify(exc: anthropic.APIError) -> Exception:
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         if status == 429:
-            delay = retry_after_seconds(exc.response.headers)
+            delay = retry_after(exc.response.headers, default=PROVIDER_RETRY_AFTER)
             return RateLimited("provider_429", retry_after=delay)
         if status >= 500 or status in (408, 409):  # 529 "overloaded" included
             return RetryableError(f"provider_{status}")

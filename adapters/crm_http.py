@@ -27,8 +27,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
-from adapters.http_common import HttpPort
-from adapters.messaging_http import parse_retry_after
+from adapters.http_common import HttpPort, retry_after
 from contracts import CustomerRecord
 from contracts.errors import DeadLetterError, RateLimited, RetryableError, SecurityIncident
 
@@ -58,8 +57,8 @@ class CrmHttpSource(HttpPort):
         if status == 404:
             return None
         if status == 429:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            raise RateLimited("crm_rate_limited", retry_after=retry_after)
+            delay = retry_after(response.headers, default=1.0)
+            raise RateLimited("crm_rate_limited", retry_after=delay)
         if status >= 500:
             raise RetryableError(f"crm_{status}", f"CRM answered {status}")
         if status != 200:

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
-from adapters.http_common import parse_retry_after
 from contracts import Draft
 from contracts.errors import InvalidInput, RejectedError, RetryableError, SecurityIncident
 
@@ -283,21 +282,6 @@ def parse_list_answer(raw: str) -> ListAnswer:
     return ListAnswer(items=items, confidences=found)
 
 
-# --- provider response headers ----------------------------------------------------------------
-
-#: When a 429 names no delay. Long enough not to hammer a limited key, short enough for review.
-DEFAULT_RETRY_AFTER = 5.0
-_MAX_RETRY_AFTER = 600.0
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float:
-    """The delay a 429 asked for: ``retry-after-ms``, else ``retry-after`` in seconds or as an
-    HTTP date; the default when absent or unreadable, capped so a bad header cannot park a
-    record."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    ms = lowered.get("retry-after-ms")
-    if ms is not None:
-        seconds = parse_retry_after(ms, default=DEFAULT_RETRY_AFTER * 1000) / 1000
-    else:
-        seconds = parse_retry_after(lowered.get("retry-after"), default=DEFAULT_RETRY_AFTER)
-    return min(seconds, _MAX_RETRY_AFTER)
+#: When a provider's 429 names no delay. Long enough not to hammer a limited key, short enough
+#: for review. (The header itself is read by ``adapters.http_common.retry_after``.)
+PROVIDER_RETRY_AFTER = 5.0

@@ -1,23 +1,41 @@
 """What every HTTP port shares: owning (or borrowing) an httpx client, and reading Retry-After.
 
-One Retry-After parser for every target and model provider, so a 429 is honoured the same way
+One Retry-After reader for every target and model provider, so a 429 is honoured the same way
 everywhere; each caller picks its own default for an absent or unreadable header.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 import httpx
 
+#: No 429 parks a record longer than this, whatever its header says.
+MAX_RETRY_AFTER = 600.0
 
-def parse_retry_after(value: str | None, *, default: float, now: datetime | None = None) -> float:
-    """Seconds to wait from a ``Retry-After`` value: delta-seconds or an HTTP-date (RFC 9110).
 
-    Absent, negative, non-finite or unreadable values give ``default``; a date in the past, 0.
+def retry_after(
+    headers: Mapping[str, str], *, default: float, now: datetime | None = None
+) -> float:
+    """Seconds a 429 asked to wait: ``retry-after-ms`` (some model gateways), else
+    ``Retry-After`` as delta-seconds or an HTTP-date (RFC 9110); header names in any case.
+
+    Absent, negative, non-finite or unreadable values give ``default``; a date in the past, 0;
+    anything over ``MAX_RETRY_AFTER`` is capped, so a bad header cannot park a record for a day.
     """
+    lowered = {k.lower(): v for k, v in headers.items()}
+    ms = lowered.get("retry-after-ms")
+    if ms is not None:
+        seconds = _seconds(ms, default=default * 1000, now=None) / 1000
+    else:
+        seconds = _seconds(lowered.get("retry-after"), default=default, now=now)
+    return min(seconds, MAX_RETRY_AFTER)
+
+
+def _seconds(value: str | None, *, default: float, now: datetime | None) -> float:
     if not value:
         return default
     value = value.strip()

@@ -19,8 +19,8 @@ unknown and goes to the reconciler, which looks the key up instead of sending ag
 
 503 is retried rather than reconciled: it says the service did not take the request, and even
 if a broken proxy answered 503 after the write, resending with the same key is harmless because
-this target dedupes by key (``dedupes_by_key``). A target without that property must not map
-503 this way.
+this target dedupes by key (``dedupes_by_key``). Declared without dedupe (``TOLLGATE_TARGETS``),
+a 503 to the send is an unknown write instead.
 
 The recipient is ``ref.entity_id``: the target resolves the address, so no phone number or
 e-mail passes through Tollgate. Exception messages carry status codes and error names only:
@@ -30,16 +30,14 @@ never the body, the recipient or a header value (the idempotency key included).
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from adapters.base import TargetWrite
-from adapters.http_common import HttpPort
-from adapters.http_common import parse_retry_after as _parse_retry_after
-from contracts import ActionRequest
+from adapters.http_common import HttpPort, retry_after
+from contracts import ActionRequest, TargetCapabilities
 from contracts.errors import (
     RateLimited,
     RejectedError,
@@ -52,20 +50,22 @@ DEFAULT_RETRY_AFTER = 1.0
 _SAFE_CODE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float:
-    """Retry-After for this target: 1 s when absent or unreadable."""
-    return _parse_retry_after(value, default=DEFAULT_RETRY_AFTER, now=now)
-
-
 class MessagingHttpAdapter(HttpPort):
     name = "messaging"
-    dedupes_by_key = True
-    supports_lookup = True
 
     def __init__(
-        self, base_url: str, *, timeout: float = 10.0, client: httpx.AsyncClient | None = None
+        self,
+        base_url: str,
+        *,
+        timeout: float = 10.0,
+        client: httpx.AsyncClient | None = None,
+        capabilities: TargetCapabilities | None = None,
     ) -> None:
         super().__init__(base_url, timeout=timeout, client=client)
+        # The service's API has both; a deployment in front of it may not (declared per target).
+        declared = capabilities or TargetCapabilities(lookup=True, dedupe=True)
+        self.supports_lookup = declared.lookup
+        self.dedupes_by_key = declared.dedupe
 
     async def execute(self, request: ActionRequest) -> TargetWrite:
         key = request.action_key
@@ -102,8 +102,10 @@ class MessagingHttpAdapter(HttpPort):
         if status == 409:
             return await self._already_exists(key)
         if status == 429:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            raise RateLimited("messaging_rate_limited", retry_after=retry_after)
+            delay = retry_after(response.headers, default=DEFAULT_RETRY_AFTER)
+            raise RateLimited("messaging_rate_limited", retry_after=delay)
+        if status == 503 and not self.dedupes_by_key:
+            raise UnknownWrite("messaging_503", "target answered 503 to the send")
         if status == 503:
             raise RetryableError("messaging_503", "target unavailable; safe to resend same key")
         if 400 <= status < 500:
@@ -122,8 +124,8 @@ class MessagingHttpAdapter(HttpPort):
         if status == 404:
             return None
         if status == 429:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            raise RateLimited("messaging_rate_limited", retry_after=retry_after)
+            delay = retry_after(response.headers, default=DEFAULT_RETRY_AFTER)
+            raise RateLimited("messaging_rate_limited", retry_after=delay)
         if status != 200:
             raise RetryableError("messaging_lookup_failed", f"target answered {status}")
         write = _parse_write(response, idempotency_key)

@@ -19,12 +19,13 @@ import openai
 
 from adapters.base import ModelAnswer
 from adapters.draft_parsing import (
+    PROVIDER_RETRY_AFTER,
     ModelRefused,
     ToolCallInOutput,
     UnreadableOutput,
     parse_draft,
-    retry_after_seconds,
 )
+from adapters.http_common import retry_after
 from contracts import DraftPrompt
 from contracts.errors import RateLimited, RejectedError, RetryableError
 
@@ -137,7 +138,7 @@ def _classify(exc: openai.APIError) -> Exception:
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         if status == 429:
-            delay = retry_after_seconds(exc.response.headers)
+            delay = retry_after(exc.response.headers, default=PROVIDER_RETRY_AFTER)
             return RateLimited("provider_429", retry_after=delay)
         if status >= 500 or status in (408, 409):
             return RetryableError(f"provider_{status}")

@@ -15,6 +15,7 @@ from contracts.actions import (
     ReceiptStatus,
     ReconcileRequest,
     ReconcileResult,
+    TargetCapabilities,
 )
 from contracts.base import (
     EVENT_TYPE_PATTERN,
@@ -66,5 +67,5 @@ __all__ = [
     "GateCountsRequest", "Identifier", "IntakeAck", "IntakeRequest", "IntakeResult",
     "OutputShape", "PolicyRule", "PolicySnapshot", "Receipt", "ReceiptStatus", "ReconcileRequest",
     "ReconcileResult", "RefusedDecision", "ReviewAck", "ReviewDecision", "ReviewOpening",
-    "ReviewTicket", "Risk", "StepRecord", "Transition",
+    "ReviewTicket", "Risk", "StepRecord", "TargetCapabilities", "Transition",
 ]

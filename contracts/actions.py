@@ -70,7 +70,22 @@ class ReconcileRequest(Frozen):
 
 
 class ReconcileResult(Frozen):
-    status: Literal["succeeded", "resent", "stopped", "rejected"]
+    """``unverifiable``: only from ``lookup_write``, the target cannot be looked up at all, so
+    waiting out the lookup window would tell nothing."""
+
+    status: Literal["succeeded", "resent", "stopped", "rejected", "unverifiable"]
     receipt: Receipt | None = None
     attempts: int = 0
     reason_code: str | None = None
+
+
+class TargetCapabilities(Frozen):
+    """What a target guarantees, declared per target in configuration (``TOLLGATE_TARGETS``).
+
+    ``lookup``: the target answers "do you hold a write with this key?". ``dedupe``: a second
+    write with the same key is a no-op at the target. Without lookup an unknown write is never
+    waited on; without dedupe it is never resent; with neither it goes to an operator.
+    """
+
+    lookup: bool
+    dedupe: bool

@@ -10,6 +10,11 @@ from pydantic import AwareDatetime, Field, StringConstraints
 from contracts.base import EventRef, Frozen
 from contracts.policy import PolicyRule, PolicySnapshot
 
+#: The draft activity's attempts. The workflow's retry policy stops there, and the activity,
+#: on that last attempt, hands an unreadable answer to a reviewer (status ``unreadable``)
+#: instead of failing again: both sides must read the same number, so it lives here.
+DRAFT_MAX_ATTEMPTS = 3
+
 
 class CustomerRecord(Frozen):
     """The minimal record a context source returns (adapters.base.ContextSource)."""

@@ -9,7 +9,7 @@ The fold, per character, in this order:
    written once, without diacritics, and match text typed with or without them;
 4. map a letter that looks like a Latin letter or digit to it (Cyrillic a U+0430, Greek
    omicron U+03BF...), from the Unicode confusables table that ``confusable-homoglyphs``
-   ships (docs/adr/0004);
+   ships (docs/adr/0005);
 5. case-fold.
 
 ``fold`` keeps, for every folded character, the index of the original character it came from,

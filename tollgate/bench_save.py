@@ -38,7 +38,7 @@ def _summary(label: str, seconds: list[float]) -> str:
 
 async def bench_save(items: int, model_delay: float) -> tuple[list[float], list[float]]:
     """Returns (save latencies, save-to-tagged latencies) in seconds."""
-    from worker import main_worker
+    from tollgate.workers import main_worker
 
     state = Path(tempfile.mkdtemp(prefix="tollgate-bench-save-"))
     stack = DevStack(state_dir=state, ports=Ports(temporal=free_port(), ui=free_port(), crm=0,

@@ -11,12 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Search attribute -> its type as the Temporal CLI names it. ``TollgateReviewDue``: when the
-#: open review's SLA passes (``tollgate review list`` sorts and shows SLA left by it).
-SEARCH_ATTRIBUTES: dict[str, str] = {
-    "TollgateState": "Keyword", "TollgateTenant": "Keyword", "TollgateEventType": "Keyword",
-    "TollgateReviewDue": "Datetime",
-}
+from contracts.search_attributes import SEARCH_ATTRIBUTES
+
 DEMO_TENANTS = ("acme", "globex")
 
 

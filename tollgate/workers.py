@@ -18,6 +18,7 @@ from activities.draft import DraftActivities
 from activities.execute import ExecuteActivities
 from activities.fanout import FanOutActivities
 from activities.intake import IntakeActivities
+from activities.interceptor import ActivityContextInterceptor
 from activities.reconcile import ReconcileActivities
 from activities.review import ReviewActivities
 from activities.steps import StepActivities
@@ -33,6 +34,9 @@ from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import PostgresStore, create_pool
 from adapters.postgres_tagging import TaggingStore
+from adapters.targets import ENV_VAR as TARGETS_ENV
+from adapters.targets import parse_targets
+from contracts.errors import InvalidInput
 from policies.matrix import load_matrix
 from tollgate.client import build_client
 from tollgate.config import Settings
@@ -53,9 +57,13 @@ async def main_worker(client: Client, settings: Settings, *,
     if not settings.dsn or not settings.crm_url or not settings.messaging_url:
         raise SystemExit("DATABASE_URL, TOLLGATE_CRM_URL and TOLLGATE_MESSAGING_URL must be set "
                          "(or run `tollgate dev`)")
+    try:
+        targets = parse_targets(settings.env.get(TARGETS_ENV))
+    except InvalidInput as exc:
+        raise SystemExit(exc.message) from None
     pool = await create_pool(settings.dsn)
     crm = CrmHttpSource(settings.crm_url)
-    messaging = MessagingHttpAdapter(settings.messaging_url)
+    messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
     store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
     adapters = {messaging.name: messaging}
     intake = IntakeActivities(store, ops, settings.tenant_secrets(), load_matrix())
@@ -78,6 +86,7 @@ async def main_worker(client: Client, settings: Settings, *,
         task_queue=settings.task_queue,
         workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
                    TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow],
+        interceptors=[ActivityContextInterceptor()],
         # Workflow modules are imported once instead of once per run (-21 % worker CPU,
         # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);
         # the sandbox still refuses clocks, randomness and I/O inside workflow code.
@@ -119,6 +128,7 @@ async def draft_worker(client: Client, settings: Settings, *,
     tags = TagModelActivities(OfflineTagProvider())
     worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
                     activities=[drafts.draft_message, tags.suggest_tags],
+                    interceptors=[ActivityContextInterceptor()],
                     graceful_shutdown_timeout=drain)
     async with worker:
         yield worker

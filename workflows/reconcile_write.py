@@ -2,7 +2,8 @@
 
 Look the key up at the target with backoff until the window closes. Found: SUCCEEDED with the
 target's id. Not found: resend once with the same key only if the target dedupes by key (the
-resend activity refuses otherwise); else STOPPED with a dead letter for an operator.
+resend activity refuses otherwise); else STOPPED with a dead letter for an operator. A target
+that cannot be looked up at all skips the window: waiting would tell nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ with workflow.unsafe.imports_passed_through():
     from activities.reconcile import ReconcileActivities
     from contracts import ReconcileRequest, ReconcileResult
     from workflows import timeouts as t
+
+#: Patch id: a target without lookup no longer waits out the lookup window (issue 9).
+NO_LOOKUP_SKIPS_WINDOW = "no-lookup-skips-window"
 
 
 @workflow.defn(name="ReconcileWrite")
@@ -29,6 +33,10 @@ class ReconcileWriteWorkflow:
                 ReconcileActivities.lookup_write, request,
                 start_to_close_timeout=t.LOOKUP_TIMEOUT, retry_policy=t.LOOKUP_RETRY,
             )
+            if found is not None and found.status == "unverifiable":
+                if workflow.patched(NO_LOOKUP_SKIPS_WINDOW):
+                    break
+                found = None  # runs started before the patch wait the window out, as they did
             if found is not None:
                 return found.model_copy(update={"attempts": attempts})
             if workflow.now() + delay > deadline:

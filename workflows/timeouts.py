@@ -6,14 +6,10 @@ from datetime import timedelta
 
 from temporalio.common import RetryPolicy
 
+from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import NON_RETRYABLE
 
 _NON_RETRYABLE_TYPES = tuple(sorted(c.value for c in NON_RETRYABLE))
-
-#: The draft activity's attempts; on the last one an unreadable answer is handed to a reviewer
-#: (status ``unreadable``) instead of failing again.
-DRAFT_MAX_ATTEMPTS = 3
-
 
 
 def _retry(initial: timedelta, maximum: timedelta, attempts: int = 0) -> RetryPolicy:
@@ -43,6 +39,9 @@ LOOKUP_RETRY = READ_RETRY
 RECONCILE_FIRST_DELAY = timedelta(seconds=1)
 RECONCILE_MAX_DELAY = timedelta(seconds=60)
 RECONCILE_WINDOW = timedelta(minutes=10)
+
+#: How often an action held by a closed kill switch looks again.
+KILL_SWITCH_RECHECK = timedelta(seconds=30)
 
 #: One sweep looks up at most a few hundred keys.
 SWEEP_TIMEOUT = timedelta(minutes=5)

@@ -12,10 +12,12 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.draft import DraftActivities
+from activities.interceptor import activity_context
 from adapters.base import ModelAnswer
 from adapters.draft_parsing import ModelRefused, ToolCallInOutput, UnreadableOutput, parse_draft
 from adapters.openai_draft import OpenAIDraftProvider
 from contracts import DraftPrompt, DraftRequest, DraftResult
+from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import RejectedError, TollgateError
 from policies.prompts import PROMPT_VERSION
 from tests.adapters.fake_llm import (
@@ -27,7 +29,6 @@ from tests.adapters.fake_llm import (
     openai_chat,
     openai_error,
 )
-from workflows.timeouts import DRAFT_MAX_ATTEMPTS
 
 CLEAN = {
     "message": "Hi Lan, Miu's vaccination is due on 1 December 2026. Reply to book a visit.",
@@ -68,7 +69,13 @@ def env_at(attempt: int) -> ActivityEnvironment:
 
 async def run(provider: object, request: DraftRequest, attempt: int = 1) -> DraftResult:
     activities = DraftActivities(provider)  # type: ignore[arg-type]
-    result: DraftResult = await env_at(attempt).run(activities.draft_message, request)
+
+    async def intercepted(request: DraftRequest) -> DraftResult:
+        # What the worker's interceptor does around it; ActivityEnvironment takes none.
+        with activity_context([request]):
+            return await activities.draft_message(request)
+
+    result: DraftResult = await env_at(attempt).run(intercepted, request)
     return result
 
 

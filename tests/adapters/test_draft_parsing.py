@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from email.utils import formatdate
 
 import pytest
 
@@ -14,7 +13,6 @@ from adapters.draft_parsing import (
     UnreadableOutput,
     parse_draft,
     parse_list_answer,
-    retry_after_seconds,
 )
 
 DRAFT = {"message": "Hi Lan, Miu's vaccination is due soon.", "source_refs": ["crm.first_name"]}
@@ -171,28 +169,3 @@ def test_list_shapes(raw: str, items: list[str], confs: list[float | None]) -> N
 def test_unreadable_lists_raise(raw: str) -> None:
     with pytest.raises(UnreadableOutput):
         parse_list_answer(raw)
-
-
-# --- retry-after ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("headers", "seconds"),
-    [
-        ({"Retry-After": "20"}, 20.0),
-        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
-        ({"retry-after": "86400"}, 600.0),  # capped: a bad header cannot park a record for a day
-        ({"retry-after": "soon"}, 5.0),
-        ({}, 5.0),
-    ],
-)
-def test_retry_after_header_forms(headers: dict[str, str], seconds: float) -> None:
-    assert retry_after_seconds(headers) == seconds
-
-
-def test_retry_after_as_http_date() -> None:
-    import time
-
-    header = {"retry-after": formatdate(time.time() + 30, usegmt=True)}
-
-    assert 25 <= retry_after_seconds(header) <= 31

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from adapters.base import ActionAdapter, TargetWrite
-from adapters.messaging_http import MessagingHttpAdapter, parse_retry_after
+from adapters.messaging_http import MessagingHttpAdapter
 from adapters.standins import MessagingStandIn
 from contracts import ActionRequest, EventRef
 from contracts.errors import (
@@ -259,16 +259,6 @@ async def test_retry_after_as_http_date() -> None:
     with pytest.raises(RateLimited) as info:
         await run(lambda r: httpx.Response(429, headers={"Retry-After": header}))
     assert 110 <= info.value.retry_after <= 120
-
-
-def test_parse_retry_after_forms() -> None:
-    now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-    assert parse_retry_after("5", now=now) == 5
-    assert parse_retry_after("Thu, 01 Jan 2026 12:00:30 GMT", now=now) == 30
-    assert parse_retry_after("Thu, 01 Jan 2026 11:00:00 GMT", now=now) == 0
-    assert parse_retry_after(None) == 1
-    assert parse_retry_after("soon") == 1
-    assert parse_retry_after("nan") == 1
 
 
 async def test_409_already_exists_is_success_via_lookup() -> None:

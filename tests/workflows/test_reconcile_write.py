@@ -1,40 +1,54 @@
-"""ReconcileWriteWorkflow against a target that neither dedupes by key nor can be looked up:
-after the window it must not resend; it stops and leaves a dead letter for an operator."""
+"""ReconcileWriteWorkflow against targets that cannot be looked up.
+
+A target that neither dedupes by key nor can be looked up must never be resent to: the write
+goes to a dead letter for an operator, at once, since no wait can tell more. One that dedupes
+but cannot be looked up gets its one resend with the same key, also without the lookup wait.
+
+``TOLLGATE_RECORD_HISTORIES=PREFIX-`` writes each run's history under tests/replay/histories,
+so the replay tests keep these command sequences.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 
 import asyncpg
 import pytest
+from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities.interceptor import ActivityContextInterceptor
 from activities.reconcile import ReconcileActivities
 from adapters.base import TargetWrite
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import create_pool
-from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest
+from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest, ReconcileResult
 from policies.keys import action_key
 from workflows.reconcile_write import ReconcileWriteWorkflow
 
+HISTORIES = Path(__file__).parent.parent / "replay" / "histories"
 
-class BlindTarget:
-    """A target with no idempotency and no lookup: the case automation must not retry."""
 
-    name = "blind"
-    dedupes_by_key = False
+class NoLookupTarget:
+    """A target with no lookup; ``dedupes`` says whether a resend with the same key is safe."""
+
     supports_lookup = False
 
-    def __init__(self) -> None:
+    def __init__(self, name: str, *, dedupes: bool) -> None:
+        self.name = name
+        self.dedupes_by_key = dedupes
         self.calls = 0
 
     async def execute(self, request: ActionRequest) -> TargetWrite:
         self.calls += 1
-        return TargetWrite(idempotency_key=request.action_key, external_id="should-not-happen")
+        return TargetWrite(idempotency_key=request.action_key, external_id=f"ext-{self.calls}")
 
     async def lookup(self, idempotency_key: str) -> TargetWrite | None:
         raise AssertionError("a target without lookup is never asked")
@@ -47,34 +61,71 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
     await p.close()
 
 
-async def test_unknown_write_at_a_blind_target_stops_with_a_dead_letter(
-    env: WorkflowEnvironment, pool: asyncpg.Pool
-) -> None:
-    target = BlindTarget()
+async def reconcile_unknown_write(
+    env: WorkflowEnvironment, pool: asyncpg.Pool, target: NoLookupTarget, record_as: str
+) -> tuple[ReconcileResult, ActionRequest, WorkflowHistory]:
+    """Leave one write UNKNOWN at ``target`` and run the reconciler on it."""
     receipts, ops = ReceiptStore(pool), OpsStore(pool)
     event_id = f"evt-{uuid.uuid4().hex[:8]}"
     ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
                    event_type="CARE_DUE", entity_id="C-1", correlation_id="corr", schema_version=3)
-    action = ActionRequest(ref=ref, adapter="blind", action="send_message",
-                           action_key=action_key("acme", event_id, "blind", "send_message"),
+    action = ActionRequest(ref=ref, adapter=target.name, action="send_message",
+                           action_key=action_key("acme", event_id, target.name, "send_message"),
                            channel="sms", body="hello", policy_version="v", approved_by="r")
     await receipts.open_receipt(action, "fp")
     fence = await receipts.begin_attempt(action.action_key)
     await receipts.settle(action.action_key, ReceiptStatus.UNKNOWN, fence=fence,
                           error_class="unknown_write", error_code="timeout")
-    activities = ReconcileActivities(receipts, ops, {"blind": target})
+    activities = ReconcileActivities(receipts, ops, {target.name: target})
     queue = f"rc-{uuid.uuid4().hex[:8]}"
     async with Worker(env.client, task_queue=queue, workflows=[ReconcileWriteWorkflow],
                       activities=[activities.lookup_write, activities.resend_write,
-                                  activities.dead_letter_write]):
-        result = await env.client.execute_workflow(
+                                  activities.dead_letter_write],
+                      interceptors=[ActivityContextInterceptor()]):
+        handle = await env.client.start_workflow(
             ReconcileWriteWorkflow.run,
             ReconcileRequest(ref=ref, action=action, lookup_window=timedelta(minutes=10)),
             id=f"reconcile/{action.action_key}", task_queue=queue)
-    assert result.status == "stopped"
+        result = await handle.result()
+        history = await handle.fetch_history()
+    prefix = os.environ.get("TOLLGATE_RECORD_HISTORIES")
+    if prefix:
+        data = json.loads(history.to_json())
+        (HISTORIES / f"{prefix}{record_as}.json").write_text(json.dumps(data, indent=1) + "\n")
+    return result, action, history
+
+
+def timers(history: WorkflowHistory) -> int:
+    return sum(1 for event in history.events if event.HasField("timer_started_event_attributes"))
+
+
+async def test_a_blind_target_goes_straight_to_its_dead_letter(
+    env: WorkflowEnvironment, pool: asyncpg.Pool
+) -> None:
+    target = NoLookupTarget("blind", dedupes=False)
+
+    result, action, history = await reconcile_unknown_write(env, pool, target,
+                                                            "reconcile_blind_dead_lettered")
+
+    assert (result.status, result.reason_code) == ("stopped", "unreconciled_write")
     assert target.calls == 0  # never resent blind
-    receipt = await receipts.get(action.action_key)
+    assert timers(history) == 0  # no lookup window waited out
+    receipt = await ReceiptStore(pool).get(action.action_key)
     assert receipt is not None and receipt.status == ReceiptStatus.UNKNOWN
     letters = await pool.fetch("SELECT error_code, status FROM dead_letters WHERE action_key = $1",
                                action.action_key)
     assert [(r["error_code"], r["status"]) for r in letters] == [("unreconciled_write", "OPEN")]
+
+
+async def test_a_deduping_target_without_lookup_is_resent_once_at_once(
+    env: WorkflowEnvironment, pool: asyncpg.Pool
+) -> None:
+    target = NoLookupTarget("dedupe_only", dedupes=True)
+
+    result, action, history = await reconcile_unknown_write(env, pool, target,
+                                                            "reconcile_dedupe_only_resent")
+
+    assert result.status == "resent" and target.calls == 1
+    assert timers(history) == 0
+    receipt = await ReceiptStore(pool).get(action.action_key)
+    assert receipt is not None and receipt.status == ReceiptStatus.SUCCEEDED

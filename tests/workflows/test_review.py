@@ -26,7 +26,7 @@ from tollgate.cli.review import review_decide, review_list, review_show
 from tollgate.config import Settings
 from tollgate.exits import Exit, Failure
 from worker import draft_worker, main_worker
-from workflows.process_event import REVIEW_DUE
+from workflows.search_attributes import REVIEW_DUE
 from workflows.timeouts import GATE_HOLD_RECHECK
 
 

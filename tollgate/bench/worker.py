@@ -78,7 +78,7 @@ class SlowProvider:
 async def tollgate_workers(
     client: Client, settings: Settings, latency: float
 ) -> AsyncIterator[None]:
-    from worker import draft_worker, main_worker
+    from tollgate.workers import draft_worker, main_worker
 
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(main_worker(client, settings))

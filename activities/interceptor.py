@@ -1,0 +1,85 @@
+"""One place where every activity, local or not, maps its errors and binds its log context.
+
+Activities raise the taxonomy (``contracts.errors``); this interceptor turns a ``TollgateError``
+into the ``ApplicationError`` Temporal records (``activities.errors.to_application_error``), so no
+call site repeats a try/except for it. For the activity's duration it also binds tenant, event id,
+workflow id, activity name and attempt with structlog's contextvars, so every line an activity
+or an adapter under it logs carries them without passing them down.
+
+Register it on every worker: ``Worker(..., interceptors=[ActivityContextInterceptor()])``.
+Temporal runs a workflow's local activities through the same activity interceptors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import structlog
+from temporalio import activity
+from temporalio.worker import (
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+)
+
+from activities.errors import to_application_error
+from contracts import EventRef
+from contracts.errors import TollgateError
+
+
+class ActivityContextInterceptor(Interceptor):
+    """The worker-level hook; everything happens in the inbound activity interceptor."""
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _ActivityInbound(next)
+
+
+class _ActivityInbound(ActivityInboundInterceptor):
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        with activity_context(input.args):
+            return await self.next.execute_activity(input)
+
+
+@contextmanager
+def activity_context(args: Sequence[Any]) -> Iterator[None]:
+    """Bind the log context and map taxonomy errors around one activity call.
+
+    Must run inside an activity (it reads ``activity.info()``); tests that drive an activity
+    with ``ActivityEnvironment``, which takes no interceptors, wrap the call in it.
+    """
+    info = activity.info()
+    context: dict[str, Any] = {
+        "activity": info.activity_type,
+        "attempt": info.attempt,
+        "workflow_id": info.workflow_id,
+    }
+    ref = event_ref(args)
+    if ref is not None:
+        context["tenant_id"] = ref.tenant_id
+        context["event_id"] = ref.event_id
+    with structlog.contextvars.bound_contextvars(**context):
+        try:
+            yield
+        except TollgateError as exc:
+            # ``from None``: the taxonomy message is written to be safe; an SDK exception
+            # further down the chain (with a URL or a payload in it) may not be.
+            raise to_application_error(exc) from None
+
+
+def event_ref(args: Sequence[Any]) -> EventRef | None:
+    """The event an activity works on, read from its single contract argument.
+
+    Requests carry it as ``ref`` or, for actions, ``action.ref``; a sweep has none.
+    """
+    for arg in args:
+        if isinstance(arg, EventRef):
+            return arg
+        ref = getattr(arg, "ref", None)
+        if isinstance(ref, EventRef):
+            return ref
+        action_ref = getattr(getattr(arg, "action", None), "ref", None)
+        if isinstance(action_ref, EventRef):
+            return action_ref
+    return None

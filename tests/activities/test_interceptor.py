@@ -1,0 +1,96 @@
+"""The activity interceptor, through a real worker: taxonomy errors reach the workflow as the
+classified ApplicationError, for activities and local activities alike, and each activity's log
+lines carry the event's context."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import structlog
+from structlog.testing import capture_logs
+from temporalio import activity, workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+from activities.interceptor import ActivityContextInterceptor
+from contracts import EventRef, StepRecord
+from contracts.errors import RateLimited, RejectedError
+
+REF = EventRef(workflow_id="event/acme/evt-1", tenant_id="acme", event_id="evt-1",
+               event_type="CARE_DUE", entity_id="C-1", correlation_id="corr", schema_version=3)
+log = structlog.get_logger("tests.interceptor")
+
+
+@activity.defn
+async def refuse(step: StepRecord) -> None:
+    log.info("refusing")
+    raise RejectedError("target_said_no", "the target refused the business rule")
+
+
+@activity.defn
+async def throttled(step: StepRecord) -> None:
+    raise RateLimited("target_429", retry_after=7)
+
+
+def describe(failure: BaseException | None) -> str:
+    """type:code:non_retryable:delay, tolerant of any failure so a wrong one fails the test
+    instead of the workflow task."""
+    if not isinstance(failure, ApplicationError):
+        return repr(failure)
+    code = failure.details[0] if failure.details else "-"
+    delay = failure.next_retry_delay.total_seconds() if failure.next_retry_delay else 0
+    return f"{failure.type}:{code}:{failure.non_retryable}:{delay:g}"
+
+
+@workflow.defn(sandboxed=False)
+class Probe:
+    @workflow.run
+    async def run(self, local: bool) -> list[str]:
+        seen = []
+        step = StepRecord(ref=REF, policy_version="v", transitions=[])
+        once = RetryPolicy(maximum_attempts=1)
+        for fn in (refuse, throttled):
+            try:
+                if local:
+                    await workflow.execute_local_activity(
+                        fn, step, start_to_close_timeout=timedelta(seconds=5), retry_policy=once)
+                else:
+                    await workflow.execute_activity(
+                        fn, step, start_to_close_timeout=timedelta(seconds=5), retry_policy=once)
+            except (ActivityError, ApplicationError) as err:
+                # A local activity's failure reaches this test server's workflows unwrapped.
+                cause = err.cause if isinstance(err, ActivityError) else err
+                seen.append(describe(cause))
+        return seen
+
+
+async def test_taxonomy_errors_are_classified_for_activities_and_local_activities(
+    env: WorkflowEnvironment,
+) -> None:
+    queue = f"icpt-{uuid.uuid4().hex[:8]}"
+    async with Worker(env.client, task_queue=queue, workflows=[Probe],
+                      activities=[refuse, throttled], interceptors=[ActivityContextInterceptor()],
+                      workflow_runner=UnsandboxedWorkflowRunner()):
+        for local in (False, True):
+            seen = await env.client.execute_workflow(
+                Probe.run, local, id=f"probe-{uuid.uuid4().hex[:8]}", task_queue=queue)
+            assert seen == ["rejected:target_said_no:True:0", "rate_limited:target_429:False:7"]
+
+
+async def test_activity_log_lines_carry_the_event_context(env: WorkflowEnvironment) -> None:
+    queue = f"icpt-{uuid.uuid4().hex[:8]}"
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        async with Worker(env.client, task_queue=queue, workflows=[Probe],
+                          activities=[refuse, throttled],
+                          interceptors=[ActivityContextInterceptor()],
+                          workflow_runner=UnsandboxedWorkflowRunner()):
+            await env.client.execute_workflow(
+                Probe.run, True, id=f"probe-{uuid.uuid4().hex[:8]}", task_queue=queue)
+
+    line = next(entry for entry in logs if entry["event"] == "refusing")
+    assert (line["tenant_id"], line["event_id"]) == ("acme", "evt-1")
+    assert (line["activity"], line["attempt"]) == ("refuse", 1)
+    assert line["workflow_id"].startswith("probe-")

@@ -1,0 +1,144 @@
+"""The human review of one ProcessEventWorkflow run: its state, its handlers' logic, its wait.
+
+``ProcessEventWorkflow`` owns one ``ReviewDesk`` and keeps the query, update and signal handlers
+registered on itself (Temporal finds them on the workflow class), each delegating here. The desk
+never changes the event's state itself: the workflow passes its state in and its ``_record``
+(the step writer) for the transitions a review makes. Deterministic like any workflow code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from activities.review import ReviewActivities
+    from activities.steps import StepActivities
+    from contracts import (
+        DraftResult,
+        EscalationNotice,
+        EventRef,
+        EventState,
+        RefusedDecision,
+        ReviewAck,
+        ReviewDecision,
+        ReviewTicket,
+    )
+    from contracts.policy import PolicySnapshot
+    from policies.gate import GateDecision, authorize_decision
+    from workflows import timeouts as t
+    from workflows.search_attributes import REVIEW_DUE
+
+
+class ReviewDesk:
+    """One open review at a time: a ``request_id`` per review, a decision checked against it."""
+
+    def __init__(self) -> None:
+        self.request_id: str | None = None
+        self.decision: ReviewDecision | None = None
+        self.refusals = 0
+        self.info_rounds = 0
+        #: The event's source: it may not approve its own request (separation of duties).
+        self.requester: str | None = None
+        self.deadline: datetime | None = None
+        self.due: datetime | None = None
+
+    def ticket(self, state: EventState, draft: DraftResult | None, gate: GateDecision | None,
+               policy: PolicySnapshot | None) -> ReviewTicket:
+        return ReviewTicket(
+            workflow_id=workflow.info().workflow_id, state=state,
+            request_id=self.request_id, draft_version=draft.version if draft else None,
+            draft=draft.draft if draft else None,
+            context_fields=sorted(draft.draft.source_refs) if draft and draft.draft else [],
+            required_roles=list(gate.required_roles) if gate else [],
+            risk=gate.risk if gate else None,
+            policy_version=policy.version if policy else None,
+            review_deadline=self.deadline,
+            review_due_at=self.due,
+            flags=list(draft.flags) if draft else [],
+        )
+
+    async def consider(self, decision: ReviewDecision, *, state: EventState,
+                       ref: EventRef | None, policy: PolicySnapshot | None,
+                       draft: DraftResult | None) -> ReviewAck:
+        """Accept a decision only from an authorised reviewer for the review now open; record
+        every refusal (a local activity) so an operator can see who tried what."""
+        if ref is None or policy is None:
+            return ReviewAck(accepted=False, state=state,
+                             message=f"not waiting for review (state {state})")
+        verdict = authorize_decision(
+            policy, decision, tenant_id=ref.tenant_id, decision_tenant_id=decision.tenant_id,
+            requester=self.requester, draft_author=draft.provider if draft else None,
+            expected_request_id=self.request_id,
+            current_draft_version=draft.version if draft else None,
+            review_open=state == EventState.AWAITING_REVIEW and self.decision is None,
+            info_rounds=self.info_rounds,
+        )
+        if not verdict.ok:
+            self.refusals += 1
+            await workflow.execute_local_activity_method(
+                StepActivities.record_refusal,
+                RefusedDecision(ref=ref, number=self.refusals, decision=decision,
+                                refusal_code=verdict.reason_code or "refused",
+                                policy_version=policy.version),
+                start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
+            )
+            workflow.logger.info("review decision refused: %s", verdict.reason_code)
+            return ReviewAck(accepted=False, state=state, message=verdict.message,
+                             reason_code=verdict.reason_code)
+        self.decision = decision
+        return ReviewAck(accepted=True, state=state, message=f"{decision.decision} accepted")
+
+    async def await_decision(self, ref: EventRef, gate: GateDecision, draft: DraftResult, *,
+                             state: EventState,
+                             record: Callable[..., Awaitable[None]]) -> ReviewDecision | None:
+        """Open a review and wait for a valid decision; at the SLA tell the fallback owner and
+        keep waiting, at the deadline expire (None). A timeout never approves."""
+        self.request_id = str(workflow.uuid4())
+        self.decision = None
+        start = workflow.now()
+        self.due = start + gate.review_sla
+        self.deadline = start + gate.review_deadline
+        workflow.upsert_search_attributes([REVIEW_DUE.value_set(self.due)])
+        opening = ([EventState.AWAITING_REVIEW] if state == EventState.HELD_AT_GATE
+                   else [EventState.DRAFTED, EventState.AWAITING_REVIEW])
+        await record(opening, "draft validated, waiting for an authorised reviewer",
+                     draft=draft, review_due_at=self.due)
+        try:
+            await workflow.wait_condition(lambda: self.decision is not None,
+                                          timeout=gate.review_sla)
+        except TimeoutError:
+            notified = await self._notify_fallback_owner(ref, gate, draft)
+            await record([EventState.AWAITING_REVIEW],
+                         f"review SLA passed, escalated to {gate.fallback_owner}"
+                         + ("" if notified else " (the notice could not be delivered)"))
+            remaining = gate.review_deadline - (workflow.now() - start)
+            try:
+                await workflow.wait_condition(lambda: self.decision is not None,
+                                              timeout=max(remaining, timedelta(seconds=1)))
+            except TimeoutError:
+                return None
+        return self.decision
+
+    async def _notify_fallback_owner(
+        self, ref: EventRef, gate: GateDecision, draft: DraftResult
+    ) -> bool:
+        assert self.request_id and self.due and self.deadline
+        notice = EscalationNotice(
+            ref=ref, request_id=self.request_id, draft_version=draft.version,
+            fallback_owner=gate.fallback_owner, review_due_at=self.due,
+            review_deadline=self.deadline, policy_version=gate.policy_version,
+        )
+        try:
+            await workflow.execute_activity_method(
+                ReviewActivities.notify_fallback_owner, notice,
+                start_to_close_timeout=t.NOTIFY_TIMEOUT, retry_policy=t.NOTIFY_RETRY,
+            )
+        except ActivityError as err:
+            # The review keeps waiting either way; a lost notice must not expire it early.
+            workflow.logger.warning("escalation notice failed: %s", err.cause)
+            return False
+        return True
