@@ -67,7 +67,7 @@ async def scenario(stack: DevStack, settings: Settings) -> list[str]:
     crm, messaging = stack.standins.crm, stack.standins.messaging
     crm.seed_demo()
     messaging.inject("fail_after_write", times=1)
-    client = await build_client(settings.temporal_address)
+    client = await build_client(settings.temporal_address, env=settings.env)
     secrets = settings.tenant_secrets()
     now = datetime.now(UTC)
     stamp = now.strftime("%Y%m%d%H%M%S")
@@ -131,7 +131,7 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
     await asyncio.to_thread(stack.start)
     try:
         settings = Settings.from_env(stack.env())
-        client = await build_client(settings.temporal_address)
+        client = await build_client(settings.temporal_address, env=settings.env)
         async with main_worker(client, settings), draft_worker(client, settings):
             problems = await scenario(stack, settings)
             switches = await _switch_count(settings)

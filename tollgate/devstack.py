@@ -116,6 +116,7 @@ class DevStack:
     temporal_address: str | None = None
     temporal_proc: subprocess.Popen[bytes] | None = None
     standins: StandIns | None = None
+    codec: Any = None  # tollgate.codec_server.CodecServer: decrypts payloads for the Web UI
     _pg: Any = None
 
     @property
@@ -126,6 +127,7 @@ class DevStack:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         ensure_tenants_file(self.tenants_file)
         try:
+            self._start_codec_server()
             if self.temporal_address is None:
                 self._start_temporal()
             if self.database_url is None:
@@ -151,6 +153,7 @@ class DevStack:
             "--log-level", "error",
         ]
         args += search_attribute_args()
+        args += ["--ui-codec-endpoint", self.codec.ui_endpoint]
         log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - lives with the process
         self.temporal_proc = subprocess.Popen(  # noqa: S603 - fixed arguments, our own binary
             args, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
@@ -165,6 +168,11 @@ class DevStack:
             except OSError:
                 time.sleep(0.2)
         raise StackError("Temporal dev server did not open its port within 60 s")
+
+    def _start_codec_server(self) -> None:
+        from tollgate.codec_server import start_dev_codec_server
+
+        self.codec = start_dev_codec_server(self.env_vars(), self.state_dir, self.ports.ui)
 
     def _start_postgres(self) -> None:
         self._pg = start_embedded_postgres(self.state_dir / "pgdata", cleanup_mode="stop")
@@ -183,10 +191,15 @@ class DevStack:
     def ui_url(self) -> str | None:
         return f"http://127.0.0.1:{self.ports.ui}" if self.temporal_proc else None
 
+    def env_vars(self) -> dict[str, str]:
+        env = {**os.environ, "TOLLGATE_STATE_DIR": str(self.state_dir)}
+        env.setdefault("TOLLGATE_KEYS_FILE", str(self.state_dir / "keys.json"))
+        return env
+
     def env(self) -> dict[str, str]:
         assert self.standins is not None and self.database_url and self.temporal_address
         return {
-            **os.environ,
+            **self.env_vars(),
             "TEMPORAL_ADDRESS": self.temporal_address, "DATABASE_URL": self.database_url,
             "TOLLGATE_CRM_URL": self.standins.crm_url,
             "TOLLGATE_MESSAGING_URL": self.standins.messaging_url,
@@ -206,6 +219,9 @@ class DevStack:
             except subprocess.TimeoutExpired:
                 self.temporal_proc.kill()
             self.temporal_proc = None
+        if self.codec is not None:
+            self.codec.stop()
+            self.codec = None
         if self._pg is not None:
             stop_embedded_postgres(self._pg)
             self._pg = None
@@ -221,12 +237,13 @@ async def run_dev(stack: DevStack) -> None:
     await asyncio.to_thread(stack.start)
     try:
         settings = Settings.from_env(stack.env())
-        client = await build_client(settings.temporal_address)
+        client = await build_client(settings.temporal_address, env=settings.env)
         async with AsyncExitStack() as workers:
             await workers.enter_async_context(main_worker(client, settings))
             await workers.enter_async_context(draft_worker(client, settings))
             await ensure_sweep_schedule(client, settings.task_queue)
             print(f"Temporal   {stack.temporal_address}   Web UI {stack.ui_url}")
+            print(f"codec      {stack.codec.url} (token in {stack.state_dir / 'codec-token'})")
             print(f"PostgreSQL {'embedded' if stack._pg else 'DATABASE_URL'}")
             assert stack.standins is not None
             print(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}")
