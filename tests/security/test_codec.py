@@ -50,7 +50,7 @@ async def test_rotation_old_payloads_still_read_new_ones_use_the_new_key() -> No
 
 async def test_a_payload_under_a_key_not_in_the_ring_fails_and_never_passes_in_clear() -> None:
     (sealed,) = await encrypted_data_converter(new_key_ring("gone")).encode([DECISION])
-    with pytest.raises(UnknownKeyError, match="'gone'.*not in the key ring"):
+    with pytest.raises(UnknownKeyError, match=r"'gone'.*not in the key ring"):
         await EncryptionCodec(TEST_KEYS).decode([sealed])
 
 
@@ -74,7 +74,7 @@ async def test_failure_messages_and_stack_traces_are_encrypted() -> None:
 def test_key_ring_from_env_json_and_one_line_errors(tmp_path: Path) -> None:
     ring = new_key_ring("a")
     assert load_key_ring({"TOLLGATE_KEYS": ring.to_json()}).active == "a"
-    with pytest.raises(KeyRingError, match="key ring not found: .*keys.json"):
+    with pytest.raises(KeyRingError, match=r"key ring not found: .*keys\.json"):
         load_key_ring({"TOLLGATE_STATE_DIR": str(tmp_path)})
     bad = tmp_path / "k.json"
     bad.write_text(json.dumps({"active": "a", "keys": {"a": "c2hvcnQ="}}))
