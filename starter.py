@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import re
 import sys
 from collections.abc import Iterable
@@ -29,6 +30,7 @@ from policies.keys import (
 from policies.redaction import personal_data_kind
 from tollgate.client import build_client
 from tollgate.config import Settings
+from tollgate.logging import configure_logging
 from workflows.process_event import ProcessEventWorkflow
 
 _ID = re.compile(ID_PATTERN)
@@ -130,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="+", help="event files, or - for stdin")
     args = parser.parse_args(argv)
+    configure_logging(logging.WARNING)
     raws = [raw for path in args.files for raw in split_events(read_source(path))]
     acks = asyncio.run(submit_all(raws, Settings.from_env()))
     return 0 if all(a.status != "invalid" for a in acks) else 1

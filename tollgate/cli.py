@@ -71,5 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
+    import logging
+
+    from tollgate.logging import configure_logging
+
     args = build_parser().parse_args(argv)
+    # Every command logs redacted JSON lines; `dev` runs the worker, whose INFO lines matter.
+    configure_logging(logging.INFO if args.cmd == "dev" else logging.WARNING)
     sys.exit(args.func(args))
