@@ -111,7 +111,7 @@ def describe(ack: IntakeAck) -> str:
 
 
 async def submit_all(raws: Iterable[str], settings: Settings) -> list[IntakeAck]:
-    client = await build_client(settings.temporal_address, settings.namespace)
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
     acks = []
     for raw in raws:
         ack = await submit(client, raw, task_queue=settings.task_queue)

@@ -84,7 +84,7 @@ async def _with_db(settings: Settings, go: Callable[[asyncpg.Pool], Awaitable[in
 async def _state(settings: Settings, workflow_id: str) -> int:
     from tollgate.client import build_client
 
-    client = await build_client(settings.temporal_address, settings.namespace)
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
     print(await client.get_workflow_handle(workflow_id).query("state"))
     return 0
 
@@ -118,7 +118,7 @@ async def _sweep(settings: Settings, *, install: bool) -> int:
     from tollgate.client import build_client
     from workflows.sweep import ReceiptSweepWorkflow
 
-    client = await build_client(settings.temporal_address, settings.namespace)
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
     if install:
         made = await ensure_sweep_schedule(client, settings.task_queue)
         print("sweep schedule created" if made else "sweep schedule already exists")
@@ -203,7 +203,7 @@ async def _replay(pool: asyncpg.Pool, ops: OpsStore, row: dict[str, Any], operat
     from workflows.reconcile_write import ReconcileWriteWorkflow
 
     request = ReconcileRequest.model_validate(json.loads(row["replay_input"]))
-    client = await build_client(settings.temporal_address, settings.namespace)
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
     result: ReconcileResult = await client.execute_workflow(
         ReconcileWriteWorkflow.run, request, task_queue=settings.task_queue,
         id=f"reconcile/{request.action.action_key}/replay-{number}",

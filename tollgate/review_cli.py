@@ -56,7 +56,7 @@ def run_review(args: argparse.Namespace) -> int:
 
     async def go() -> int:
         settings = Settings.from_env()
-        client = await build_client(settings.temporal_address, settings.namespace)
+        client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
         if args.review_cmd == "list":
             return await review_list(client, tenant=args.tenant)
         if args.review_cmd == "show":
