@@ -19,7 +19,7 @@ from contracts.events import MAX_EVENT_CHARS
 from policies import signing
 from policies.keys import fingerprint
 from policies.matrix import PolicyMatrix
-from policies.redaction import redact
+from policies.redaction import personal_data_kind, redact
 from policies.schemas import check_payload, describe_validation_error
 
 log = structlog.get_logger("tollgate.intake")
@@ -27,6 +27,7 @@ log = structlog.get_logger("tollgate.intake")
 #: How far in the future an event's ``occurred_at`` may be, against the intake clock.
 MAX_CLOCK_SKEW = timedelta(minutes=5)
 DRIFT_OWNER = "integrations-oncall"
+_KIND = {"email": "an e-mail address", "phone": "a phone number"}
 
 
 class IntakeActivities:
@@ -66,6 +67,14 @@ class IntakeActivities:
         if not isinstance(data, dict):
             return await self._quarantine(workflow_id, req, None, "malformed_json",
                                           "the event must be a JSON object")
+        key = data.get("idempotency_key")
+        kind = personal_data_kind(key) if isinstance(key, str) else None
+        if kind is not None:
+            # Checked before anything else: the key would become a workflow id, kept in clear.
+            return await self._quarantine(
+                workflow_id, req, None, "personal_data_in_key",
+                f"idempotency_key looks like {_KIND[kind]}; use an id that names no person "
+                "(e.g. a record or order id)")
         try:
             event = EventEnvelope.model_validate(data)
         except ValidationError as exc:

@@ -6,6 +6,7 @@ Pure, so the logging processor, the activities and the workflows share one rule.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from policies.draft_validator import redact as redact_text
@@ -21,6 +22,9 @@ SAFE_KEYS = frozenset(
     }
 )
 _MAX_DEPTH = 6
+_SEPARATORS = re.compile(r"[\s.()+\-]")
+#: A Vietnamese mobile number inside a longer identifier: 0 or 84, a mobile prefix, 8 digits.
+_VN_MOBILE = re.compile(r"(?<!\d)(?:84|0)[35789]\d{8}(?!\d)")
 
 # Free text is scrubbed by the validator's own rule (e-mails, phones, Luhn-valid card numbers,
 # token shapes), so a log line and a reviewer's raw excerpt are masked alike.
@@ -42,3 +46,52 @@ def redact(value: Any, *, key: str | None = None, depth: int = 0) -> Any:
     if isinstance(value, str):
         return f"[text:{len(value)}]"
     return f"[{type(value).__name__}]"
+
+
+#: Field names whose values never reach a log line, whatever their shape.
+DROP_KEYS = frozenset(
+    {
+        "body", "message_text", "payload", "context", "secret", "api_key", "token", "password",
+        "authorization", "signature", "raw", "prompt", "first_name", "last_name", "full_name",
+        "customer_name", "pet_name", "phone", "email", "address", "notes", "draft",
+    }
+)
+#: Keys a log line carries that look like digits but are never personal (timestamps, counts).
+LOG_SAFE_KEYS = SAFE_KEYS | {"timestamp", "level", "logger", "attempt", "lineno", "duration_ms"}
+
+
+def scrub_deep(value: Any, *, key: str | None = None, depth: int = 0) -> Any:
+    """Redaction for logs: same structure, dropped fields by name, e-mail addresses and phone
+    numbers masked in every string however deep, exceptions reduced to type and scrubbed text.
+    """
+    if key is not None and key.lower() in DROP_KEYS and value not in (None, "", [], {}):
+        return "[redacted]"
+    if depth > _MAX_DEPTH:
+        return "[nested]"
+    if isinstance(value, str):
+        return value if key in LOG_SAFE_KEYS else scrub_text(value)
+    if isinstance(value, dict):
+        return {k: scrub_deep(v, key=str(k), depth=depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [scrub_deep(v, key=key, depth=depth + 1) for v in value]
+    if isinstance(value, BaseException):
+        return f"{type(value).__name__}: {scrub_text(str(value))}"
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return scrub_text(str(value))
+
+
+def personal_data_kind(value: str) -> str | None:
+    """``"email"`` or ``"phone"`` when an identifier looks like one, else None.
+
+    Workflow ids, search attributes and task queues are stored in clear by Temporal, so a key
+    that carries a customer's contact must be refused before it becomes part of one.
+    """
+    if "@" in value or "[email]" in scrub_text(value):
+        return "email"
+    bare = _SEPARATORS.sub("", value)
+    if bare.isdigit() and 9 <= len(bare) <= 15:
+        return "phone"
+    if _VN_MOBILE.search(_SEPARATORS.sub("", value)):
+        return "phone"
+    return None

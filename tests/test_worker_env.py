@@ -1,4 +1,5 @@
-"""The model worker runs with the model key only: no database URL, no adapter credentials."""
+"""The model worker runs with the model key and the payload key ring only: no database URL,
+no adapter credentials."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import worker
+from tests.conftest import TEST_KEYS_FILE
 from tollgate.devstack import free_port
 
 pytestmark = pytest.mark.e2e
@@ -53,7 +55,8 @@ def test_draft_worker_runs_with_only_the_model_settings(tmp_path: Path) -> None:
     try:
         _wait_for_port(port)
         code, out = run_draft_worker(
-            minimal_env(TEMPORAL_ADDRESS=f"127.0.0.1:{port}", OPENAI_API_KEY=""), tmp_path, 5)
+            minimal_env(TEMPORAL_ADDRESS=f"127.0.0.1:{port}", OPENAI_API_KEY="",
+                        TOLLGATE_KEYS_FILE=str(TEST_KEYS_FILE)), tmp_path, 5)
     finally:
         server.terminate()
         server.wait(15)

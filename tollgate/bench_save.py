@@ -47,7 +47,7 @@ async def bench_save(items: int, model_delay: float) -> tuple[list[float], list[
     try:
         settings = Settings.from_env(stack.env())
         assert settings.dsn
-        client = await build_client(settings.temporal_address)
+        client = await build_client(settings.temporal_address, env=settings.env)
         tags = TagModelActivities(OfflineTagProvider(delay=model_delay))
         pool = await create_pool(settings.dsn)
         store, start = TaggingStore(pool), temporal_starter(client, settings.task_queue)

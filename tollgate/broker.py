@@ -46,7 +46,7 @@ async def run(settings: Settings) -> None:
     url = settings.env.get("TOLLGATE_AMQP_URL")
     if not url:
         raise SystemExit("TOLLGATE_AMQP_URL is not set (amqp://user:pass@host:5672/)")
-    client = await build_client(settings.temporal_address, settings.namespace)
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
     intake = RabbitIntake(url)
     await intake.connect()
     try:

@@ -1,11 +1,24 @@
-"""The one way to build a Temporal client: worker, starter, CLI and tests all use it."""
+"""The one way to build a Temporal client: worker, starter, CLI, bench, demo and tests use it,
+so every payload they send is encrypted (see ``tollgate/codec.py`` and docs/security.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
+
+from tollgate.codec import KeyRing, encrypted_data_converter, load_key_ring
 
 
-async def build_client(address: str, namespace: str = "default") -> Client:
+async def build_client(address: str, namespace: str = "default", *,
+                       keys: KeyRing | None = None,
+                       env: Mapping[str, str] | None = None) -> Client:
+    """Connect with the encrypting data converter.
+
+    Args:
+        keys: the key ring; read from ``env`` (default: the process environment) when omitted.
+        env: where ``TOLLGATE_KEYS``/``TOLLGATE_KEYS_FILE``/``TOLLGATE_STATE_DIR`` are read.
+    """
+    ring = keys or load_key_ring(env)
     return await Client.connect(address, namespace=namespace,
-                                data_converter=pydantic_data_converter)
+                                data_converter=encrypted_data_converter(ring))

@@ -67,7 +67,7 @@ async def scenario(stack: DevStack, settings: Settings) -> list[str]:
     crm, messaging = stack.standins.crm, stack.standins.messaging
     crm.seed_demo()
     messaging.inject("fail_after_write", times=1)
-    client = await build_client(settings.temporal_address)
+    client = await build_client(settings.temporal_address, env=settings.env)
     secrets = settings.tenant_secrets()
     now = datetime.now(UTC)
     stamp = now.strftime("%Y%m%d%H%M%S")
@@ -133,7 +133,7 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
         from tollgate.demo_domains import DOWN_CONSUMER, domain_scenes
 
         settings = Settings.from_env({**stack.env(), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER})
-        client = await build_client(settings.temporal_address)
+        client = await build_client(settings.temporal_address, env=settings.env)
         async with main_worker(client, settings), draft_worker(client, settings):
             problems = await scenario(stack, settings)
             assert settings.dsn

@@ -51,12 +51,14 @@ async def run_dev(stack: DevStack) -> None:
         if stopping.is_set():
             return
         settings = Settings.from_env(stack.env())
-        client = await build_client(settings.temporal_address)
+        client = await build_client(settings.temporal_address, env=settings.env)
         async with AsyncExitStack() as workers:
             await workers.enter_async_context(main_worker(client, settings, drain=WORKER_DRAIN))
             await workers.enter_async_context(draft_worker(client, settings, drain=WORKER_DRAIN))
             await ensure_sweep_schedule(client, settings.task_queue)
             say(f"Temporal   {stack.temporal_address}   Web UI {stack.ui_url}")
+            if stack.codec is not None:
+                say(f"codec      {stack.codec.url} (token in {stack.state_dir / 'codec-token'})")
             say(f"PostgreSQL {'embedded' if stack._pg else 'DATABASE_URL'}")
             assert stack.standins is not None
             say(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}")

@@ -81,6 +81,7 @@ class DevStack:
     reset: bool = False
     temporal_proc: subprocess.Popen[bytes] | None = None
     standins: StandIns | None = None
+    codec: Any = None  # tollgate.codec_server.CodecServer: decrypts payloads for the Web UI
     _pg: Any = None
     _guard: Guard | None = None
     _owner: bool = False  # this object holds the state folder (stack.pid)
@@ -102,6 +103,7 @@ class DevStack:
                 self._delete_data()
             ensure_tenants_file(self.tenants_file)
             self._guard = Guard()
+            self._start_codec_server()
             if self.temporal_address is None:
                 self._start_temporal()
             if self.database_url is None:
@@ -154,6 +156,7 @@ class DevStack:
             "--log-level", "error",
         ]
         args += search_attribute_args()
+        args += ["--ui-codec-endpoint", self.codec.ui_endpoint]
         log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - lives with the process
         # Its own session: a Ctrl-C at the terminal reaches `tollgate dev` only, which then
         # stops the server in order (after the worker has drained).
@@ -173,6 +176,11 @@ class DevStack:
             except OSError:
                 time.sleep(0.2)
         raise StackError("Temporal dev server did not open its port within 60 s")
+
+    def _start_codec_server(self) -> None:
+        from tollgate.codec_server import start_dev_codec_server
+
+        self.codec = start_dev_codec_server(self.env_vars(), self.state_dir, self.ports.ui)
 
     def _start_postgres(self) -> None:
         assert self._guard is not None
@@ -210,10 +218,15 @@ class DevStack:
     def ui_url(self) -> str | None:
         return f"http://127.0.0.1:{self.ports.ui}" if self.temporal_proc else None
 
+    def env_vars(self) -> dict[str, str]:
+        env = {**os.environ, "TOLLGATE_STATE_DIR": str(self.state_dir)}
+        env.setdefault("TOLLGATE_KEYS_FILE", str(self.state_dir / "keys.json"))
+        return env
+
     def env(self) -> dict[str, str]:
         assert self.standins is not None and self.database_url and self.temporal_address
         return {
-            **os.environ,
+            **self.env_vars(),
             "TEMPORAL_ADDRESS": self.temporal_address, "DATABASE_URL": self.database_url,
             "TOLLGATE_CRM_URL": self.standins.crm_url,
             "TOLLGATE_MESSAGING_URL": self.standins.messaging_url,
@@ -239,6 +252,9 @@ class DevStack:
             self._forget(self.temporal_proc.pid)
             (self.state_dir / "temporal.pid").unlink(missing_ok=True)
             self.temporal_proc = None
+        if self.codec is not None:
+            self.codec.stop()
+            self.codec = None
         if self._pg is not None:
             pid = postmaster_pid(self._pg)
             stop_embedded_postgres(self._pg)

@@ -150,7 +150,7 @@ def check_draft_environment(env: Mapping[str, str]) -> None:
 async def run(queue: str, settings: Settings) -> None:
     if queue == "draft":
         check_draft_environment(settings.env)
-    client = await build_client(settings.temporal_address, settings.namespace)
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
     async with AsyncExitStack() as stack:
         if queue in ("main", "all"):
             await stack.enter_async_context(main_worker(client, settings))

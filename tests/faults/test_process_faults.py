@@ -64,7 +64,8 @@ def process_rig(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess]]
            "TOLLGATE_MESSAGING_URL": s.messaging_url or "",
            "TOLLGATE_TASK_QUEUE": f"{s.task_queue}-proc",
            "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),
-           "TOLLGATE_TEST_TARGET_DEDUPES": "1" if rig.mode == "dedupe" else "0"}
+           "TOLLGATE_TEST_TARGET_DEDUPES": "1" if rig.mode == "dedupe" else "0",
+           "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"]}
     proc = WorkerProcess(env, tmp_path / "worker.log")
     proc.start()
     rig.queue = env["TOLLGATE_TASK_QUEUE"]

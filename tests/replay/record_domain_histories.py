@@ -36,7 +36,7 @@ async def record() -> None:
     try:
         settings = Settings.from_env({**stack.env(), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER})
         assert settings.database_url
-        client = await build_client(settings.temporal_address)
+        client = await build_client(settings.temporal_address, env=settings.env)
         async with main_worker(client, settings), draft_worker(client, settings):
             problems = await domain_scenes(client, settings.database_url, settings.task_queue)
             assert not problems, problems

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -31,6 +32,8 @@ PREFIX = sys.argv[1] if len(sys.argv) > 1 else ""
 async def record() -> None:
     from datetime import UTC, datetime
 
+    # Encrypted under the committed test keys, which the replay tests decrypt with.
+    os.environ["TOLLGATE_KEYS_FILE"] = str(OUT.parent.parent / "fixtures" / "test_keys.json")
     stack = DevStack(state_dir=Path(tempfile.mkdtemp(prefix="tollgate-record-")),
                      ports=Ports(temporal=free_port(), ui=free_port(), crm=0, messaging=0))
     await asyncio.to_thread(stack.start)
@@ -38,7 +41,7 @@ async def record() -> None:
         assert stack.standins is not None
         stack.standins.crm.seed_demo()
         settings = Settings.from_env(stack.env())
-        client = await build_client(settings.temporal_address)
+        client = await build_client(settings.temporal_address, env=settings.env)
         secrets = settings.tenant_secrets()
         now = datetime.now(UTC)
         async with main_worker(client, settings), draft_worker(client, settings):

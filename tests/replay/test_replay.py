@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from temporalio import workflow
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from contracts import FinalOutcome, IntakeRequest
+from tests.conftest import CONVERTER
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
@@ -30,7 +30,7 @@ def load(path: Path) -> WorkflowHistory:
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_committed_history_replays_on_current_code(path: Path) -> None:
-    replayer = Replayer(workflows=WORKFLOWS, data_converter=pydantic_data_converter)
+    replayer = Replayer(workflows=WORKFLOWS, data_converter=CONVERTER)
     await replayer.replay_workflow(load(path))
 
 
@@ -47,7 +47,7 @@ class TimerFirstProcessEvent(ProcessEventWorkflow):
 async def test_an_incompatible_change_is_caught_by_replay() -> None:
     assert len(HISTORIES) >= 4
     replayer = Replayer(workflows=[TimerFirstProcessEvent, ReconcileWriteWorkflow],
-                        data_converter=pydantic_data_converter)
+                        data_converter=CONVERTER)
     result = await replayer.replay_workflow(
         load(Path(__file__).parent / "histories" / "approved_504_reconciled.json"),
         raise_on_replay_failure=False)

@@ -31,7 +31,7 @@ def dev() -> Iterator[DevProcess]:
 
 
 async def approve(settings: Settings, workflow_id: str) -> FinalOutcome:
-    client = await build_client(settings.temporal_address)
+    client = await build_client(settings.temporal_address, env=settings.env)
     handle = client.get_workflow_handle(workflow_id, result_type=FinalOutcome)
     await wait_state(client, workflow_id, EventState.AWAITING_REVIEW)
     ticket = await handle.query("review_ticket")
@@ -55,7 +55,7 @@ async def test_a_restart_keeps_waiting_reviews_customers_and_messages(dev: DevPr
     added = httpx.put(f"{settings.crm_url}/tenants/acme/customers/C-4242",
                       json={"first_name": "Hoa", "pet_name": "Mochi", "consent_messaging": True})
     assert added.status_code == 201
-    client = await build_client(settings.temporal_address)
+    client = await build_client(settings.temporal_address, env=settings.env)
     now, secrets = datetime.now(UTC), settings.tenant_secrets()
     first = await submit(client, signed(care_due("acme", "C-1001", "restart-a", now=now), secrets),
                          task_queue=settings.task_queue)

@@ -21,7 +21,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns
 from contracts import EventState, ReviewAck, ReviewDecision
-from tests.conftest import Handle, signed_event, start, wait_review, worker_settings
+from tests.conftest import CODEC, Handle, signed_event, start, wait_review, worker_settings
 from tollgate.cli.review import review_decide, review_list, review_show
 from tollgate.config import Settings
 from tollgate.exits import Exit, Failure
@@ -220,7 +220,9 @@ async def test_request_info_round_trip_makes_a_new_draft_version(
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
             if attrs.activity_type.name == "draft_message":
-                request = json.loads(attrs.input.payloads[0].data)
+                # History holds ciphertext; the test's key ring reads it back.
+                (clear,) = await CODEC.decode(attrs.input.payloads)
+                request = json.loads(clear.data)
                 notes.append((request["version"], request["reviewer_note"]))
     assert notes == [(1, None), (2, "which clinic?")]
 

@@ -55,7 +55,7 @@ class Bench:
     async def create(cls, stack: DevStack, args: argparse.Namespace,
                      rng: random.Random) -> Bench:
         settings = Settings.from_env(stack.env())
-        client = await build_client(settings.temporal_address, settings.namespace)
+        client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
         return cls(stack, args, rng, settings, client)
 
     def _pids(self, pipeline: str) -> dict[str, int]:

@@ -109,7 +109,7 @@ async def baseline_workers(client: Client, latency: float) -> AsyncIterator[None
 
 async def serve(pipeline: str, latency: float) -> None:
     settings = Settings.from_env()
-    client = await build_client(settings.temporal_address, settings.namespace)
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
     workers = (tollgate_workers(client, settings, latency) if pipeline == "tollgate"
                else baseline_workers(client, latency))
     loop = asyncio.get_running_loop()

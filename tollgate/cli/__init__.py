@@ -49,8 +49,16 @@ for command in (submit, review, ops, items, dev, demo, bench):
 def main(argv: list[str] | None = None, prog_name: str = "tollgate") -> None:
     """The console script. Click's own errors (bad arguments) keep its one-line usage message
     and exit 2; every command returns its exit code."""
+    import logging
+
+    from tollgate.logging import configure_logging
+
+    args = sys.argv[1:] if argv is None else argv
+    # Every command logs redacted JSON lines on stderr; `dev` runs the worker, whose INFO lines
+    # matter, the others only say what went wrong.
+    configure_logging(logging.INFO if args[:1] == ["dev"] else logging.WARNING)
     try:
-        code = cli.main(argv if argv is not None else sys.argv[1:], prog_name=prog_name,
+        code = cli.main(args, prog_name=prog_name,
                         standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)

@@ -38,7 +38,7 @@ async def connect(s: Settings) -> Client:
     from tollgate.client import build_client
 
     try:
-        return await build_client(s.temporal_address, s.namespace)
+        return await build_client(s.temporal_address, s.namespace, env=s.env)
     except RuntimeError as exc:  # the SDK's "Failed client connect: ..."
         raise temporal_unreachable(s.temporal_address) from exc
 

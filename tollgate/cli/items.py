@@ -35,7 +35,7 @@ def _starter(s: Settings) -> Awaitable[Starter]:
         from tollgate.items import temporal_starter
 
         try:
-            client = await build_client(s.temporal_address, s.namespace)
+            client = await build_client(s.temporal_address, s.namespace, env=s.env)
         except RuntimeError:
             return unreachable
         return temporal_starter(client, s.task_queue)
