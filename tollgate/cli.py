@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tollgate.bench import add_bench_parser
 from tollgate.config import Settings
+from tollgate.http.cli_hooks import add_http_parsers
 from tollgate.ops import add_ops_parser
 from tollgate.review_cli import add_review_parser
 
@@ -54,8 +55,8 @@ def _demo(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tollgate", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("dev", help="start the embedded stack and a worker until Ctrl-C").set_defaults(
-        func=_dev)
+    dev = sub.add_parser("dev", help="start the embedded stack and a worker until Ctrl-C")
+    dev.set_defaults(func=_dev)
     demo = sub.add_parser("demo", help="run the demo scenario end to end and check it")
     demo.add_argument("--state-dir", default=".tollgate/demo")
     demo.set_defaults(func=_demo)
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_review_parser(sub)
     add_bench_parser(sub)
     add_ops_parser(sub)
+    add_http_parsers(sub, dev)
     return parser
 
 

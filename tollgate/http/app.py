@@ -1,0 +1,99 @@
+"""The HTTP service: ``create_app`` builds the FastAPI app from shared services; ``run_server``
+runs it on uvicorn with the outbox relay beside it (``tollgate serve``, and ``tollgate dev``).
+
+The OpenAPI document is at ``/openapi.json`` (browsable at ``/docs``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+
+from tollgate.config import Settings
+from tollgate.http import events
+from tollgate.http.deps import Services, TemporalLink
+from tollgate.http.ratelimit import TenantRateLimiter
+from tollgate.http.relay import RelayPolicy, run_relay
+
+
+def create_app(svc: Services) -> FastAPI:
+    app = FastAPI(
+        title="Tollgate", version="1",
+        description="Signed webhook intake (with an outbox) and the reviewer's API and inbox. "
+                    "See docs/api.md.",
+    )
+    app.state.services = svc
+    app.include_router(events.router)
+
+    @app.get("/healthz", tags=["service"])
+    async def healthz() -> JSONResponse:
+        return JSONResponse({"ok": True, "outbox_backlog": await svc.outbox.backlog()})
+
+    return app
+
+
+def _number(env: dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be a number, not {raw!r}") from None
+    if value <= 0:
+        raise SystemExit(f"{name} must be above 0")
+    return value
+
+
+@contextlib.asynccontextmanager
+async def build_services(settings: Settings) -> AsyncIterator[Services]:
+    """The services of one process, from settings; the pool is closed on exit."""
+    from adapters.postgres_store import create_pool
+    from tollgate.http.identity import verifier_from_settings
+
+    if not settings.database_url:
+        raise SystemExit("no PostgreSQL: set DATABASE_URL or start `tollgate dev`")
+    env = dict(settings.env)
+    pool = await create_pool(settings.database_url)
+    try:
+        yield Services(
+            settings=settings, pool=pool, tenant_secrets=settings.tenant_secrets(),
+            limiter=TenantRateLimiter(rate=_number(env, "TOLLGATE_INTAKE_RATE", 50),
+                                      burst=_number(env, "TOLLGATE_INTAKE_BURST", 200)),
+            temporal=TemporalLink(settings.temporal_address, settings.namespace),
+            verifier=verifier_from_settings(settings),
+            max_body=int(_number(env, "TOLLGATE_MAX_BODY", 1_048_576)),
+        )
+    finally:
+        await pool.close()
+
+
+async def serve(settings: Settings, host: str, port: int) -> None:
+    """Serve until cancelled, with the relay running beside the app."""
+    import uvicorn
+
+    async with build_services(settings) as svc:
+        relay = asyncio.create_task(run_relay(
+            svc.outbox, svc.temporal, settings.task_queue,
+            RelayPolicy(rate=_number(dict(settings.env), "TOLLGATE_RELAY_RATE", 50))))
+        config = uvicorn.Config(create_app(svc), host=host, port=port, log_level="warning",
+                                lifespan="off")
+        try:
+            await uvicorn.Server(config).serve()
+        finally:
+            relay.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await relay
+
+
+def run_server(settings: Settings, host: str = "127.0.0.1", port: int | None = None) -> int:
+    """``tollgate serve``: blocks until Ctrl-C."""
+    port = port or int(os.environ.get("TOLLGATE_HTTP_PORT", "8400"))
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(settings, host, port))
+    return 0
