@@ -41,6 +41,7 @@ class Ports:
     ui: int = 8233
     crm: int = 8301
     messaging: int = 8302
+    http: int = 8400
 
 
 def search_attribute_args() -> list[str]:
@@ -226,10 +227,16 @@ async def run_dev(stack: DevStack) -> None:
             await workers.enter_async_context(main_worker(client, settings))
             await workers.enter_async_context(draft_worker(client, settings))
             await ensure_sweep_schedule(client, settings.task_queue)
+            from tollgate.http.app import serve  # the HTTP service and its outbox relay
+
+            ensure_free(stack.ports.http, "HTTP service")
+            http = asyncio.create_task(serve(settings, "127.0.0.1", stack.ports.http))
+            workers.callback(http.cancel)
             print(f"Temporal   {stack.temporal_address}   Web UI {stack.ui_url}")
             print(f"PostgreSQL {'embedded' if stack._pg else 'DATABASE_URL'}")
             assert stack.standins is not None
             print(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}")
+            print(f"HTTP       http://127.0.0.1:{stack.ports.http}   inbox /inbox, API /docs")
             print("worker running; Ctrl-C stops everything started here")
             await asyncio.Event().wait()
     finally:

@@ -22,12 +22,12 @@ from tollgate.http.webhook_auth import body_signature
 
 
 def http_settings(database_url: str, state_dir: Path, temporal_address: str = "127.0.0.1:1",
-                  queue: str = "tollgate") -> Settings:
+                  queue: str = "tollgate", **extra: str) -> Settings:
     (state_dir / "tenants.json").write_text(json.dumps(TENANT_SECRETS))
     return Settings.from_env({
         "DATABASE_URL": database_url, "TOLLGATE_STATE_DIR": str(state_dir),
         "TOLLGATE_TENANTS_FILE": str(state_dir / "tenants.json"),
-        "TEMPORAL_ADDRESS": temporal_address, "TOLLGATE_TASK_QUEUE": queue,
+        "TEMPORAL_ADDRESS": temporal_address, "TOLLGATE_TASK_QUEUE": queue, **extra,
     })
 
 

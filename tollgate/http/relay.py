@@ -25,7 +25,10 @@ SEND_TIMEOUT_S = 15.0
 
 @dataclass(frozen=True)
 class RelayPolicy:
-    rate: float = 50.0  # rows per second at most
+    rate: float = 50.0  # rows per second at most, all senders together
+    #: Rows in flight at once. One keeps strict oldest-first order, which the intake needs:
+    #: an older event for an entity started after a newer one is SUPERSEDED, not processed.
+    senders: int = 1
     idle_s: float = 0.2  # pause when the outbox is empty
     backoff_s: float = 0.5  # first pause after a failed send, doubled up to max_backoff_s
     max_backoff_s: float = 10.0
@@ -53,8 +56,16 @@ async def relay_once(outbox: OutboxStore, temporal: TemporalLink, task_queue: st
 
 async def run_relay(outbox: OutboxStore, temporal: TemporalLink, task_queue: str,
                     policy: RelayPolicy | None = None) -> None:
-    """Run until cancelled."""
+    """Run until cancelled: ``policy.senders`` loops, each taking the oldest row nobody holds
+    (so the backlog drains oldest first, a few at a time)."""
     policy = policy or RelayPolicy()
+    async with asyncio.TaskGroup() as group:
+        for _ in range(policy.senders):
+            group.create_task(_send_loop(outbox, temporal, task_queue, policy))
+
+
+async def _send_loop(outbox: OutboxStore, temporal: TemporalLink, task_queue: str,
+                     policy: RelayPolicy) -> None:
     backoff = policy.backoff_s
     while True:
         try:
@@ -66,7 +77,7 @@ async def run_relay(outbox: OutboxStore, temporal: TemporalLink, task_queue: str
             await asyncio.sleep(policy.idle_s)
         elif sent:
             backoff = policy.backoff_s
-            await asyncio.sleep(1 / policy.rate)
+            await asyncio.sleep(policy.senders / policy.rate)
         else:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, policy.max_backoff_s)
