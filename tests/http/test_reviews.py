@@ -27,6 +27,7 @@ from tollgate.demo import care_due
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services, TemporalLink
 from tollgate.http.identity import DEV_AUDIENCE, DEV_ISSUER, issue_dev_token, verifier_from_settings
+from tollgate.http.inbox import CSRF_COOKIE
 from tollgate.http.ratelimit import TenantRateLimiter
 from tollgate.http.relay import relay_once
 from worker import draft_worker, main_worker
@@ -60,9 +61,10 @@ def token(svc: Services, reviewer: str = "lan.nguyen", role: str = "care_lead",
     return {"Authorization": f"Bearer {raw}"}
 
 
-async def produce(svc: Services, api: httpx.AsyncClient, standins: StandIns, tenant: str) -> str:
+async def produce(svc: Services, api: httpx.AsyncClient, standins: StandIns, tenant: str,
+                  first_name: str = "Lan") -> str:
     customer = f"C-{uuid.uuid4().hex[:8]}"
-    standins.crm.upsert(tenant, customer, first_name="Lan", pet_name="Miu",
+    standins.crm.upsert(tenant, customer, first_name=first_name, pet_name="Miu",
                         consent_messaging=True)
     event = care_due(tenant, customer, f"k-{uuid.uuid4().hex[:8]}", now=datetime.now(UTC))
     body = json.dumps(event).encode()
@@ -134,3 +136,50 @@ async def test_tokens_that_prove_nothing_are_401(stack: tuple[Services, httpx.As
                               tenant="acme", ttl_s=-10)
     late = await api.get("/v1/reviews", headers={"Authorization": f"Bearer {expired}"})
     assert late.status_code == 401 and "token_expired" in late.json()["detail"]
+
+
+async def inbox_login(api: httpx.AsyncClient, svc: Services, tenant: str = "acme") -> str:
+    """Log in through the form; returns the CSRF value the pages carry."""
+    page = await api.get("/inbox/login")
+    csrf = page.cookies[CSRF_COOKIE]
+    raw = issue_dev_token(svc.settings.state_dir, reviewer="lan.nguyen", role="care_lead",
+                          tenant=tenant)
+    answer = await api.post("/inbox/login", data={"token": raw, "csrf": csrf})
+    assert answer.status_code == 303
+    return csrf
+
+
+async def test_inbox_shows_draft_as_text_and_needs_csrf_to_decide(
+        stack: tuple[Services, httpx.AsyncClient], standins: StandIns,
+        dev_server: WorkflowEnvironment) -> None:
+    svc, api = stack
+    assert (await api.get("/inbox")).status_code == 303  # to the login page
+    mine = await produce(svc, api, standins, "acme", first_name="<b>Lan</b>")
+    csrf = await inbox_login(api, svc)
+    await listed(api, {}, mine)  # the inbox's cookie stands in for the bearer header
+    listing = await api.get("/inbox")
+    assert mine in listing.text
+    page = await api.get(f"/inbox/review/{mine}")
+    assert "&lt;b&gt;Lan&lt;/b&gt;" in page.text and "<b>Lan</b>" not in page.text
+    assert "script-src" not in page.headers["content-security-policy"]
+    detail = (await api.get(f"/v1/reviews/{mine}")).json()
+    form = {"decision": "approve", "reason": "ok", "request_id": detail["request_id"],
+            "draft_version": str(detail["draft_version"])}
+    forged = await api.post(f"/inbox/review/{mine}/decision", data={**form, "csrf": "guess"})
+    assert forged.status_code == 403
+    assert (await api.get(f"/v1/reviews/{mine}")).json()["state"] == "AWAITING_REVIEW"
+    done = await api.post(f"/inbox/review/{mine}/decision", data={**form, "csrf": csrf})
+    assert done.status_code == 200, done.text
+    outcome = await dev_server.client.get_workflow_handle(
+        mine, result_type=FinalOutcome).result()
+    assert outcome.state == EventState.SUCCEEDED
+
+
+async def test_api_decision_ignores_the_inbox_cookie(stack: tuple[Services, httpx.AsyncClient]
+                                                     ) -> None:
+    svc, api = stack
+    await inbox_login(api, svc)
+    assert (await api.get("/v1/reviews")).status_code == 200
+    decision = {"decision": "approve", "reason": "x", "request_id": "r", "draft_version": 1}
+    sent = await api.post("/v1/reviews/event/acme/k-1/decision", json=decision)
+    assert sent.status_code == 401

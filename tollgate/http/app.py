@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from tollgate.config import Settings
-from tollgate.http import events, reviews
+from tollgate.http import events, inbox, reviews
 from tollgate.http.deps import Services, TemporalLink
 from tollgate.http.ratelimit import TenantRateLimiter
 from tollgate.http.relay import RelayPolicy, run_relay
@@ -30,6 +30,7 @@ def create_app(svc: Services) -> FastAPI:
     app.state.services = svc
     app.include_router(events.router)
     app.include_router(reviews.router)
+    app.include_router(inbox.router)
 
     @app.get("/healthz", tags=["service"])
     async def healthz() -> JSONResponse:

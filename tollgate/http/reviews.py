@@ -22,10 +22,13 @@ TOKEN_COOKIE = "tollgate_token"  # noqa: S105 - a cookie name, not a secret
 
 
 async def identity(request: Request, svc: Svc) -> Identity:
-    """The verified caller, from the bearer header or the inbox's cookie; 401 otherwise."""
+    """The verified caller, from the bearer header (or, for reads, the inbox's cookie)."""
     header = request.headers.get("authorization", "")
     token = header[7:].strip() if header.lower().startswith("bearer ") else ""
-    token = token or request.cookies.get(TOKEN_COOKIE, "")
+    if request.method == "GET":
+        # The inbox's cookie may read; a decision through the API needs the header, so a form
+        # on another site can never make one (the inbox's own forms carry a CSRF value).
+        token = token or request.cookies.get(TOKEN_COOKIE, "")
     if not token:
         raise HTTPException(401, "send Authorization: Bearer <token>",
                             headers={"WWW-Authenticate": "Bearer"})
