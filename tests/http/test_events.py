@@ -61,6 +61,8 @@ async def test_invalid_event_is_422_with_reason_and_still_queued(
     assert answer.status_code == 422
     assert answer.json()["reason_code"] == "unknown_schema"
     assert len(await outbox_rows(http_services, answer.json()["workflow_id"])) == 1
+    infinite = await post_events(api, json.dumps(event(payload={"customer_id": float("inf")})))
+    assert infinite.json()["reason_code"] == "malformed_json"
     garbage = await post_events(api, b"{not json")
     assert garbage.status_code == 422
     assert garbage.json()["reason_code"] == "malformed_json"

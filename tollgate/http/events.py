@@ -91,7 +91,9 @@ async def post_events(request: Request, svc: Svc) -> JSONResponse:
     tenant, auth = check_post(request.headers, body, svc.tenant_secrets, svc.clock())
     if auth is not None:
         return _problem(auth.status, auth.code, auth.message)
-    text = body.decode("utf-8", errors="replace")
+    # Undecodable bytes and NUL (which PostgreSQL text refuses) become U+FFFD: such a body is
+    # malformed anyway, and it must still be stored to be quarantined.
+    text = body.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
     try:
         parsed = json.loads(text)
     except ValueError:

@@ -29,9 +29,13 @@ class Checked:
     message: str | None = None
 
 
+def _not_json(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")  # Python reads NaN/Infinity; PostgreSQL will not
+
+
 def precheck(raw: str, secret: str, received_at: datetime) -> Checked:
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_not_json)
     except ValueError:
         return Checked(raw, "malformed_json", "the event is not valid JSON")
     if not isinstance(data, dict):

@@ -21,6 +21,14 @@ from tollgate.http.deps import Services
 from tollgate.http.identity import Identity
 
 QUERY_TIMEOUT = timedelta(seconds=10)
+#: What a workflow id of this project can look like (``event/{tenant}/{key}``,
+#: ``quarantine/{hash}``); anything else cannot be a review, so it is not looked up.
+_WORKFLOW_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,299}")
+
+
+def _known_shape(workflow_id: str) -> None:
+    if not _WORKFLOW_ID.fullmatch(workflow_id):
+        raise HTTPException(404, "no such review")
 
 
 class ReviewSummary(BaseModel):
@@ -75,6 +83,7 @@ async def ticket(svc: Services, workflow_id: str) -> ReviewTicket | None:
 
 async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[str, Any]:
     """Draft, sources, unknowns, risk, validator flags, policy version and earlier decisions."""
+    _known_shape(workflow_id)
     record = await PostgresStore(svc.pool).review_record(workflow_id)
     if record is None or record.event["tenant_id"] != who.tenant:
         raise HTTPException(404, "no such review for your tenant")
@@ -109,6 +118,7 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
     from temporalio.client import WorkflowExecutionStatus
     from temporalio.service import RPCError
 
+    _known_shape(workflow_id)
     client = await svc.temporal.client()
     handle = client.get_workflow_handle(workflow_id)
     try:
