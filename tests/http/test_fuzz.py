@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from urllib.parse import quote
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from hypothesis import HealthCheck, given, settings
