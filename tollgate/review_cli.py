@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import sys
 import uuid
@@ -39,15 +40,20 @@ def add_review_parser(sub: Any) -> None:
     rsub = review.add_subparsers(dest="review_cmd", required=True)
     rlist = rsub.add_parser("list", help="records waiting for review, with age and SLA left")
     rlist.add_argument("--tenant")
+    rlist.add_argument("--token", default=os.environ.get("TOLLGATE_TOKEN"),
+                       help="access token (or TOLLGATE_TOKEN): list its tenant's reviews")
     rsub.add_parser("show", help="draft, sources, unknowns, risk, policy, decisions").add_argument(
         "workflow_id")
     for name in DECISIONS:
         p = rsub.add_parser(name)
         p.add_argument("workflow_id")
-        p.add_argument("--reviewer", required=True)
+        p.add_argument("--reviewer")
         p.add_argument("--role", default="reviewer")
         p.add_argument("--reason", required=True)
         p.add_argument("--tenant", help="the reviewer's tenant; another tenant's event refuses")
+        p.add_argument("--token", default=os.environ.get("TOLLGATE_TOKEN"),
+                       help="access token (or TOLLGATE_TOKEN): reviewer, role and tenant come "
+                            "from it, overriding --reviewer/--role/--tenant")
     review.set_defaults(func=run_review)
 
 
@@ -56,6 +62,13 @@ def run_review(args: argparse.Namespace) -> int:
 
     async def go() -> int:
         settings = Settings.from_env()
+        if args.review_cmd != "show" and args.token:
+            from tollgate.http.identity import apply_token
+
+            await apply_token(args, settings)
+        elif args.review_cmd not in ("list", "show") and not args.reviewer:
+            print("give --token (or TOLLGATE_TOKEN), or --reviewer", file=sys.stderr)
+            return 2
         client = await build_client(settings.temporal_address, settings.namespace)
         if args.review_cmd == "list":
             return await review_list(client, tenant=args.tenant)

@@ -9,6 +9,7 @@ signed by a dev key kept in the state folder (``tollgate dev token``).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import time
 from dataclasses import dataclass
@@ -116,3 +117,17 @@ def verifier_from_settings(settings: Settings) -> Verifier:
                          "TOLLGATE_OIDC_JWKS_URL")
     return Verifier(issuer, audience, jwks=jwt.PyJWKClient(jwks_url, cache_keys=True),
                     roles_claim=roles_claim, tenant_claim=tenant_claim)
+
+
+
+async def apply_token(args: argparse.Namespace, settings: Settings) -> None:
+    """For the CLI's review commands: the token's reviewer, role and tenant replace whatever
+    ``--reviewer``, ``--role`` and ``--tenant`` claimed. A bad token ends the command with one
+    line, never a traceback."""
+    try:
+        who = await verifier_from_settings(settings).verify(args.token.strip())
+    except IdentityError as exc:
+        raise SystemExit(f"token refused: {exc.code}: {exc.message}") from None
+    args.tenant = who.tenant
+    if hasattr(args, "reviewer"):
+        args.reviewer, args.role = who.reviewer, who.roles[0]
