@@ -24,3 +24,18 @@ CREATE TABLE outbox (
 );
 -- The relay's work list, oldest first.
 CREATE INDEX outbox_unsent ON outbox (id) WHERE sent_at IS NULL;
+
+-- Notices to reviewers (review opened, SLA passed, expired): one row per review, draft version
+-- and step, written before the send (the receipt), so a notice goes out at most once.
+CREATE TABLE review_notices (
+    notice_key   text        PRIMARY KEY,  -- {workflow_id}#{draft_version}#{step}
+    workflow_id  text        NOT NULL,
+    tenant_id    text        NOT NULL,
+    step         text        NOT NULL,     -- opened | sla | expired
+    channel      text        NOT NULL,
+    status       text        NOT NULL,     -- PENDING | SENT | FAILED (retried) | UNKNOWN (never resent)
+    attempts     int         NOT NULL DEFAULT 0,
+    last_error   text,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    sent_at      timestamptz
+);

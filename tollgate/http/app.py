@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
@@ -76,21 +77,34 @@ async def build_services(settings: Settings) -> AsyncIterator[Services]:
 
 
 async def serve(settings: Settings, host: str, port: int) -> None:
-    """Serve until cancelled, with the relay running beside the app."""
+    """Serve until cancelled, with the outbox relay and the reviewer notifier beside the app."""
+    import httpx
     import uvicorn
 
-    async with build_services(settings) as svc:
+    from adapters.notify_channels import LocalSink
+    from adapters.postgres_notices import NoticeStore
+    from tollgate.http.notifier import load_channels, run_notifier
+
+    async with build_services(settings) as svc, httpx.AsyncClient() as http:
         relay = asyncio.create_task(run_relay(
             svc.outbox, svc.temporal, settings.task_queue,
             RelayPolicy(rate=_number(dict(settings.env), "TOLLGATE_RELAY_RATE", 50))))
+        notify_file = Path(settings.env.get("TOLLGATE_NOTIFY_FILE")
+                           or settings.state_dir / "notify.json")
+        channels = load_channels(notify_file, http)
+        public = settings.env.get("TOLLGATE_PUBLIC_URL") or f"http://{host}:{port}"
+        notifier = asyncio.create_task(run_notifier(
+            NoticeStore(svc.pool), channels, LocalSink(settings.state_dir / "notices.jsonl"),
+            public))
         config = uvicorn.Config(create_app(svc), host=host, port=port, log_level="warning",
                                 lifespan="off")
         try:
             await uvicorn.Server(config).serve()
         finally:
-            relay.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await relay
+            for task in (relay, notifier):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
 
 def run_server(settings: Settings, host: str = "127.0.0.1", port: int | None = None) -> int:
