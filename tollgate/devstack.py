@@ -227,11 +227,11 @@ async def run_dev(stack: DevStack) -> None:
             await workers.enter_async_context(main_worker(client, settings))
             await workers.enter_async_context(draft_worker(client, settings))
             await ensure_sweep_schedule(client, settings.task_queue)
-            from tollgate.http.app import serve  # the HTTP service and its outbox relay
+            from tollgate.http.app import serve, stop_task  # HTTP service, relay, notices
 
             ensure_free(stack.ports.http, "HTTP service")
-            http = asyncio.create_task(serve(settings, "127.0.0.1", stack.ports.http))
-            workers.callback(http.cancel)
+            workers.push_async_callback(stop_task, asyncio.create_task(
+                serve(settings, "127.0.0.1", stack.ports.http)))
             print(f"Temporal   {stack.temporal_address}   Web UI {stack.ui_url}")
             print(f"PostgreSQL {'embedded' if stack._pg else 'DATABASE_URL'}")
             assert stack.standins is not None

@@ -102,9 +102,14 @@ async def serve(settings: Settings, host: str, port: int) -> None:
             await uvicorn.Server(config).serve()
         finally:
             for task in (relay, notifier):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await stop_task(task)
+
+
+async def stop_task(task: asyncio.Task[None]) -> None:
+    """Cancel a task started beside others (``tollgate dev``) and wait for its cleanup."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def run_server(settings: Settings, host: str = "127.0.0.1", port: int | None = None) -> int:
