@@ -110,3 +110,19 @@ async def test_signed_headers_helper_matches_the_service(api: httpx.AsyncClient)
     body = json.dumps(event).encode()
     answer = await api.post("/v1/events", content=body, headers=signed_headers(body))
     assert answer.status_code == 202
+
+
+async def test_temporal_lost_after_connecting_is_503_and_reconnects(
+        api: httpx.AsyncClient, http_services: Services) -> None:
+    from temporalio.service import RPCError, RPCStatusCode
+
+    class Gone:
+        def list_workflows(self, query: str) -> Any:
+            raise RPCError("connection lost", RPCStatusCode.UNAVAILABLE, b"")
+
+    http_services.temporal._client = Gone()  # type: ignore[assignment]
+    raw = issue_dev_token(http_services.settings.state_dir, reviewer="lan.nguyen",
+                          role="care_lead", tenant="acme")
+    answer = await api.get("/v1/reviews", headers={"Authorization": f"Bearer {raw}"})
+    assert answer.status_code == 503
+    assert http_services.temporal._client is None  # the next call connects afresh

@@ -12,7 +12,7 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from tollgate.config import Settings
@@ -32,6 +32,14 @@ def create_app(svc: Services) -> FastAPI:
     app.include_router(events.router)
     app.include_router(reviews.router)
     app.include_router(inbox.router)
+
+    from temporalio.service import RPCError
+
+    @app.exception_handler(RPCError)
+    async def temporal_unavailable(_: Request, exc: RPCError) -> JSONResponse:
+        # Temporal went away after the client connected: say so, and reconnect next time.
+        svc.temporal.forget()
+        return JSONResponse({"detail": "Temporal is unreachable; try again"}, status_code=503)
 
     @app.get("/healthz", tags=["service"])
     async def healthz() -> JSONResponse:
