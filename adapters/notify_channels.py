@@ -1,5 +1,5 @@
-"""Where reviewer notices go: a Slack-compatible incoming webhook, or a local sink (a JSON-lines
-file) that the embedded default and the tests read.
+"""Where reviewer notices go: a Slack-compatible incoming webhook, e-mail through SMTP, or a
+local sink (a JSON-lines file) that the embedded default and the tests read.
 
 A channel raises ``NoticeNotSent`` when the notice surely did not leave (connection refused,
 4xx), so it may be tried again, and ``NoticeUnknown`` when it may have been delivered (timeout,
@@ -8,7 +8,10 @@ A channel raises ``NoticeNotSent`` when the notice surely did not leave (connect
 
 from __future__ import annotations
 
+import asyncio
 import json
+import smtplib
+from email.message import EmailMessage
 from pathlib import Path
 from typing import Protocol
 
@@ -67,3 +70,42 @@ class LocalSink:
         if not self.path.exists():
             return []
         return [json.loads(line)["text"] for line in self.path.read_text().splitlines()]
+
+
+class SmtpEmail:
+    """E-mail through an SMTP server (STARTTLS when asked); the subject is the notice's first
+    words, the body the notice. smtplib blocks, so the send runs in a thread."""
+
+    name = "email"
+
+    def __init__(self, host: str, port: int, sender: str, recipients: list[str], *,
+                 starttls: bool = False, username: str | None = None,
+                 password: str | None = None) -> None:
+        self.host, self.port, self.sender, self.recipients = host, port, sender, recipients
+        self.starttls, self._username, self._password = starttls, username, password
+
+    async def send(self, text: str) -> None:
+        await asyncio.to_thread(self._send, text)
+
+    def _send(self, text: str) -> None:
+        message = EmailMessage()
+        message["From"], message["To"] = self.sender, ", ".join(self.recipients)
+        message["Subject"] = text.split(" · ")[0]
+        message.set_content(text)
+        try:
+            smtp = smtplib.SMTP(self.host, self.port, timeout=15)
+        except OSError as exc:  # nothing was said to the server yet
+            raise NoticeNotSent(type(exc).__name__) from None
+        with smtp:
+            try:
+                if self.starttls:
+                    smtp.starttls()
+                if self._username and self._password:
+                    smtp.login(self._username, self._password)
+                smtp.send_message(message)
+            except smtplib.SMTPResponseException as exc:  # the server refused it: not queued
+                raise NoticeNotSent(f"SMTP {exc.smtp_code}") from None
+            except smtplib.SMTPRecipientsRefused:
+                raise NoticeNotSent("recipients refused") from None
+            except OSError as exc:  # cut off mid-conversation: it may have been queued
+                raise NoticeUnknown(type(exc).__name__) from None

@@ -3,17 +3,20 @@ channel, with a link to the inbox and nothing personal in the notice."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from email import message_from_string
+from email.policy import default
 from pathlib import Path
 
 import asyncpg
 import httpx
 import pytest
 
-from adapters.notify_channels import LocalSink, SlackWebhook
+from adapters.notify_channels import LocalSink, SlackWebhook, SmtpEmail
 from adapters.postgres_notices import NoticeStore
 from adapters.postgres_store import create_pool
 from tollgate.http.notifier import load_channels, notify_once
@@ -109,3 +112,68 @@ async def test_refused_notice_is_tried_again(pool: asyncpg.Pool, tmp_path: Path)
     row = await pool.fetchrow("SELECT status, attempts FROM review_notices"
                               " WHERE workflow_id = $1", wf_id)
     assert (row["status"], row["attempts"]) == ("SENT", 2)
+
+
+class FakeSmtp:
+    """Just enough of an SMTP server on loopback to receive one message per conversation."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"220 fake ESMTP\r\n")
+        data: list[str] | None = None
+        while line := (await reader.readline()).decode():
+            if data is not None:
+                if line == ".\r\n":
+                    self.messages.append("".join(data))
+                    data = None
+                    writer.write(b"250 queued\r\n")
+                else:
+                    data.append(line)
+                continue
+            verb = line[:4].upper()
+            if verb == "DATA":
+                data = []
+                writer.write(b"354 go on\r\n")
+            elif verb == "QUIT":
+                writer.write(b"221 bye\r\n")
+                await writer.drain()
+                break
+            else:
+                writer.write(b"250 ok\r\n")
+            await writer.drain()
+        writer.close()
+
+
+async def test_email_channel_delivers_the_notice_over_smtp(pool: asyncpg.Pool,
+                                                           tmp_path: Path) -> None:
+    fake = FakeSmtp()
+    server = await asyncio.start_server(fake.handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    (tmp_path / "notify.json").write_text(json.dumps({"hooli": {"email": {
+        "host": "127.0.0.1", "port": port, "to": ["care-leads@hooli.test"],
+        "starttls": False}}}))
+    async with server, httpx.AsyncClient() as client:
+        channels = load_channels(tmp_path / "notify.json", client)
+        assert isinstance(channels["hooli"], SmtpEmail)
+        wf_id = await review_waiting(pool, "hooli")
+        await notify_once(NoticeStore(pool), channels, LocalSink(tmp_path / "s.jsonl"), INBOX)
+    received = [message_from_string(m, policy=default) for m in fake.messages]
+    mine = [m for m in received if wf_id in m.get_content()]
+    assert len(mine) == 1
+    assert mine[0]["To"] == "care-leads@hooli.test"
+    assert mine[0]["Subject"] == "Tollgate: review waiting"
+    assert f"{INBOX}/inbox/review/{wf_id}" in mine[0].get_content()
+
+
+async def test_email_server_down_is_not_sent_and_retried(pool: asyncpg.Pool,
+                                                         tmp_path: Path) -> None:
+    from tollgate.devstack import free_port
+
+    channel = SmtpEmail("127.0.0.1", free_port(), "t@localhost", ["x@y.test"])
+    wf_id = await review_waiting(pool, "umbrella")
+    await notify_once(NoticeStore(pool), {"umbrella": channel}, LocalSink(tmp_path / "s"), INBOX)
+    status = await pool.fetchval("SELECT status FROM review_notices WHERE workflow_id = $1",
+                                 wf_id)
+    assert status == "FAILED"  # nothing reached a server, so the next pass tries again

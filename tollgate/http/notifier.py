@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,8 +60,6 @@ async def notify_once(store: NoticeStore, channels: Mapping[str, NoticeChannel],
 
 def load_channels(path: Path, client: httpx.AsyncClient) -> dict[str, NoticeChannel]:
     """Tenant -> channel from the notify file (none: every tenant gets the local sink)."""
-    from adapters.notify_channels import SlackWebhook
-
     if not path.exists():
         return {}
     try:
@@ -69,11 +68,30 @@ def load_channels(path: Path, client: httpx.AsyncClient) -> dict[str, NoticeChan
         raise SystemExit("the notify file is not JSON") from None
     channels: dict[str, NoticeChannel] = {}
     for tenant, spec in (data.items() if isinstance(data, dict) else []):
-        url = spec.get("slack_webhook") if isinstance(spec, dict) else None
-        if not isinstance(url, str) or not url.startswith(("https://", "http://")):
-            raise SystemExit(f"notify file: tenant {tenant!r} needs a slack_webhook URL")
-        channels[tenant] = SlackWebhook(url, client)
+        channels[tenant] = _channel(tenant, spec, client)
     return channels
+
+
+def _channel(tenant: str, spec: object, client: httpx.AsyncClient) -> NoticeChannel:
+    from adapters.notify_channels import SlackWebhook, SmtpEmail
+
+    spec = spec if isinstance(spec, dict) else {}
+    url, mail = spec.get("slack_webhook"), spec.get("email")
+    if isinstance(url, str) and url.startswith(("https://", "http://")):
+        return SlackWebhook(url, client)
+    if isinstance(mail, dict) and isinstance(mail.get("host"), str) and mail.get("to"):
+        to = mail["to"] if isinstance(mail["to"], list) else [mail["to"]]
+        password_env = mail.get("password_env")  # the secret itself never sits in the file
+        port = mail.get("port", 587)
+        if not isinstance(port, int):
+            raise SystemExit(f"notify file: tenant {tenant!r}: email port must be a number")
+        return SmtpEmail(mail["host"], port,
+                         str(mail.get("from", "tollgate@localhost")), [str(t) for t in to],
+                         starttls=bool(mail.get("starttls", True)),
+                         username=mail.get("username"),
+                         password=os.environ.get(password_env) if password_env else None)
+    raise SystemExit(f"notify file: tenant {tenant!r} needs a slack_webhook URL or an email "
+                     "object with host and to")
 
 
 async def run_notifier(store: NoticeStore, channels: Mapping[str, NoticeChannel],
