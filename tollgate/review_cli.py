@@ -6,8 +6,9 @@
 refused. A decision for an event whose workflow has already finished never reaches it, so it is
 recorded here as refused (``review_closed``, or ``cross_tenant``): every decision leaves a row.
 
-The role is whatever ``--role`` claims and the tenant whatever ``--tenant`` says: there is no
-identity provider yet (docs/review.md).
+The role is whatever ``--role`` claims and the tenant whatever ``--tenant`` says, unless
+``--token`` (or ``TOLLGATE_TOKEN``) gives an access token: then they are the token's
+(docs/api.md).
 """
 
 from __future__ import annotations
