@@ -15,6 +15,7 @@ import signal
 from contextlib import AsyncExitStack
 from datetime import timedelta
 
+from tollgate.config import Settings
 from tollgate.devstack import DevStack
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -28,9 +29,20 @@ def say(line: str) -> None:
         print(line, flush=True)
 
 
+async def start_http_service(exits: AsyncExitStack, stack: DevStack,
+                             settings: Settings) -> None:
+    """The webhook intake, review API and inbox, with the outbox relay (``tollgate.http``)."""
+    from tollgate.http.app import serve, stop_task
+    from tollgate.stackconfig import ensure_free, free_port
+
+    stack.ports.http = stack.ports.http or free_port()
+    ensure_free(stack.ports.http, "HTTP service", "TOLLGATE_HTTP_PORT")
+    exits.push_async_callback(stop_task, asyncio.create_task(
+        serve(settings, "127.0.0.1", stack.ports.http)))
+
+
 async def run_dev(stack: DevStack) -> None:
     from tollgate.client import build_client
-    from tollgate.config import Settings
     from tollgate.ops import ensure_sweep_schedule
     from tollgate.workers import draft_worker, main_worker
 
@@ -53,6 +65,8 @@ async def run_dev(stack: DevStack) -> None:
         settings = Settings.from_env(stack.env())
         client = await build_client(settings.temporal_address, env=settings.env)
         async with AsyncExitStack() as workers:
+            # Entered first, so it stops after the workers have drained (the exit is LIFO).
+            await start_http_service(workers, stack, settings)
             await workers.enter_async_context(main_worker(client, settings, drain=WORKER_DRAIN))
             await workers.enter_async_context(draft_worker(client, settings, drain=WORKER_DRAIN))
             await ensure_sweep_schedule(client, settings.task_queue)
@@ -62,6 +76,7 @@ async def run_dev(stack: DevStack) -> None:
             say(f"PostgreSQL {'embedded' if stack._pg else 'DATABASE_URL'}")
             assert stack.standins is not None
             say(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}")
+            say(f"HTTP       http://127.0.0.1:{stack.ports.http}   inbox /inbox, API /docs")
             say(f"worker running; Ctrl-C (or SIGTERM/SIGHUP) stops everything started here. "
                 f"Data: {stack.state_dir}")
             await stopping.wait()

@@ -24,6 +24,7 @@ class StackError(SystemExit):
 PORT_VARIABLES: dict[str, str] = {
     "temporal": "TOLLGATE_TEMPORAL_PORT", "ui": "TOLLGATE_UI_PORT",
     "crm": "TOLLGATE_CRM_PORT", "messaging": "TOLLGATE_MESSAGING_PORT",
+    "http": "TOLLGATE_HTTP_PORT",
 }
 
 
@@ -35,6 +36,7 @@ class Ports:
     ui: int = 8233
     crm: int = 8301
     messaging: int = 8302
+    http: int = 8400
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Ports:

@@ -18,6 +18,7 @@ from tollgate.cli.dev import demo, dev
 from tollgate.cli.items import items
 from tollgate.cli.ops import ops
 from tollgate.cli.review import review
+from tollgate.cli.serve import serve, token
 from tollgate.cli.submit import submit
 from tollgate.exits import Exit
 
@@ -42,8 +43,9 @@ def _run_work(result: Any) -> int:
     return run(result) if callable(result) else int(result or 0)
 
 
-for command in (submit, review, ops, items, dev, demo, bench):
+for command in (submit, review, ops, items, dev, demo, serve, bench):
     cli.add_command(command)
+dev.add_command(token)
 
 
 def main(argv: list[str] | None = None, prog_name: str = "tollgate") -> None:

@@ -19,21 +19,27 @@ def _port(name: str, what: str) -> click.Option:
                         help=f"port of {what} (default: the environment's, else the standard one)")
 
 
-@click.command(params=[_port("temporal", "the Temporal frontend"), _port("ui", "the Web UI"),
+@click.group(invoke_without_command=True,
+             params=[_port("temporal", "the Temporal frontend"), _port("ui", "the Web UI"),
                        _port("crm", "the stand-in CRM"),
-                       _port("messaging", "the stand-in messaging service")])
+                       _port("messaging", "the stand-in messaging service"),
+                       _port("http", "the HTTP service (webhook intake, review API, inbox)")])
 @click.option("--reset", is_flag=True,
               help="start empty: delete the stack's data in the state folder first "
                    "(the tenant keys stay)")
-def dev(temporal: int | None, ui: int | None, crm: int | None,
-        messaging: int | None, reset: bool) -> Command:
+@click.pass_context
+def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | None,
+        messaging: int | None, http: int | None, reset: bool) -> Command | None:
     """Start the embedded stack (Temporal dev server, PostgreSQL, stand-in targets) and a
     worker, until Ctrl-C. A running stack writes .tollgate/endpoints.json, so commands in
-    another terminal find it."""
+    another terminal find it. `tollgate dev token` prints a local reviewer token."""
     from tollgate.devstack import DevStack, Ports
 
+    if ctx.invoked_subcommand is not None:
+        return None
+
     chosen = {k: v for k, v in {"temporal": temporal, "ui": ui, "crm": crm,
-                                "messaging": messaging}.items() if v is not None}
+                                "messaging": messaging, "http": http}.items() if v is not None}
 
     async def go(s: Settings) -> int:
         from tollgate.devstack import run_dev

@@ -6,8 +6,9 @@ or another request has come since (``stale_draft_version``, ``wrong_request``). 
 event whose workflow has already finished never reaches it, so it is recorded here as refused
 (``review_closed``, or ``cross_tenant``): every decision leaves a row.
 
-The role is whatever ``--role`` claims and the tenant whatever ``--tenant`` says: there is no
-identity provider yet (docs/review.md).
+The role is whatever ``--role`` claims and the tenant whatever ``--tenant`` says, unless
+``--token`` (or ``TOLLGATE_TOKEN``) gives an access token: then the reviewer, role and tenant
+are the token's (docs/api.md).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from temporalio.client import Client
 
     from contracts import ReviewDecision
+    from tollgate.http.identity import Identity
 
 DECISIONS = {"approve": "approve", "reject": "reject", "request-info": "request_info"}
 HELP = {
@@ -39,6 +41,21 @@ _SEEN = re.compile(r"v(?P<version>[0-9]{1,9}):(?P<request>[A-Za-z0-9._:-]{1,128}
 
 __all__ = ["review", "review_decide", "review_list", "review_show"]
 
+token_option = click.option(
+    "--token", envvar="TOLLGATE_TOKEN", show_envvar=True,
+    help="access token (`tollgate dev token` or your identity provider's): the reviewer, role "
+         "and tenant come from it, overriding what the other options claim")
+
+
+async def identity_of(token: str, s: Settings) -> Identity:
+    """The verified identity a token carries, or one line saying why it is refused."""
+    from tollgate.http.identity import IdentityError, verifier_from_settings
+
+    try:
+        return await verifier_from_settings(s).verify(token.strip())
+    except IdentityError as exc:
+        raise Failure(Exit.REFUSED, f"token refused: {exc.code}: {exc.message}") from None
+
 
 @click.group()
 def review() -> None:
@@ -47,12 +64,14 @@ def review() -> None:
 
 @review.command("list")
 @click.option("--tenant", help="only this tenant's records")
+@token_option
 @json_option
-def list_cmd(tenant: str | None, as_json: bool) -> Command:
-    """Records waiting for review, the nearest SLA first, with age and SLA left."""
+def list_cmd(tenant: str | None, token: str | None, as_json: bool) -> Command:
+    """Records waiting for review, the nearest SLA first, with age, flags and SLA left."""
 
     async def go(s: Settings) -> int:
-        return await review_list(await connect(s), tenant=tenant, as_json=as_json)
+        only = (await identity_of(token, s)).tenant if token else tenant
+        return await review_list(await connect(s), tenant=only, as_json=as_json)
 
     return go
 
@@ -76,21 +95,29 @@ def _decision_command(name: str, decision: str) -> click.Command:
     @click.option("--seen", required=True, metavar="vN:REQUEST",
                   help="the draft version and review request you were shown, as printed by "
                        "`tollgate review show`")
-    @click.option("--reviewer", required=True, help="who decides (a named person)")
+    @click.option("--reviewer", help="who decides (a named person); required without --token")
     @click.option("--role", default="reviewer", help="the role the reviewer claims")
     @click.option("--reason", required=True, help="why; recorded with the decision")
     @click.option("--tenant", help="the reviewer's tenant; another tenant's event refuses")
-    def command(workflow_id: str, seen: str, reviewer: str, role: str, reason: str,
-                tenant: str | None) -> Command:
+    @token_option
+    def command(workflow_id: str, seen: str, reviewer: str | None, role: str, reason: str,
+                tenant: str | None, token: str | None) -> Command:
         match = _SEEN.fullmatch(seen)
         if match is None:
             raise click.BadParameter("expected vN:REQUEST, as `tollgate review show` prints it",
                                      param_hint="--seen")
+        if not token and not reviewer:
+            raise click.UsageError("give --token (or TOLLGATE_TOKEN), or --reviewer")
 
         async def go(s: Settings) -> int:
+            who, claimed_role, claimed_tenant = reviewer, role, tenant
+            if token:
+                ident = await identity_of(token, s)
+                who, claimed_role, claimed_tenant = ident.reviewer, ident.roles[0], ident.tenant
+            assert who is not None
             return await review_decide(
-                await connect(s), s, workflow_id, decision=decision, reviewer=reviewer,
-                role=role, reason=reason, tenant=tenant,
+                await connect(s), s, workflow_id, decision=decision, reviewer=who,
+                role=claimed_role, reason=reason, tenant=claimed_tenant,
                 draft_version=int(match["version"]), request_id=match["request"])
 
         return go

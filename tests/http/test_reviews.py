@@ -1,0 +1,185 @@
+"""The review API with real identity: a producer posts over HTTP, the relay starts the workflow
+on the real dev server, and reviewers act with tokens; roles and tenant come from the token."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+from temporalio.testing import WorkflowEnvironment
+
+from adapters.postgres_store import create_pool
+from adapters.standins import StandIns
+from contracts import EventState, FinalOutcome
+from tests.conftest import TENANT_SECRETS, worker_settings
+from tests.http.conftest import http_settings, signed_headers
+from tollgate.demo import care_due
+from tollgate.http.app import create_app
+from tollgate.http.deps import Services, TemporalLink
+from tollgate.http.identity import DEV_AUDIENCE, DEV_ISSUER, issue_dev_token, verifier_from_settings
+from tollgate.http.inbox import CSRF_COOKIE
+from tollgate.http.ratelimit import TenantRateLimiter
+from tollgate.http.relay import relay_once
+from worker import draft_worker, main_worker
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+async def stack(dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
+                tmp_path: Path) -> AsyncIterator[tuple[Services, httpx.AsyncClient]]:
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    address = dev_server.client.service_client.config.target_host
+    settings = http_settings(database_url, tmp_path, address, queue)
+    pool = await create_pool(database_url)
+    svc = Services(settings=settings, pool=pool, tenant_secrets=TENANT_SECRETS,
+                   limiter=TenantRateLimiter(rate=1000, burst=1000),
+                   temporal=TemporalLink(address, settings.namespace, settings.env),
+                   verifier=verifier_from_settings(settings))
+    wsettings = worker_settings(database_url, standins, tmp_path, queue)
+    async with main_worker(dev_server.client, wsettings), \
+            draft_worker(dev_server.client, wsettings), \
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(svc)),
+                              base_url="http://tollgate.test") as api:
+        yield svc, api
+    await pool.close()
+
+
+def token(svc: Services, reviewer: str = "lan.nguyen", role: str = "care_lead",
+          tenant: str = "acme") -> dict[str, str]:
+    raw = issue_dev_token(svc.settings.state_dir, reviewer=reviewer, role=role, tenant=tenant)
+    return {"Authorization": f"Bearer {raw}"}
+
+
+async def produce(svc: Services, api: httpx.AsyncClient, standins: StandIns, tenant: str,
+                  first_name: str = "Lan") -> str:
+    customer = f"C-{uuid.uuid4().hex[:8]}"
+    standins.crm.upsert(tenant, customer, first_name=first_name, pet_name="Miu",
+                        consent_messaging=True)
+    event = care_due(tenant, customer, f"k-{uuid.uuid4().hex[:8]}", now=datetime.now(UTC))
+    body = json.dumps(event).encode()
+    answer = await api.post("/v1/events", content=body, headers=signed_headers(body, tenant))
+    assert answer.status_code == 202, answer.text
+    while await relay_once(svc.outbox, svc.temporal, svc.settings.task_queue) is not None:
+        pass
+    return str(answer.json()["workflow_id"])
+
+
+async def listed(api: httpx.AsyncClient, headers: dict[str, str], wanted: str) -> list[str]:
+    for _ in range(200):  # the workflow drafts, then visibility follows its upsert
+        ids = [r["workflow_id"] for r in (await api.get("/v1/reviews", headers=headers)).json()]
+        if wanted in ids:
+            return ids
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{wanted} never listed")
+
+
+async def test_reviewer_sees_own_tenant_only_and_approval_sends_one_message(
+        stack: tuple[Services, httpx.AsyncClient], standins: StandIns,
+        dev_server: WorkflowEnvironment) -> None:
+    svc, api = stack
+    mine = await produce(svc, api, standins, "acme")
+    theirs = await produce(svc, api, standins, "globex")
+    lan, globex = token(svc), token(svc, "bao.le", tenant="globex")
+    ids = await listed(api, lan, mine)
+    assert theirs not in ids
+    assert (await api.get(f"/v1/reviews/{theirs}", headers=lan)).status_code == 404
+
+    detail = (await api.get(f"/v1/reviews/{mine}", headers=lan)).json()
+    assert detail["state"] == "AWAITING_REVIEW" and detail["draft"]
+    assert detail["policy_version"] and detail["sources"]
+    decision = {"decision": "approve", "reason": "checked", "request_id": detail["request_id"],
+                "draft_version": detail["draft_version"]}
+    crossing = await api.post(f"/v1/reviews/{mine}/decision", json=decision, headers=globex)
+    assert crossing.status_code == 403
+    assert crossing.json()["reason_code"] == "cross_tenant"
+    stale = await api.post(f"/v1/reviews/{mine}/decision", headers=lan,
+                           json={**decision, "draft_version": detail["draft_version"] + 1})
+    assert stale.status_code == 409 and stale.json()["reason_code"]
+
+    approved = await api.post(f"/v1/reviews/{mine}/decision", json=decision, headers=lan)
+    assert approved.status_code == 200, approved.text
+    outcome = await dev_server.client.get_workflow_handle(
+        mine, result_type=FinalOutcome).result()
+    assert outcome.state == EventState.SUCCEEDED
+    customer = json.loads(await svc.pool.fetchval(
+        "SELECT raw FROM outbox WHERE workflow_id = $1", mine))["entity_id"]
+    assert sum(m.get("recipient_ref") == customer for m in standins.messaging.messages()) == 1
+    again = await api.post(f"/v1/reviews/{mine}/decision", json=decision, headers=lan)
+    assert again.status_code == 409 and again.json()["reason_code"] == "review_closed"
+
+
+def foreign_token(**claims: Any) -> str:
+    now = int(time.time())
+    body = {"iss": DEV_ISSUER, "aud": DEV_AUDIENCE, "sub": "mallory", "roles": ["care_lead"],
+            "tenant": "acme", "iat": now, "exp": now + 600, **claims}
+    return jwt.encode(body, ec.generate_private_key(ec.SECP256R1()), algorithm="ES256")
+
+
+async def test_tokens_that_prove_nothing_are_401(stack: tuple[Services, httpx.AsyncClient]
+                                                 ) -> None:
+    svc, api = stack
+    assert (await api.get("/v1/reviews")).status_code == 401
+    forged = await api.get("/v1/reviews", headers={"Authorization": f"Bearer {foreign_token()}"})
+    assert forged.status_code == 401
+    expired = issue_dev_token(svc.settings.state_dir, reviewer="lan.nguyen", role="care_lead",
+                              tenant="acme", ttl_s=-10)
+    late = await api.get("/v1/reviews", headers={"Authorization": f"Bearer {expired}"})
+    assert late.status_code == 401 and "token_expired" in late.json()["detail"]
+
+
+async def inbox_login(api: httpx.AsyncClient, svc: Services, tenant: str = "acme") -> str:
+    """Log in through the form; returns the CSRF value the pages carry."""
+    page = await api.get("/inbox/login")
+    csrf = page.cookies[CSRF_COOKIE]
+    raw = issue_dev_token(svc.settings.state_dir, reviewer="lan.nguyen", role="care_lead",
+                          tenant=tenant)
+    answer = await api.post("/inbox/login", data={"token": raw, "csrf": csrf})
+    assert answer.status_code == 303
+    return csrf
+
+
+async def test_inbox_shows_draft_as_text_and_needs_csrf_to_decide(
+        stack: tuple[Services, httpx.AsyncClient], standins: StandIns,
+        dev_server: WorkflowEnvironment) -> None:
+    svc, api = stack
+    assert (await api.get("/inbox")).status_code == 303  # to the login page
+    mine = await produce(svc, api, standins, "acme", first_name="<b>Lan</b>")
+    csrf = await inbox_login(api, svc)
+    await listed(api, {}, mine)  # the inbox's cookie stands in for the bearer header
+    listing = await api.get("/inbox")
+    assert mine in listing.text
+    page = await api.get(f"/inbox/review/{mine}")
+    assert "&lt;b&gt;Lan&lt;/b&gt;" in page.text and "<b>Lan</b>" not in page.text
+    assert "script-src" not in page.headers["content-security-policy"]
+    detail = (await api.get(f"/v1/reviews/{mine}")).json()
+    form = {"decision": "approve", "reason": "ok", "request_id": detail["request_id"],
+            "draft_version": str(detail["draft_version"])}
+    forged = await api.post(f"/inbox/review/{mine}/decision", data={**form, "csrf": "guess"})
+    assert forged.status_code == 403
+    assert (await api.get(f"/v1/reviews/{mine}")).json()["state"] == "AWAITING_REVIEW"
+    done = await api.post(f"/inbox/review/{mine}/decision", data={**form, "csrf": csrf})
+    assert done.status_code == 200, done.text
+    outcome = await dev_server.client.get_workflow_handle(
+        mine, result_type=FinalOutcome).result()
+    assert outcome.state == EventState.SUCCEEDED
+
+
+async def test_api_decision_ignores_the_inbox_cookie(stack: tuple[Services, httpx.AsyncClient]
+                                                     ) -> None:
+    svc, api = stack
+    await inbox_login(api, svc)
+    assert (await api.get("/v1/reviews")).status_code == 200
+    decision = {"decision": "approve", "reason": "x", "request_id": "r", "draft_version": 1}
+    sent = await api.post("/v1/reviews/event/acme/k-1/decision", json=decision)
+    assert sent.status_code == 401

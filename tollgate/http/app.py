@@ -1,0 +1,128 @@
+"""The HTTP service: ``create_app`` builds the FastAPI app from shared services; ``run_server``
+runs it on uvicorn with the outbox relay beside it (``tollgate serve``, and ``tollgate dev``).
+
+The OpenAPI document is at ``/openapi.json`` (browsable at ``/docs``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from tollgate.config import Settings
+from tollgate.http import events, inbox, reviews
+from tollgate.http.deps import Services, TemporalLink
+from tollgate.http.ratelimit import TenantRateLimiter
+from tollgate.http.relay import RelayPolicy, run_relay
+
+
+def create_app(svc: Services) -> FastAPI:
+    app = FastAPI(
+        title="Tollgate", version="1",
+        description="Signed webhook intake (with an outbox) and the reviewer's API and inbox. "
+                    "See docs/api.md.",
+    )
+    app.state.services = svc
+    app.include_router(events.router)
+    app.include_router(reviews.router)
+    app.include_router(inbox.router)
+
+    from temporalio.service import RPCError
+
+    @app.exception_handler(RPCError)
+    async def temporal_unavailable(_: Request, exc: RPCError) -> JSONResponse:
+        # Temporal went away after the client connected: say so, and reconnect next time.
+        svc.temporal.forget()
+        return JSONResponse({"detail": "Temporal is unreachable; try again"}, status_code=503)
+
+    @app.get("/healthz", tags=["service"])
+    async def healthz() -> JSONResponse:
+        return JSONResponse({"ok": True, "outbox_backlog": await svc.outbox.backlog()})
+
+    return app
+
+
+def _number(env: dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be a number, not {raw!r}") from None
+    if value <= 0:
+        raise SystemExit(f"{name} must be above 0")
+    return value
+
+
+@contextlib.asynccontextmanager
+async def build_services(settings: Settings) -> AsyncIterator[Services]:
+    """The services of one process, from settings; the pool is closed on exit."""
+    from adapters.postgres_store import create_pool
+    from tollgate.http.identity import verifier_from_settings
+
+    if not settings.dsn:
+        raise SystemExit("no PostgreSQL: set DATABASE_URL or start `tollgate dev`")
+    env = dict(settings.env)
+    pool = await create_pool(settings.dsn)
+    try:
+        yield Services(
+            settings=settings, pool=pool, tenant_secrets=settings.tenant_secrets(),
+            limiter=TenantRateLimiter(rate=_number(env, "TOLLGATE_INTAKE_RATE", 50),
+                                      burst=_number(env, "TOLLGATE_INTAKE_BURST", 200)),
+            temporal=TemporalLink(settings.temporal_address, settings.namespace, settings.env),
+            verifier=verifier_from_settings(settings),
+            max_body=int(_number(env, "TOLLGATE_MAX_BODY", 1_048_576)),
+        )
+    finally:
+        await pool.close()
+
+
+async def serve(settings: Settings, host: str, port: int) -> None:
+    """Serve until cancelled, with the outbox relay and the reviewer notifier beside the app."""
+    import httpx
+    import uvicorn
+
+    from adapters.notify_channels import LocalSink
+    from adapters.postgres_notices import NoticeStore
+    from tollgate.http.notifier import load_channels, run_notifier
+
+    async with build_services(settings) as svc, httpx.AsyncClient() as http:
+        relay = asyncio.create_task(run_relay(
+            svc.outbox, svc.temporal, settings.task_queue,
+            RelayPolicy(rate=_number(dict(settings.env), "TOLLGATE_RELAY_RATE", 50))))
+        notify_file = Path(settings.env.get("TOLLGATE_NOTIFY_FILE")
+                           or settings.state_dir / "notify.json")
+        channels = load_channels(notify_file, http)
+        public = settings.env.get("TOLLGATE_PUBLIC_URL") or f"http://{host}:{port}"
+        notifier = asyncio.create_task(run_notifier(
+            NoticeStore(svc.pool), channels, LocalSink(settings.state_dir / "notices.jsonl"),
+            public))
+        config = uvicorn.Config(create_app(svc), host=host, port=port, log_level="warning",
+                                lifespan="off")
+        try:
+            await uvicorn.Server(config).serve()
+        finally:
+            for task in (relay, notifier):
+                await stop_task(task)
+
+
+async def stop_task(task: asyncio.Task[None]) -> None:
+    """Cancel a task started beside others (``tollgate dev``) and wait for its cleanup."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def run_server(settings: Settings, host: str = "127.0.0.1", port: int | None = None) -> int:
+    """``tollgate serve``: blocks until Ctrl-C."""
+    port = port or int(os.environ.get("TOLLGATE_HTTP_PORT", "8400"))
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(settings, host, port))
+    return 0

@@ -1,0 +1,148 @@
+"""``POST /v1/events``: signed webhook intake, answered from PostgreSQL alone.
+
+Order of checks: size (413), signature and tenant (401/403), rate (429), then each event is
+recorded with its outbox row and answered 202 / 200 duplicate / 409 conflict / 422 invalid.
+Invalid events are queued too, so the workflow quarantines them: nothing posted is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from policies.keys import payload_fingerprint, quarantine_workflow_id
+from tollgate import intake
+from tollgate.http.deps import Services, services
+from tollgate.http.precheck import precheck
+from tollgate.http.webhook_auth import check_post
+
+router = APIRouter(tags=["events"])
+Svc = Annotated[Services, Depends(services)]
+
+#: Earlier outcomes that make a repeated delivery invalid rather than a duplicate.
+_INVALID_STATES = {"QUARANTINED", "DEAD_LETTERED", "SUPERSEDED"}
+
+
+class EventAnswer(BaseModel):
+    """One event's answer; ``http_status`` repeats the status code (useful inside a batch)."""
+
+    http_status: int
+    status: Literal["accepted", "duplicate", "conflict", "invalid"]
+    workflow_id: str
+    reason_code: str | None = None
+    message: str | None = None
+    state: str | None = None
+    previous: dict[str, Any] | None = None
+
+
+class BatchAnswer(BaseModel):
+    results: list[EventAnswer]
+
+
+class Problem(BaseModel):
+    code: str
+    message: str
+
+
+_PROBLEMS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem, "description": what} for code, what in (
+        (401, "missing, stale or wrong signature"), (403, "unknown tenant, or an event of "
+        "another tenant"), (413, "body too large"), (429, "tenant over its intake rate"))
+}
+
+
+def _problem(status: int, code: str, message: str, **headers: str) -> JSONResponse:
+    return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
+
+
+async def _read_limited(request: Request, limit: int) -> bytes | None:
+    """The body, or None as soon as it passes ``limit`` bytes (never buffered past it)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@router.post(
+    "/v1/events", status_code=202, response_model=EventAnswer | BatchAnswer,
+    responses={200: {"description": "duplicate (single event), or a batch's answers"},
+               409: {"model": EventAnswer}, 422: {"model": EventAnswer}, **_PROBLEMS},
+    openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+        "schema": {"oneOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}]},
+    }}}},
+)
+async def post_events(request: Request, svc: Svc) -> JSONResponse:
+    """Accept one event (a JSON object) or a batch (an array), signed with the tenant's key."""
+    body = await _read_limited(request, svc.max_body)
+    if body is None:
+        return _problem(413, "too_large", f"the body is over {svc.max_body} bytes")
+    tenant, auth = check_post(request.headers, body, svc.tenant_secrets, svc.clock())
+    if auth is not None:
+        return _problem(auth.status, auth.code, auth.message)
+    # Undecodable bytes and NUL (which PostgreSQL text refuses) become U+FFFD: such a body is
+    # malformed anyway, and it must still be stored to be quarantined.
+    text = body.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    batch = isinstance(parsed, list)
+    raws = [json.dumps(e, ensure_ascii=False) for e in parsed] if batch else [text]
+    if batch and not 1 <= len(raws) <= svc.max_batch:
+        return _problem(413 if raws else 422, "batch_size",
+                        f"a batch holds 1 to {svc.max_batch} events")
+    for item in parsed if batch else [parsed]:
+        named = item.get("tenant_id") if isinstance(item, dict) else None
+        if isinstance(named, str) and named != tenant:
+            return _problem(403, "cross_tenant", "an event names another tenant than the signer")
+    wait = svc.limiter.take(tenant, len(raws), svc.clock())
+    if wait:
+        retry = "3600" if math.isinf(wait) else str(max(1, math.ceil(wait)))
+        return _problem(429, "rate_limited", "the tenant is over its intake rate",
+                        **{"Retry-After": retry})
+    secret = svc.tenant_secrets[tenant]
+    answers = [await _one(svc, tenant, secret, raw) for raw in raws]
+    if batch:
+        return JSONResponse(BatchAnswer(results=answers).model_dump(mode="json"))
+    return JSONResponse(answers[0].model_dump(mode="json"), status_code=answers[0].http_status)
+
+
+async def _one(svc: Services, tenant: str, secret: str, raw: str) -> EventAnswer:
+    received_at = datetime.now(UTC)
+    checked = precheck(raw, secret, received_at)
+    wf_id = intake.workflow_id_for(checked.raw)
+    status = "invalid" if checked.reason_code else "accepted"
+    found = await svc.outbox.record(
+        workflow_id=wf_id, conflict_workflow_id=quarantine_workflow_id(checked.raw),
+        tenant_id=tenant, fingerprint=payload_fingerprint(checked.raw), status=status,
+        reason_code=checked.reason_code, raw=checked.raw, received_at=received_at)
+    if found.kind == "conflict":
+        return EventAnswer(http_status=409, status="conflict", workflow_id=wf_id,
+                           reason_code="idempotency_conflict", state=found.state,
+                           message="this idempotency_key was already used with another payload")
+    if found.kind == "new":
+        if checked.reason_code:
+            return EventAnswer(http_status=422, status="invalid", workflow_id=wf_id,
+                               reason_code=checked.reason_code, message=checked.message,
+                               state="QUARANTINED")
+        return EventAnswer(http_status=202, status="accepted", workflow_id=wf_id,
+                           state="RECEIVED")
+    if found.status == "invalid" or found.state in _INVALID_STATES:
+        return EventAnswer(http_status=422, status="invalid", workflow_id=wf_id,
+                           reason_code=found.reason_code, state=found.state,
+                           message="this event was refused before; fix it and use a new key")
+    return EventAnswer(http_status=200, status="duplicate", workflow_id=wf_id,
+                       reason_code="duplicate", state=found.state or "RECEIVED",
+                       previous=found.outcome)

@@ -1,0 +1,140 @@
+"""The reviewer's web inbox: server-rendered pages on the same calls as the review API.
+
+No scripts and no build step. The token lives in an HttpOnly, SameSite=Strict cookie; every
+form carries a CSRF value that must equal the one in its own cookie (double submit), and the
+content security policy forbids scripts, so a draft can only ever be shown as text (Jinja
+autoescaping on, and ``white-space: pre-wrap`` rather than markup).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from importlib import resources
+from typing import Annotated, Any
+
+import jinja2
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from pydantic import ValidationError
+
+from tollgate.http import review_service as rs
+from tollgate.http.deps import Services, services
+from tollgate.http.identity import Identity, IdentityError
+from tollgate.http.reviews import TOKEN_COOKIE
+
+router = APIRouter(include_in_schema=False)
+Svc = Annotated[Services, Depends(services)]
+CSRF_COOKIE = "tollgate_csrf"
+_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+            "form-action 'self'; frame-ancestors 'none'", "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+
+
+def _templates() -> Jinja2Templates:
+    folder = str(resources.files("tollgate.http") / "templates")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True)
+    return Jinja2Templates(env=env)
+
+
+_pages = _templates()
+
+
+def _page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
+    csrf = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
+    response = _pages.TemplateResponse(request, name, {"csrf": csrf, **context},
+                                       status_code=status, headers=_HEADERS)
+    _cookie(request, response, CSRF_COOKIE, csrf)
+    return response
+
+
+def _cookie(request: Request, response: Response, name: str, value: str) -> None:
+    response.set_cookie(name, value, httponly=True, samesite="strict", path="/",
+                        secure=request.url.scheme == "https")
+
+
+def _check_csrf(request: Request, given: str) -> None:
+    expected = request.cookies.get(CSRF_COOKIE, "")
+    if not expected or not hmac.compare_digest(expected.encode(), given.encode()):
+        raise HTTPException(403, "the form is stale or was not sent from this inbox; reload it")
+
+
+async def _who(request: Request, svc: Services) -> Identity | None:
+    token = request.cookies.get(TOKEN_COOKIE)
+    if not token or svc.verifier is None:
+        return None
+    try:
+        return await svc.verifier.verify(token)
+    except IdentityError:
+        return None
+
+
+def _to_login() -> Response:
+    return RedirectResponse("/inbox/login", status_code=303)
+
+
+@router.get("/inbox/login", response_class=HTMLResponse)
+async def login_page(request: Request) -> Response:
+    return _page(request, "login.html", who=None)
+
+
+@router.post("/inbox/login")
+async def login(request: Request, svc: Svc, token: Annotated[str, Form()],
+                csrf: Annotated[str, Form()]) -> Response:
+    _check_csrf(request, csrf)
+    if svc.verifier is None:
+        raise HTTPException(503, "no identity provider is configured")
+    try:
+        await svc.verifier.verify(token.strip())
+    except IdentityError as exc:
+        return _page(request, "login.html", 401, who=None, error=exc.message)
+    response = RedirectResponse("/inbox", status_code=303)
+    _cookie(request, response, TOKEN_COOKIE, token.strip())
+    return response
+
+
+@router.post("/inbox/logout")
+async def logout(request: Request, csrf: Annotated[str, Form()]) -> Response:
+    _check_csrf(request, csrf)
+    response = _to_login()
+    response.delete_cookie(TOKEN_COOKIE, path="/")
+    return response
+
+
+@router.get("/inbox", response_class=HTMLResponse)
+async def inbox(request: Request, svc: Svc) -> Response:
+    who = await _who(request, svc)
+    if who is None:
+        return _to_login()
+    return _page(request, "list.html", who=who, reviews=await rs.list_reviews(svc, who))
+
+
+@router.get("/inbox/review/{workflow_id:path}", response_class=HTMLResponse)
+async def review_page(request: Request, svc: Svc, workflow_id: str) -> Response:
+    who = await _who(request, svc)
+    if who is None:
+        return _to_login()
+    detail = await rs.review_detail(svc, who, workflow_id)
+    return _page(request, "review.html", who=who, r=detail)
+
+
+@router.post("/inbox/review/{workflow_id:path}/decision", response_class=HTMLResponse)
+async def decide(request: Request, svc: Svc, workflow_id: str) -> Response:
+    form = await request.form()
+    _check_csrf(request, str(form.get("csrf", "")))
+    who = await _who(request, svc)
+    if who is None:
+        return _to_login()
+    try:
+        body = rs.DecisionIn(decision=form.get("decision"), reason=form.get("reason"),
+                             request_id=form.get("request_id"),
+                             draft_version=form.get("draft_version"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise HTTPException(422, f"{first['loc'][0]}: {first['msg']}") from None
+    out = await rs.decide(svc, who, workflow_id, body)
+    detail = await rs.review_detail(svc, who, workflow_id)
+    notice = out.message if out.accepted else f"refused: {out.reason_code}: {out.message}"
+    return _page(request, "review.html", 200 if out.accepted else 409, who=who, r=detail,
+                 notice=notice, refused=not out.accepted)

@@ -1,0 +1,105 @@
+"""Tell reviewers: when a review opens, when its SLA passes and when it expires, one notice per
+review, draft version and step, to the tenant's channel, with a link to the inbox.
+
+The notice names the event type, the workflow id and the tenant, never the payload or the draft
+(no personal data in a chat channel). Channels per tenant come from ``TOLLGATE_NOTIFY_FILE``
+(default ``$TOLLGATE_STATE_DIR/notify.json``: ``{"acme": {"slack_webhook": "https://..."}}``);
+a tenant without one gets the local sink ``$TOLLGATE_STATE_DIR/notices.jsonl``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import structlog
+
+from adapters.notify_channels import LocalSink, NoticeChannel, NoticeNotSent, NoticeUnknown
+from adapters.postgres_notices import DueNotice, NoticeStore
+
+log = structlog.get_logger("tollgate.notify")
+_SAYS = {"opened": "review waiting", "sla": "review past its SLA", "expired": "review expired "
+         "without a decision"}
+
+
+def notice_text(notice: DueNotice, inbox_url: str) -> str:
+    due = (f" · SLA {notice.review_due_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+           if notice.review_due_at and notice.step != "expired" else "")
+    return (f"Tollgate: {_SAYS[notice.step]} · {notice.event_type} · tenant {notice.tenant_id}"
+            f"{due} · {inbox_url.rstrip('/')}/inbox/review/{notice.workflow_id}")
+
+
+async def notify_once(store: NoticeStore, channels: Mapping[str, NoticeChannel],
+                      fallback: NoticeChannel, inbox_url: str,
+                      now: datetime | None = None) -> int:
+    """Send every notice that is due now; returns how many were sent."""
+    sent = 0
+    for notice in await store.due(now or datetime.now(UTC)):
+        channel = channels.get(notice.tenant_id, fallback)
+        if not await store.claim(notice, channel.name):
+            continue
+        try:
+            await channel.send(notice_text(notice, inbox_url))
+        except NoticeNotSent as exc:
+            await store.settle(notice.notice_key, "FAILED", str(exc))
+            continue
+        except NoticeUnknown as exc:
+            await store.settle(notice.notice_key, "UNKNOWN", str(exc))
+            log.warning("notice_outcome_unknown", workflow_id=notice.workflow_id,
+                        step=notice.step, error=str(exc))
+            continue
+        await store.settle(notice.notice_key, "SENT")
+        sent += 1
+    return sent
+
+
+def load_channels(path: Path, client: httpx.AsyncClient) -> dict[str, NoticeChannel]:
+    """Tenant -> channel from the notify file (none: every tenant gets the local sink)."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        raise SystemExit("the notify file is not JSON") from None
+    channels: dict[str, NoticeChannel] = {}
+    for tenant, spec in (data.items() if isinstance(data, dict) else []):
+        channels[tenant] = _channel(tenant, spec, client)
+    return channels
+
+
+def _channel(tenant: str, spec: object, client: httpx.AsyncClient) -> NoticeChannel:
+    from adapters.notify_channels import SlackWebhook, SmtpEmail
+
+    spec = spec if isinstance(spec, dict) else {}
+    url, mail = spec.get("slack_webhook"), spec.get("email")
+    if isinstance(url, str) and url.startswith(("https://", "http://")):
+        return SlackWebhook(url, client)
+    if isinstance(mail, dict) and isinstance(mail.get("host"), str) and mail.get("to"):
+        to = mail["to"] if isinstance(mail["to"], list) else [mail["to"]]
+        password_env = mail.get("password_env")  # the secret itself never sits in the file
+        port = mail.get("port", 587)
+        if not isinstance(port, int):
+            raise SystemExit(f"notify file: tenant {tenant!r}: email port must be a number")
+        return SmtpEmail(mail["host"], port,
+                         str(mail.get("from", "tollgate@localhost")), [str(t) for t in to],
+                         starttls=bool(mail.get("starttls", True)),
+                         username=mail.get("username"),
+                         password=os.environ.get(password_env) if password_env else None)
+    raise SystemExit(f"notify file: tenant {tenant!r} needs a slack_webhook URL or an email "
+                     "object with host and to")
+
+
+async def run_notifier(store: NoticeStore, channels: Mapping[str, NoticeChannel],
+                       fallback: LocalSink, inbox_url: str, every_s: float = 5.0) -> None:
+    """Run until cancelled; a failing pass is logged and the next one tries again."""
+    while True:
+        try:
+            await notify_once(store, channels, fallback, inbox_url)
+        except Exception as exc:  # the loop must outlive a database blip
+            log.warning("notify_pass_failed", error=type(exc).__name__)
+        await asyncio.sleep(every_s)

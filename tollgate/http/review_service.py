@@ -1,0 +1,141 @@
+"""What the review API and the web inbox both do: list, show and decide, for one identity.
+
+The tenant and roles always come from the verified token. Reading another tenant's review
+answers 404 (its existence is not confirmed); a decision on one still reaches the workflow,
+which refuses it ``cross_tenant`` and records the attempt.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from fastapi import HTTPException
+from pydantic import BaseModel, Field
+
+from adapters.postgres_store import PostgresStore
+from contracts import ReviewAck, ReviewDecision, ReviewTicket
+from contracts.base import ID_PATTERN
+from tollgate.http.deps import Services
+from tollgate.http.identity import Identity
+
+QUERY_TIMEOUT = timedelta(seconds=10)
+#: What a workflow id of this project can look like (``event/{tenant}/{key}``,
+#: ``quarantine/{hash}``); anything else cannot be a review, so it is not looked up.
+_WORKFLOW_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,299}")
+
+
+def _known_shape(workflow_id: str) -> None:
+    if not _WORKFLOW_ID.fullmatch(workflow_id):
+        raise HTTPException(404, "no such review")
+
+
+class ReviewSummary(BaseModel):
+    workflow_id: str
+    event_type: str | None
+    waiting_since: datetime
+    review_due_at: datetime | None
+
+
+class DecisionIn(BaseModel):
+    decision: Literal["approve", "reject", "request_info"]
+    reason: str = Field(min_length=1, max_length=1000)
+    request_id: str = Field(min_length=1, max_length=100)
+    draft_version: int = Field(ge=0, le=1_000_000)
+
+
+class DecisionOut(BaseModel):
+    accepted: bool
+    state: str
+    message: str
+    reason_code: str | None = None
+
+
+async def list_reviews(svc: Services, who: Identity) -> list[ReviewSummary]:
+    """The identity's tenant's open reviews, nearest SLA first."""
+    from workflows.process_event import EVENT_TYPE, REVIEW_DUE
+
+    if not re.fullmatch(ID_PATTERN, who.tenant):  # it goes into the query text
+        raise HTTPException(403, "the token's tenant is not a valid tenant id")
+    client = await svc.temporal.client()
+    query = f"TollgateState = 'AWAITING_REVIEW' AND TollgateTenant = '{who.tenant}'"
+    rows = []
+    async for wf in client.list_workflows(query):
+        attrs = wf.typed_search_attributes
+        rows.append(ReviewSummary(workflow_id=wf.id, event_type=attrs.get(EVENT_TYPE),
+                                  waiting_since=wf.start_time,
+                                  review_due_at=attrs.get(REVIEW_DUE)))
+    far = datetime.max.replace(tzinfo=UTC)
+    return sorted(rows, key=lambda r: (r.review_due_at or far, r.workflow_id))
+
+
+async def ticket(svc: Services, workflow_id: str) -> ReviewTicket | None:
+    from temporalio.service import RPCError
+
+    client = await svc.temporal.client()
+    try:
+        return await client.get_workflow_handle(workflow_id).query(
+            "review_ticket", result_type=ReviewTicket, rpc_timeout=QUERY_TIMEOUT)
+    except RPCError:
+        return None
+
+
+async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[str, Any]:
+    """Draft, sources, unknowns, risk, validator flags, policy version and earlier decisions."""
+    _known_shape(workflow_id)
+    record = await PostgresStore(svc.pool).review_record(workflow_id)
+    if record is None or record.event["tenant_id"] != who.tenant:
+        raise HTTPException(404, "no such review for your tenant")
+    found = await ticket(svc, workflow_id)
+    draft_row = record.draft or {}
+    draft = found.draft.model_dump() if found and found.draft else draft_row.get("draft") or {}
+    return {
+        "workflow_id": workflow_id, "tenant_id": record.event["tenant_id"],
+        "event_type": record.event["event_type"],
+        "state": found.state.value if found else record.event["state"],
+        "request_id": found.request_id if found else None,
+        "draft_version": (found.draft_version if found else None) or draft_row.get("version"),
+        "draft": draft.get("message"), "sources": draft.get("source_refs") or [],
+        "unknowns": draft.get("unknowns") or [], "why": draft.get("reason") or None,
+        "risk": found.risk if found else None,
+        "required_roles": found.required_roles if found else [],
+        "validator_flags": draft_row.get("findings") or [],
+        "policy_version": (found.policy_version if found else None)
+        or record.event["policy_version"],
+        "review_due_at": found.review_due_at if found else record.event["review_due_at"],
+        "review_deadline": found.review_deadline if found else None,
+        "decisions": [{k: d[k] for k in ("at", "decision", "reviewer", "role", "reason",
+                                         "draft_version", "accepted", "refusal_code")}
+                      for d in record.decisions],
+    }
+
+
+async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionIn
+                 ) -> DecisionOut:
+    """Send the decision as the ``review`` update; the workflow judges it (SoD, roles, tenant,
+    request id and draft version) and says why when it refuses."""
+    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError
+
+    _known_shape(workflow_id)
+    client = await svc.temporal.client()
+    handle = client.get_workflow_handle(workflow_id)
+    try:
+        status = (await handle.describe()).status
+    except RPCError:
+        raise HTTPException(404, "no such review") from None
+    found = await ticket(svc, workflow_id) if status == WorkflowExecutionStatus.RUNNING else None
+    decision = ReviewDecision(
+        request_id=body.request_id, decision=body.decision, reviewer=who.reviewer,
+        role=who.role_for(found.required_roles if found else []), reason=body.reason,
+        draft_version=body.draft_version, tenant_id=who.tenant)
+    if found is None:
+        code = await PostgresStore(svc.pool).record_undelivered_decision(
+            workflow_id=workflow_id, decision=decision,
+            decision_key=f"{workflow_id}#h{body.request_id[:40]}:{who.reviewer}")
+        return DecisionOut(accepted=False, state="CLOSED", reason_code=code or "review_closed",
+                           message="the review has finished; the decision changes nothing")
+    ack = await handle.execute_update("review", decision, result_type=ReviewAck)
+    return DecisionOut(accepted=ack.accepted, state=ack.state.value, message=ack.message,
+                       reason_code=ack.reason_code)

@@ -1,0 +1,71 @@
+"""The review API: ``GET /v1/reviews``, ``GET /v1/reviews/{id}``, ``POST .../decision``.
+
+Every call needs ``Authorization: Bearer <access token>``; the reviewer, roles and tenant are
+the token's. Refusals answer 409 (403 for ``cross_tenant``) with the workflow's reason code.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import JSONResponse
+
+from tollgate.http import review_service as rs
+from tollgate.http.deps import Services, services
+from tollgate.http.identity import Identity, IdentityError
+
+router = APIRouter(tags=["reviews"])
+Svc = Annotated[Services, Depends(services)]
+#: Where the web inbox keeps the token (HttpOnly, SameSite=Strict).
+TOKEN_COOKIE = "tollgate_token"  # noqa: S105 - a cookie name, not a secret
+
+
+async def identity(request: Request, svc: Svc) -> Identity:
+    """The verified caller, from the bearer header (or, for reads, the inbox's cookie)."""
+    header = request.headers.get("authorization", "")
+    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    if request.method == "GET":
+        # The inbox's cookie may read; a decision through the API needs the header, so a form
+        # on another site can never make one (the inbox's own forms carry a CSRF value).
+        token = token or request.cookies.get(TOKEN_COOKIE, "")
+    if not token:
+        raise HTTPException(401, "send Authorization: Bearer <token>",
+                            headers={"WWW-Authenticate": "Bearer"})
+    if svc.verifier is None:
+        raise HTTPException(503, "no identity provider is configured")
+    try:
+        return await svc.verifier.verify(token)
+    except IdentityError as exc:
+        raise HTTPException(401, f"{exc.code}: {exc.message}",
+                            headers={"WWW-Authenticate": "Bearer"}) from None
+
+
+Who = Annotated[Identity, Depends(identity)]
+_AUTH: dict[int | str, dict[str, Any]] = {
+    401: {"description": "no token, or a token that is not valid here"},
+    503: {"description": "Temporal is unreachable"},
+}
+
+
+@router.get("/v1/reviews", response_model=list[rs.ReviewSummary], responses=_AUTH)
+async def get_reviews(svc: Svc, who: Who) -> list[rs.ReviewSummary]:
+    """Open reviews of the caller's tenant, nearest SLA first."""
+    return await rs.list_reviews(svc, who)
+
+
+@router.post("/v1/reviews/{workflow_id:path}/decision", response_model=rs.DecisionOut,
+             responses={**_AUTH, 403: {"model": rs.DecisionOut}, 404: {},
+                        409: {"model": rs.DecisionOut}})
+async def post_decision(workflow_id: str, body: rs.DecisionIn, svc: Svc, who: Who
+                        ) -> JSONResponse:
+    """Approve, reject or request info, for the request id and draft version the reviewer saw."""
+    out = await rs.decide(svc, who, workflow_id, body)
+    status = 200 if out.accepted else 403 if out.reason_code == "cross_tenant" else 409
+    return JSONResponse(out.model_dump(mode="json"), status_code=status)
+
+
+@router.get("/v1/reviews/{workflow_id:path}", responses={**_AUTH, 404: {}})
+async def get_review(workflow_id: str, svc: Svc, who: Who) -> dict[str, Any]:
+    """Draft, sources, unknowns, risk, validator flags, policy version, earlier decisions."""
+    return await rs.review_detail(svc, who, workflow_id)
