@@ -2,8 +2,9 @@
 
 Each row goes through ``tollgate.intake.submit`` (update-with-start on the same workflow id a
 producer using the CLI would get), so a row sent twice (a crash between start and mark) is
-answered as a duplicate by Temporal and never makes a second workflow. While Temporal is unreachable the row
-stays unsent and the relay backs off; afterwards it drains the backlog in order.
+answered as a duplicate by Temporal and never makes a second workflow. While Temporal is
+unreachable the row stays unsent and the relay backs off; afterwards it drains the backlog in
+order.
 """
 
 from __future__ import annotations
