@@ -11,7 +11,7 @@ import pytest
 import structlog
 
 from policies.redaction import personal_data_kind, scrub_deep
-from starter import workflow_id_for
+from tollgate.intake import workflow_id_for
 from tollgate.logging import configure_logging
 
 PHONES = ["+84 912 345 678", "+84912345678", "84912345678", "0912345678", "0912 345 678",
