@@ -7,7 +7,9 @@ for a model. ``starter.py`` and ``tollgate submit`` are thin callers of this mod
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -16,15 +18,21 @@ from pathlib import Path
 from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
-from contracts.base import ID_PATTERN
+from contracts.base import EVENT_TYPE_PATTERN, ID_PATTERN
 from contracts.events import MAX_EVENT_CHARS
 from policies.keys import event_workflow_id, payload_fingerprint, quarantine_workflow_id
 from policies.redaction import personal_data_kind
 from workflows.process_event import ProcessEventWorkflow
 
 _ID = re.compile(ID_PATTERN)
+_EVENT_TYPE = re.compile(EVENT_TYPE_PATTERN)
+#: How often one delivery is offered again while the server is busy with the same workflow's
+#: other deliveries (RESOURCE_EXHAUSTED), and the base wait between offers.
+BUSY_ATTEMPTS = 8
+BUSY_BACKOFF_S = 0.2
 _INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUPERSEDED}
 
 
@@ -90,18 +98,27 @@ async def submit(client: Client, raw: str, *, task_queue: str) -> IntakeAck:
 
 async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str) -> IntakeAck:
     request = intake_request(raw)
-    start = WithStartWorkflowOperation(
-        ProcessEventWorkflow.run, request, id=wf_id, task_queue=task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-    )
-    try:
-        return await client.execute_update_with_start_workflow(
-            ProcessEventWorkflow.intake, request, start_workflow_operation=start)
-    except WorkflowAlreadyStartedError:
-        pass
-    finally:
-        _retrieve_start_error(start)
+    for attempt in range(BUSY_ATTEMPTS):
+        start = WithStartWorkflowOperation(
+            ProcessEventWorkflow.run, request, id=wf_id, task_queue=task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            static_summary=summary_of(raw),
+        )
+        try:
+            return await client.execute_update_with_start_workflow(
+                ProcessEventWorkflow.intake, request, start_workflow_operation=start)
+        except WorkflowAlreadyStartedError:
+            break
+        except RPCError as exc:
+            # Many copies of one event at once: the server takes 10 updates in flight per
+            # workflow and turns the rest away. The same delivery again is safe (the workflow
+            # id dedupes it), so wait a little and ask again rather than fail the producer.
+            if exc.status != RPCStatusCode.RESOURCE_EXHAUSTED or attempt == BUSY_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(BUSY_BACKOFF_S * (attempt + 1) * (0.5 + random.random()))
+        finally:
+            _retrieve_start_error(start)
     # The first delivery already finished: answer with its outcome.
     previous = await client.get_workflow_handle(wf_id, result_type=FinalOutcome).result()
     fingerprint = payload_fingerprint(request.raw)
@@ -115,6 +132,23 @@ async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str) -> Int
     return IntakeAck(status=status, workflow_id=wf_id, state=previous.state,
                      reason_code=previous.reason_code if status == "invalid" else "duplicate",
                      message=message, previous=previous)
+
+
+def summary_of(raw: str) -> str | None:
+    """The run's static summary in the Web UI: event type and tenant, nothing personal. Only
+    values that pass the id patterns are used, so a producer cannot put free text there."""
+    try:
+        data = json.loads(raw) if len(raw) <= MAX_EVENT_CHARS else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    kind, tenant = data.get("event_type"), data.get("tenant_id")
+    if not (isinstance(kind, str) and _EVENT_TYPE.match(kind)):
+        return None
+    if isinstance(tenant, str) and _ID.match(tenant):
+        return f"{kind} for tenant {tenant}"
+    return kind
 
 
 def _retrieve_start_error(start: WithStartWorkflowOperation) -> None:

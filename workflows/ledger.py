@@ -55,6 +55,9 @@ class EventLedger:
     def _set_state(self, state: EventState) -> None:
         self._state = state
         workflow.upsert_search_attributes([STATE.value_set(state.value)])
+        # The Web UI's "current details" of the run: the state only, never customer data. Not a
+        # command, so histories recorded before it replay unchanged.
+        workflow.set_current_details(f"state {state.value}")
 
     async def _record(self, states: list[EventState], reason: str, *,
                       draft: DraftResult | None = None, decision: ReviewDecision | None = None,

@@ -176,6 +176,7 @@ class ProcessEventWorkflow(EventLedger):
             ContextActivities.load_context,
             ContextRequest(ref=ref, payload=payload, policy=policy, seq=self._next_seq()),
             start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY,
+            summary="read the minimal customer record; check consent and freshness",
         )
         if context.status == "stopped":
             return await self._finish(EventState.STOPPED, context.reason_code)
@@ -230,6 +231,7 @@ class ProcessEventWorkflow(EventLedger):
                              reviewer_note=note, rule=policy.rule),
                 task_queue=DRAFT_TASK_QUEUE,
                 start_to_close_timeout=t.DRAFT_TIMEOUT, retry_policy=t.DRAFT_RETRY,
+                summary=f"draft version {version}: model proposes, validator checks",
             )
         except ActivityError as err:
             workflow.logger.warning("draft failed: %s", err.cause)
@@ -255,6 +257,7 @@ class ProcessEventWorkflow(EventLedger):
                 ExecuteActivities.execute_action,
                 ExecuteRequest(action=action, draft_version=draft.version, seq=exec_seq),
                 start_to_close_timeout=t.EXECUTE_TIMEOUT, retry_policy=t.EXECUTE_RETRY,
+                summary=f"send via {action.adapter} with the business key (receipt first)",
             )
             if result.status != "held":
                 break

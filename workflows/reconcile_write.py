@@ -32,6 +32,7 @@ class ReconcileWriteWorkflow:
             found = await workflow.execute_activity_method(
                 ReconcileActivities.lookup_write, request,
                 start_to_close_timeout=t.LOOKUP_TIMEOUT, retry_policy=t.LOOKUP_RETRY,
+                summary=f"look the write up at the target by key (try {attempts})",
             )
             if found is not None and found.status == "unverifiable":
                 if workflow.patched(NO_LOOKUP_SKIPS_WINDOW):
@@ -47,6 +48,7 @@ class ReconcileWriteWorkflow:
             resent = await workflow.execute_activity_method(
                 ReconcileActivities.resend_write, request,
                 start_to_close_timeout=t.EXECUTE_TIMEOUT, retry_policy=t.EXECUTE_RETRY,
+                summary="one keyed resend, only to a target that dedupes by key",
             )
         except ActivityError:
             resent = None
@@ -55,6 +57,7 @@ class ReconcileWriteWorkflow:
         await workflow.execute_activity_method(
             ReconcileActivities.dead_letter_write, request,
             start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
+            summary="not found and not safe to resend: dead letter for an operator",
         )
         return ReconcileResult(status="stopped", receipt=resent.receipt if resent else None,
                                attempts=attempts, reason_code="unreconciled_write")
