@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.conftest import TEST_KEYS_FILE
+
 ROOT = Path(__file__).resolve().parents[2]
 TOLLGATE = str(Path(sys.executable).with_name("tollgate"))
 #: What no answer of the CLI may contain, whatever the exit code.
@@ -33,7 +35,9 @@ def base_env(state_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("DATABASE_URL", "TEMPORAL_ADDRESS", "TOLLGATE_CRM_URL",
                         "TOLLGATE_MESSAGING_URL", "TOLLGATE_TENANTS_FILE", "TOLLGATE_DEBUG")}
-    return {**env, "TOLLGATE_STATE_DIR": str(state_dir), **extra}
+    # The test key ring: without one every command would stop at "no payload key ring".
+    return {**env, "TOLLGATE_STATE_DIR": str(state_dir), "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE),
+            **extra}
 
 
 def tollgate(*args: str, env: dict[str, str], stdin: str | None = None,

@@ -2,17 +2,18 @@
 stand-in targets, with one worker per test on its own task queue.
 
 Every fault test runs twice (``target_mode``): against a messaging target that dedupes by
-``Idempotency-Key`` and against one that stores every POST as a new message, with the adapter's
-``dedupes_by_key`` declaration following the mode. A second send then shows as a second message,
-so "one message" is Tollgate's guarantee, not the stand-in's. The helpers below read the evidence
-that a fault happened: POSTs per key and the fault queue on the stand-in, activity attempts,
-results and timers in the workflow history. Waits are on those facts, bounded in time.
+``Idempotency-Key`` and against one that stores every POST as a new message, with the target's
+declaration in ``TOLLGATE_TARGETS`` following the mode. A second send then shows as a second
+message, so "one message" is Tollgate's guarantee, not the stand-in's. The helpers below read
+the evidence that a fault happened: POSTs per key and the fault queue on the stand-in, activity
+attempts, results and timers in the workflow history. Waits are on those facts, bounded in time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -23,10 +24,10 @@ from typing import Any
 import asyncpg
 import pytest
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.failure.v1 import Failure
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.messaging_http import MessagingHttpAdapter
 from adapters.standins import StandIns
 from contracts import EventState, FinalOutcome, IntakeAck, ReviewDecision
 from policies.keys import action_key
@@ -39,16 +40,17 @@ TARGET_MODES = ("dedupe", "no_dedupe")
 
 
 @pytest.fixture(params=TARGET_MODES)
-def target_mode(
-    request: pytest.FixtureRequest, standins: StandIns, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[str]:
-    """The target's mode, and the adapter declaring it (the reconciler never resends blind to a
-    target that does not dedupe)."""
-    dedupes = request.param == "dedupe"
-    standins.messaging.dedupe = dedupes
-    monkeypatch.setattr(MessagingHttpAdapter, "dedupes_by_key", dedupes)
+def target_mode(request: pytest.FixtureRequest, standins: StandIns) -> Iterator[str]:
+    """The target's mode; the rig declares it in ``TOLLGATE_TARGETS`` (the reconciler never
+    resends blind to a target that does not dedupe)."""
+    standins.messaging.dedupe = request.param == "dedupe"
     yield str(request.param)
     standins.messaging.dedupe = True
+
+
+def targets_declaration(mode: str) -> str:
+    """``TOLLGATE_TARGETS`` for a messaging target in ``mode``: it can always be looked up."""
+    return json.dumps({"messaging": {"lookup": True, "dedupe": mode == "dedupe"}})
 
 
 async def wait_until(
@@ -84,6 +86,16 @@ class ActivityAttempt:
     result: Any  # decoded result, None when it did not complete
 
 
+async def failure_message(client: Client, failure: Failure) -> str:
+    """The failure's message as the worker wrote it: the codec encrypts messages in history
+    (they read "Encoded failure" there), so decode a copy before reading it."""
+    if not failure.message:
+        return ""
+    copy = Failure()
+    copy.CopyFrom(failure)
+    return str(await client.data_converter.decode_failure(copy))
+
+
 async def activity_attempts(client: Client, workflow_id: str, name: str) -> list[ActivityAttempt]:
     """Activities of type ``name`` in the workflow's history, in order.
 
@@ -104,7 +116,8 @@ async def activity_attempts(client: Client, workflow_id: str, name: str) -> list
             if kind == name:
                 found[started.scheduled_event_id] = ActivityAttempt(
                     name=kind, attempt=started.attempt, scheduled_at=when, started_at=at,
-                    last_failure=started.last_failure.message, result=None)
+                    last_failure=await failure_message(client, started.last_failure),
+                    result=None)
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
             done = event.activity_task_completed_event_attributes
             if done.scheduled_event_id in found:
@@ -191,7 +204,8 @@ async def rig(
     queue = f"faults-{uuid.uuid4().hex[:8]}"
     settings = worker_settings(
         database_url, standins, tmp_path, queue,
-        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
+        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host,
+        TOLLGATE_TARGETS=targets_declaration(target_mode))
     standins.messaging.clear_faults()
     async with main_worker(dev_server.client, settings), draft_worker(dev_server.client,
                                                                       settings):

@@ -17,7 +17,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from contracts import EventState, IntakeRequest, ReceiptStatus
 from policies.signing import sign_json
 from tests.conftest import TENANT_SECRETS, signed_event
-from tests.faults.conftest import Rig, send_key, wait_until
+from tests.faults.conftest import Rig, failure_message, send_key, wait_until
 from workflows.process_event import ProcessEventWorkflow
 
 
@@ -139,8 +139,11 @@ async def test_target_down_then_back_sends_once_with_the_same_key(rig: Rig) -> N
 
     async def retrying_against_the_downed_target() -> bool:
         pending = (await handle.describe()).raw_description.pending_activities
-        return any(p.activity_type.name == "execute_action" and p.attempt >= 2
-                   and "messaging_unreachable" in p.last_failure.message for p in pending)
+        for p in pending:
+            if p.activity_type.name == "execute_action" and p.attempt >= 2 and (
+                    "messaging_unreachable" in await failure_message(rig.client, p.last_failure)):
+                return True
+        return False
 
     rig.standins.messaging.down()
     try:

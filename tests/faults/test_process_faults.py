@@ -40,7 +40,7 @@ class WorkerProcess:
     def start(self) -> None:
         out = open(self.log, "ab")  # noqa: SIM115 - lives with the process
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.faults.worker_entry", "--queue", "all"],
+            [sys.executable, "worker.py", "--queue", "all"],
             env=self.env, cwd=Path(worker_module.__file__).parent,
             stdout=out, stderr=out, stdin=subprocess.DEVNULL)
 
@@ -64,7 +64,7 @@ def process_rig(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess]]
            "TOLLGATE_MESSAGING_URL": s.messaging_url or "",
            "TOLLGATE_TASK_QUEUE": f"{s.task_queue}-proc",
            "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),
-           "TOLLGATE_TEST_TARGET_DEDUPES": "1" if rig.mode == "dedupe" else "0",
+           "TOLLGATE_TARGETS": s.env["TOLLGATE_TARGETS"],
            "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"]}
     proc = WorkerProcess(env, tmp_path / "worker.log")
     proc.start()

@@ -84,6 +84,11 @@ def classify(exc: BaseException, s: Settings | None) -> Failure:
             return Failure(Exit.UNREACHABLE, "no worker answered in time: is `tollgate dev` "
                            "(or `python worker.py`) running?")
         return Failure(Exit.REFUSED, f"Temporal refused: {exc.message}")
+    from tollgate.codec import KeyRingError
+
+    if isinstance(exc, KeyRingError):
+        # No payload key ring (or a broken one): a file the command needs and cannot read.
+        return Failure(Exit.FILE, str(exc.code))
     if isinstance(exc, SystemExit) and isinstance(exc.code, str):
         # A start-up or configuration problem already said in one line (a port in use...).
         return Failure(Exit.REFUSED, exc.code)

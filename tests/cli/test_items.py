@@ -19,4 +19,5 @@ def test_an_invalid_capture_is_one_line(argv: list[str], line: str,
         main(["items", "save", "--user", "u-1", *argv])
     err = capsys.readouterr().err
     assert exit_.value.code == 2
-    assert err.startswith(line) and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"tollgate items save: {line}")
+    assert err.count("\n") == 1 and "Traceback" not in err
