@@ -68,6 +68,16 @@ async def database_url(pg_server: str) -> AsyncIterator[str]:
     yield _with_database(pg_server, name)
 
 
+@pytest.fixture(scope="module")
+async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    """A migrated pool on the module's database, for tests that read or write the stores."""
+    from adapters.postgres_store import create_pool
+
+    made = await create_pool(database_url)
+    yield made
+    await made.close()
+
+
 def _with_database(url: str, name: str) -> str:
     head, _, query = url.partition("?")
     base = head.rsplit("/", 1)[0]

@@ -5,13 +5,11 @@ user removed is never linked again."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
 from pydantic import ValidationError
 
-from adapters.postgres_store import create_pool
 from adapters.postgres_tagging import TaggingStore
 from contracts.errors import InvalidInput, RejectedError
 from contracts.tagging import (
@@ -22,13 +20,6 @@ from contracts.tagging import (
     NormalisedTag,
 )
 from policies.tagging import TRIGRAM_MERGE, tag_key
-
-
-@pytest.fixture(scope="module")
-async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    p = await create_pool(database_url)
-    yield p
-    await p.close()
 
 
 @pytest.fixture

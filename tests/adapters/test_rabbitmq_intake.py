@@ -19,7 +19,6 @@ from temporalio.worker import Worker
 from activities.fanout import FanOutActivities
 from adapters.order_consumers import order_consumers
 from adapters.postgres_fanout import FanOutStore
-from adapters.postgres_store import create_pool
 from adapters.rabbitmq_intake import EVENTS_QUEUE, Outcome, RabbitIntake
 from tests.rabbitmq import rabbitmq_launcher, rabbitmq_node
 from tollgate.broker import event_handler
@@ -43,13 +42,6 @@ async def intake(amqp_url: str) -> AsyncIterator[RabbitIntake]:
     await rabbit.dead_letters()  # start from an empty dead-letter queue
     yield rabbit
     await rabbit.close()
-
-
-@pytest.fixture(scope="module")
-async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    p = await create_pool(database_url)
-    yield p
-    await p.close()
 
 
 @pytest.fixture

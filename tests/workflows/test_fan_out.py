@@ -20,7 +20,6 @@ from temporalio.worker import Worker
 from activities.fanout import FanOutActivities
 from adapters.order_consumers import EventConsumer, order_consumers
 from adapters.postgres_fanout import FanOutStore
-from adapters.postgres_store import create_pool
 from contracts.fanout import (
     BusinessEvent,
     ConsumeRequest,
@@ -48,13 +47,6 @@ class Flaky:
             await self.inner.apply(conn, event)
         finally:
             self.inner.down = False
-
-
-@pytest.fixture(scope="module")
-async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    p = await create_pool(database_url)
-    yield p
-    await p.close()
 
 
 @pytest.fixture
