@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import uuid
 from collections.abc import AsyncIterator
 
@@ -81,3 +82,52 @@ async def test_unique_key_holds_under_concurrent_opens(receipts: ReceiptStore) -
         "SELECT count(*) FROM receipts WHERE action_key = $1", a.action_key) == 1
 
 
+
+
+async def test_a_stale_final_settle_loses_while_the_newer_attempt_is_still_open(
+    receipts: ReceiptStore,
+) -> None:
+    """The fence, not the order of arrival, decides: an older attempt that comes back REJECTED
+    while a newer attempt is in flight must not close the receipt under it."""
+    a = action()
+    await receipts.open_receipt(a, "fp")
+    old_fence = await receipts.begin_attempt(a.action_key)
+    new_fence = await receipts.begin_attempt(a.action_key)
+    late = await receipts.settle(a.action_key, ReceiptStatus.REJECTED, fence=old_fence,
+                                 error_class="rejected", error_code="target_422")
+    assert late.status == ReceiptStatus.PENDING  # still the newer attempt's to settle
+    settled = await receipts.settle(a.action_key, ReceiptStatus.SUCCEEDED, fence=new_fence,
+                                    external_id="msg-new")
+    assert (settled.status, settled.external_id) == (ReceiptStatus.SUCCEEDED, "msg-new")
+
+
+@pytest.mark.parametrize("seed", range(40))
+async def test_any_order_of_attempts_and_settles_keeps_the_fence_rule(
+    receipts: ReceiptStore, seed: int
+) -> None:
+    """Seeded interleavings of begin/settle, checked after every step against the rule: only
+    the newest attempt settles an open receipt, a final receipt never changes, and SUCCEEDED
+    happens at most once with the external id of the attempt that won."""
+    rng = random.Random(seed)
+    a = action()
+    await receipts.open_receipt(a, "fp")
+    status, fence, external = ReceiptStatus.PENDING, 0, None
+    fences: list[int] = []
+    for step in range(12):
+        if not fences or rng.random() < 0.4:
+            got = await receipts.begin_attempt(a.action_key)
+            if status in (ReceiptStatus.PENDING, ReceiptStatus.UNKNOWN):
+                fence += 1
+                assert got == fence
+                fences.append(got)
+            else:
+                assert got == -1
+            continue
+        which = rng.choice(fences)
+        outcome = rng.choice([ReceiptStatus.SUCCEEDED, ReceiptStatus.REJECTED,
+                              ReceiptStatus.UNKNOWN])
+        ext = f"msg-{seed}-{step}" if outcome == ReceiptStatus.SUCCEEDED else None
+        got_receipt = await receipts.settle(a.action_key, outcome, fence=which, external_id=ext)
+        if status in (ReceiptStatus.PENDING, ReceiptStatus.UNKNOWN) and which == fence:
+            status, external = outcome, ext
+        assert (got_receipt.status, got_receipt.external_id) == (status, external)
