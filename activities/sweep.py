@@ -42,6 +42,9 @@ class SweepActivities:
                              still_open=still_open, drift_missing_at_target=missing)
         log.info("sweep_receipts", checked=report.checked, settled=len(found),
                  still_open=len(still_open), drift_missing=len(missing))
+        # Kept for `tollgate ops status` (when did the sweep last run, what did it find).
+        await self.receipts.record_sweep(report.checked, len(found), len(still_open),
+                                         len(missing))
         return report
 
     async def _lookup(self, adapter_name: str, key: str) -> str | None:

@@ -7,6 +7,7 @@ nothing, so a stale attempt can never overwrite a newer outcome.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -86,6 +87,15 @@ class ReceiptStore:
         receipt = await self.get(action_key)  # the fence lost: the newer outcome stands
         assert receipt is not None
         return receipt
+
+    async def record_sweep(self, checked: int, settled: int, still_open: int,
+                           drift_missing: int) -> None:
+        """One audit row per sweep run: counts only (the report's keys stay in the history)."""
+        detail = {"checked": checked, "settled_found_at_target": settled,
+                  "still_open": still_open, "drift_missing_at_target": drift_missing}
+        await self.pool.execute(
+            "INSERT INTO audit (actor, action, target, detail) VALUES ($1, $2, $3, $4::jsonb)",
+            "receipt-sweep", "receipt_sweep", "receipts", json.dumps(detail))
 
     async def get(self, action_key: str) -> Receipt | None:
         row = await self.pool.fetchrow(

@@ -20,6 +20,8 @@ class Exit(IntEnum):
     NOT_FOUND = 4
     #: An input file is missing, unreadable or not UTF-8.
     FILE = 5
+    #: `ops status`: something needs a human (a threshold passed); the screen says what.
+    ATTENTION = 6
     #: A bug: the one line names the exception; ``TOLLGATE_DEBUG=1`` shows the traceback.
     INTERNAL = 9
 

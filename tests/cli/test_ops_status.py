@@ -1,0 +1,109 @@
+"""`tollgate ops status`: the operator's one screen, from PostgreSQL alone, with an exit code
+that says whether a person is needed (6) or not (0)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from adapters.postgres_store import create_pool
+from tests.cli.helpers import base_env, tollgate
+from tests.conftest import _with_database
+from tollgate.exits import Exit
+
+
+async def fresh_database(server_url: str) -> str:
+    name = f"s_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(server_url)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    await admin.close()
+    url = _with_database(server_url, name)
+    pool = await create_pool(url)  # the schema, as a worker would make it
+    await pool.close()
+    return url
+
+
+async def add_event(conn: asyncpg.Connection, tenant: str, state: str, age: timedelta,
+                    review_due_in: timedelta | None = None) -> None:
+    now = datetime.now(UTC)
+    key = uuid.uuid4().hex[:10]
+    await conn.execute(
+        "INSERT INTO events (workflow_id, run_id, tenant_id, idempotency_key, event_id,"
+        " event_type, schema_version, entity_id, correlation_id, payload_fingerprint,"
+        " occurred_at, received_at, state, updated_at, review_due_at)"
+        " VALUES ($1, 'r', $2, $3, $3, 'CARE_DUE', 3, 'C-1', 'c', 'fp', $4, $4, $5, $6, $7)",
+        f"event/{tenant}/{key}", tenant, key, now - age, state, now - age,
+        now + review_due_in if review_due_in is not None else None)
+
+
+@pytest.fixture
+async def calm(pg_server: str) -> AsyncIterator[str]:
+    url = await fresh_database(pg_server)
+    conn = await asyncpg.connect(url)
+    await add_event(conn, "acme", "SUCCEEDED", timedelta(hours=5))
+    await add_event(conn, "acme", "AWAITING_REVIEW", timedelta(minutes=5), timedelta(hours=3))
+    await conn.close()
+    yield url
+
+
+@pytest.fixture
+async def troubled(pg_server: str) -> AsyncIterator[str]:
+    url = await fresh_database(pg_server)
+    conn = await asyncpg.connect(url)
+    await add_event(conn, "acme", "AWAITING_REVIEW", timedelta(hours=6), -timedelta(hours=2))
+    await add_event(conn, "globex", "EXECUTING", timedelta(hours=3))
+    await conn.execute(
+        "INSERT INTO dead_letters (workflow_id, error_class, error_code, state, owner,"
+        " replay_plan) VALUES ('event/acme/x', 'unknown_write', 'unreconciled_write',"
+        " 'STOPPED', 'ops', 'look it up')")
+    await conn.execute(
+        "INSERT INTO kill_switches (adapter, tenant_id, closed, reason, changed_by)"
+        " VALUES ('messaging', 'acme', true, 'incident', 'kim')")
+    await conn.close()
+    yield url
+
+
+def status(url: str, tmp_path: Path, *args: str) -> tuple[int, str]:
+    said = tollgate("ops", "status", *args, env=base_env(tmp_path, DATABASE_URL=url))
+    assert said.clean(), said.text
+    return said.code, said.out
+
+
+def test_a_calm_system_needs_nobody(calm: str, tmp_path: Path) -> None:
+    code, out = status(calm, tmp_path)
+    assert code == Exit.OK
+    assert "needs a human: nothing" in out
+    assert "AWAITING_REVIEW" in out and "receipt sweep: never ran" in out
+
+
+def test_what_needs_a_human_is_named_and_the_exit_code_says_so(
+    troubled: str, tmp_path: Path
+) -> None:
+    code, out = status(troubled, tmp_path, "--json")
+    report = json.loads(out)
+    assert code == Exit.ATTENTION
+    why = " | ".join(report["needs_a_human"])
+    assert "1 review(s) past their SLA" in why
+    assert "1 dead letter(s) waiting" in why
+    assert "oldest EXECUTING record is 3h 00m old" in why
+    assert "1 kill switch(es) closed" in why
+    assert report["reviews"] == [{"tenant_id": "acme", "waiting": 1, "past_sla": 1}]
+    assert report["dead_letters"] == [{"reason": "unreconciled_write", "count": 1}]
+    # Thresholds are the operator's: raised high enough, only the closed switch remains.
+    code, out = status(troubled, tmp_path, "--json", "--max-past-sla", "5",
+                       "--max-dead-letters", "5", "--max-open-minutes", "600")
+    assert code == Exit.ATTENTION
+    assert json.loads(out)["needs_a_human"] == ["1 kill switch(es) closed"]
+
+
+def test_postgresql_down_is_one_line(tmp_path: Path) -> None:
+    said = tollgate("ops", "status", env=base_env(
+        tmp_path, DATABASE_URL="postgresql://nobody@127.0.0.1:1/none"))
+    assert said.code == Exit.UNREACHABLE and said.clean()
+    assert said.err.strip().count("\n") == 0

@@ -1,0 +1,110 @@
+"""`tollgate ops status`: one screen for an operator at a terminal, from PostgreSQL only (so it
+answers while Temporal is down), and an exit code a cron job or a probe can act on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+from tollgate.cli.common import Command, emit_json, json_option, pool, table
+from tollgate.config import Settings
+from tollgate.exits import Exit
+
+
+def needs_a_human(snap: dict[str, Any], *, max_past_sla: int, max_unknown: int,
+                  max_dead_letters: int, max_open_age_s: float) -> list[str]:
+    """Why the screen needs a person, one reason a line; empty when all is within limits."""
+    why = []
+    past_sla = sum(r["past_sla"] for r in snap["reviews"])
+    if past_sla > max_past_sla:
+        why.append(f"{past_sla} review(s) past their SLA (limit {max_past_sla})")
+    if snap["open_unknown_writes"] > max_unknown:
+        why.append(f"{snap['open_unknown_writes']} unknown write(s) open (limit {max_unknown})")
+    dead = sum(r["count"] for r in snap["dead_letters"])
+    if dead > max_dead_letters:
+        why.append(f"{dead} dead letter(s) waiting (limit {max_dead_letters})")
+    for row in snap["states"]:
+        # AWAITING_REVIEW waits for people by design: its limit is the SLA, counted above.
+        age = row["oldest_age_s"]
+        if age is not None and row["state"] != "AWAITING_REVIEW" and age > max_open_age_s:
+            why.append(f"oldest {row['state']} record is {_age(age)} old "
+                       f"(limit {_age(max_open_age_s)})")
+    if snap["closed_switches"]:
+        why.append(f"{len(snap['closed_switches'])} kill switch(es) closed")
+    return why
+
+
+def _age(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m"
+
+
+def show(snap: dict[str, Any], why: list[str]) -> None:
+    click.echo(f"as of {snap['as_of']:%Y-%m-%d %H:%M:%S} UTC")
+    table(["state", "records", "oldest"], [
+        (r["state"], r["count"], "-" if r["oldest_age_s"] is None else _age(r["oldest_age_s"]))
+        for r in snap["states"]] or [("(no events)", 0, "-")])
+    if snap["reviews"]:
+        table(["tenant", "reviews waiting", "past SLA"],
+              [(r["tenant_id"], r["waiting"], r["past_sla"]) for r in snap["reviews"]])
+    dead = ", ".join(f"{r['reason']} {r['count']}" for r in snap["dead_letters"]) or "none"
+    click.echo(f"unknown writes open: {snap['open_unknown_writes']} · dead letters: {dead}")
+    switches = ", ".join(f"{r['adapter']}/{r['tenant_id']}" for r in snap["closed_switches"])
+    click.echo(f"closed kill switches: {switches or 'none'}")
+    sweep = snap["last_sweep"]
+    if sweep is None:
+        click.echo("receipt sweep: never ran (tollgate ops sweep --install)")
+    else:
+        d = sweep["detail"] if isinstance(sweep["detail"], dict) else json.loads(sweep["detail"])
+        click.echo(f"receipt sweep: {sweep['at']:%Y-%m-%d %H:%M} UTC, checked {d['checked']}, "
+                   f"drift {d['drift_missing_at_target']}, still open {d['still_open']}")
+    click.echo("needs a human: " + ("; ".join(why) if why else "nothing"))
+
+
+@click.command()
+@json_option
+@click.option("--watch", type=click.FloatRange(min=1), metavar="SECONDS",
+              help="refresh every SECONDS until Ctrl-C")
+@click.option("--max-past-sla", type=click.IntRange(min=0), default=0,
+              envvar="TOLLGATE_STATUS_MAX_PAST_SLA", show_envvar=True,
+              help="reviews past their SLA before it needs a human")
+@click.option("--max-unknown", type=click.IntRange(min=0), default=0,
+              envvar="TOLLGATE_STATUS_MAX_UNKNOWN", show_envvar=True,
+              help="open unknown writes before it needs a human")
+@click.option("--max-dead-letters", type=click.IntRange(min=0), default=0,
+              envvar="TOLLGATE_STATUS_MAX_DEAD_LETTERS", show_envvar=True,
+              help="waiting dead letters before it needs a human")
+@click.option("--max-open-minutes", type=click.FloatRange(min=1), default=60.0,
+              envvar="TOLLGATE_STATUS_MAX_OPEN_MINUTES", show_envvar=True,
+              help="age of the oldest record in a state it should leave on its own")
+def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: int,
+           max_dead_letters: int, max_open_minutes: float) -> Command:
+    """Records per state and the oldest in each open one, reviews waiting and past SLA per
+    tenant, open unknown writes, dead letters by reason, closed switches, the last sweep.
+    Exit 6 when something needs a human (the thresholds below), else 0."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres_status import StatusStore
+
+        async with pool(s) as p:
+            while True:
+                snap = await StatusStore(p).snapshot(datetime.now(UTC))
+                why = needs_a_human(snap, max_past_sla=max_past_sla, max_unknown=max_unknown,
+                                    max_dead_letters=max_dead_letters,
+                                    max_open_age_s=max_open_minutes * 60)
+                if as_json:
+                    emit_json({**snap, "needs_a_human": why})
+                else:
+                    show(snap, why)
+                if watch is None:
+                    return Exit.ATTENTION if why else Exit.OK
+                await asyncio.sleep(watch)
+                click.clear()
+
+    go.stops_on_interrupt = True  # type: ignore[attr-defined]
+    return go
