@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from tollgate.config import Settings
 from tollgate.devstack import DevStack
+from tollgate.stackconfig import ensure_free, free_port
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: Grace for activities in flight at a stop; a send's own timeout is shorter than this.
@@ -33,7 +34,6 @@ async def start_http_service(exits: AsyncExitStack, stack: DevStack,
                              settings: Settings) -> None:
     """The webhook intake, review API and inbox, with the outbox relay (``tollgate.http``)."""
     from tollgate.http.app import serve, stop_task
-    from tollgate.stackconfig import ensure_free, free_port
 
     stack.ports.http = stack.ports.http or free_port()
     ensure_free(stack.ports.http, "HTTP service", "TOLLGATE_HTTP_PORT")
@@ -62,7 +62,10 @@ async def run_dev(stack: DevStack) -> None:
         await asyncio.to_thread(stack.start)
         if stopping.is_set():
             return
-        settings = Settings.from_env(stack.env())
+        stack.ports.metrics = stack.ports.metrics or free_port()
+        ensure_free(stack.ports.metrics, "metrics exporter", "TOLLGATE_METRICS_PORT")
+        settings = Settings.from_env(
+            {**stack.env(), "TOLLGATE_METRICS_PORT": str(stack.ports.metrics)})
         client = await build_client(settings.temporal_address, env=settings.env)
         async with AsyncExitStack() as workers:
             # Entered first, so it stops after the workers have drained (the exit is LIFO).
@@ -77,6 +80,7 @@ async def run_dev(stack: DevStack) -> None:
             assert stack.standins is not None
             say(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}")
             say(f"HTTP       http://127.0.0.1:{stack.ports.http}   inbox /inbox, API /docs")
+            say(f"metrics    http://127.0.0.1:{stack.ports.metrics}/metrics")
             say(f"worker running; Ctrl-C (or SIGTERM/SIGHUP) stops everything started here. "
                 f"Data: {stack.state_dir}")
             await stopping.wait()

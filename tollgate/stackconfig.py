@@ -24,7 +24,7 @@ class StackError(SystemExit):
 PORT_VARIABLES: dict[str, str] = {
     "temporal": "TOLLGATE_TEMPORAL_PORT", "ui": "TOLLGATE_UI_PORT",
     "crm": "TOLLGATE_CRM_PORT", "messaging": "TOLLGATE_MESSAGING_PORT",
-    "http": "TOLLGATE_HTTP_PORT",
+    "http": "TOLLGATE_HTTP_PORT", "metrics": "TOLLGATE_METRICS_PORT",
 }
 
 
@@ -37,6 +37,7 @@ class Ports:
     crm: int = 8301
     messaging: int = 8302
     http: int = 8400
+    metrics: int = 9464
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Ports:

@@ -41,6 +41,7 @@ from policies.matrix import load_matrix
 from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.items import relay_loop, temporal_starter
+from tollgate.metrics import start_exporter
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
@@ -106,10 +107,13 @@ async def main_worker(client: Client, settings: Settings, *,
     # so every main worker is also a relay; the workflow id makes racing relays one run.
     relay = asyncio.create_task(
         relay_loop(tagging_store, temporal_starter(client, settings.task_queue)))
+    exporter = start_exporter(pool, settings.env)  # /metrics when TOLLGATE_METRICS_PORT is set
     try:
         async with worker:
             yield worker
     finally:
+        if exporter is not None:
+            exporter.shutdown()
         relay.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await relay

@@ -26,11 +26,12 @@ EXAMPLE_ID = "event/acme/care-C-1001-0930"
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     state = tmp_path_factory.mktemp("dev")
-    env = base_env(state)
+    env = base_env(state, TOLLGATE_METRICS_PORT="0")  # 0: any free port
     log = (state / "dev.log").open("w")
     proc = subprocess.Popen(  # noqa: S603 - our own console script
         [TOLLGATE, "dev", "--temporal-port", str(free_port()), "--ui-port", str(free_port()),
-         "--crm-port", str(free_port()), "--messaging-port", str(free_port())],
+         "--crm-port", str(free_port()), "--messaging-port", str(free_port()),
+         "--http-port", str(free_port())],
         env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
         for _ in range(600):  # the stack's own start-up, not a measured time

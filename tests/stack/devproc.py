@@ -40,7 +40,7 @@ def stack_folder() -> Iterator[Path]:
 class DevProcess:
     state_dir: Path
     ports: dict[str, int] = field(default_factory=lambda: {
-        name: free_port() for name in ("TEMPORAL", "UI", "CRM", "MESSAGING")})
+        name: free_port() for name in ("TEMPORAL", "UI", "CRM", "MESSAGING", "HTTP", "METRICS")})
     proc: subprocess.Popen[bytes] | None = None
 
     @property
