@@ -186,12 +186,20 @@ async def test_target_down_is_timeout_before_write_then_up_succeeds_on_same_port
     assert target.message_count == 2
 
 
-async def test_receipt_visible_only_after_a_delay(target, adapter) -> None:
-    target.inject("fail_after_write", lookup_delay_ms=800)
+async def test_a_stored_write_can_be_invisible_to_lookup_for_a_while(target, adapter) -> None:
+    # A minute of invisibility: "not found yet" cannot race the delay lifting.
+    target.inject("fail_after_write", lookup_delay_ms=60_000)
     with pytest.raises(UnknownWrite):
         await adapter.execute(action())
-    assert await adapter.lookup(action().action_key) is None  # not sent, or not visible yet?
-    deadline = asyncio.get_running_loop().time() + 5
+    assert await adapter.lookup(action().action_key) is None  # stored, not visible yet
+    assert target.message_count == 1
+
+
+async def test_a_delayed_receipt_becomes_visible_by_its_key(target, adapter) -> None:
+    target.inject("fail_after_write", lookup_delay_ms=300)
+    with pytest.raises(UnknownWrite):
+        await adapter.execute(action())
+    deadline = asyncio.get_running_loop().time() + 10
     found = None
     while found is None and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(0.05)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 NODE = re.compile(r"`(tests/[\w/]+\.py)::(test_\w+)`")
 
 
