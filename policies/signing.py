@@ -45,4 +45,5 @@ def verify(envelope: Mapping[str, Any], secret: str) -> bool:
     given = envelope.get("signature")
     if not isinstance(given, str):
         return False
-    return hmac.compare_digest(given, sign(envelope, secret))
+    # Bytes, not str: compare_digest refuses non-ASCII text, and a forged signature may hold any.
+    return hmac.compare_digest(given.encode(), sign(envelope, secret).encode())

@@ -46,7 +46,7 @@ def assert_handled(answer: httpx.Response, *, documented: set[int]) -> None:
 async def test_openapi_operations_are_the_fuzzed_ones(api: httpx.AsyncClient) -> None:
     paths = (await api.get("/openapi.json")).json()["paths"]
     assert set(paths) == {"/v1/events", "/v1/reviews", "/v1/reviews/{workflow_id}",
-                          "/v1/reviews/{workflow_id}/decision", "/healthz"}
+                          "/v1/reviews/{workflow_id}/decision", "/v1/items", "/healthz"}
 
 
 @FUZZ
@@ -102,6 +102,18 @@ async def test_review_calls_with_odd_ids_and_bodies_never_crash(
                    documented={503})
     assert_handled(await api.get("/v1/reviews", headers={"Authorization": f"Bearer {path}"}),
                    documented=set())
+
+
+@FUZZ
+@given(item=st.dictionaries(st.sampled_from(["url", "title", "description", "user_id"]),
+                            strict_json))
+async def test_item_saves_with_odd_bodies_never_crash(
+        api: httpx.AsyncClient, http_services: Services, item: dict[str, Any]) -> None:
+    raw = issue_dev_token(http_services.settings.state_dir, reviewer="fuzz.user",
+                          role="reader", tenant="acme")
+    answer = await api.post("/v1/items", json=item, headers={"Authorization": f"Bearer {raw}"})
+    assert_handled(answer, documented=set())
+    assert answer.status_code in (200, 201, 422)
 
 
 async def test_signed_headers_helper_matches_the_service(api: httpx.AsyncClient) -> None:

@@ -16,7 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from tollgate.config import Settings
-from tollgate.http import events, inbox, reviews
+from tollgate.http import events, inbox, items, reviews
 from tollgate.http.deps import Services, TemporalLink
 from tollgate.http.ratelimit import TenantRateLimiter
 from tollgate.http.relay import RelayPolicy, run_relay
@@ -32,6 +32,7 @@ def create_app(svc: Services) -> FastAPI:
     app.include_router(events.router)
     app.include_router(reviews.router)
     app.include_router(inbox.router)
+    app.include_router(items.router)
 
     from temporalio.service import RPCError
 

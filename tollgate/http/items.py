@@ -1,0 +1,63 @@
+"""``POST /v1/items``: save a page to the content library (seed 001). The item and its PENDING
+tagging job are committed in one transaction before anything else; the tagging workflow is
+started after the commit, and a start that fails never fails the save (the relay in every main
+worker starts it later). The answer never waits for the model.
+
+The saving user is the token's subject, never a field of the request.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tollgate.http.deps import Services, services
+from tollgate.http.reviews import Who
+
+router = APIRouter(tags=["items"])
+Svc = Annotated[Services, Depends(services)]
+
+
+class ItemIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(max_length=2048, description="http(s) address of the page")
+    title: str = Field(max_length=500)
+    description: str = Field(default="", max_length=5000)
+
+
+class ItemOut(BaseModel):
+    item_id: int
+    created: bool = Field(description="false: this user had already saved this URL")
+    job_state: str
+    started: bool = Field(description="the tagging workflow's start is known durable")
+
+
+@router.post("/v1/items", response_model=ItemOut, status_code=201,
+             responses={200: {"model": ItemOut, "description": "already saved"},
+                        401: {}, 422: {}})
+async def post_item(body: ItemIn, svc: Svc, who: Who) -> JSONResponse:
+    """Save a page; tagging runs later and never holds the save up."""
+    from adapters.postgres_tagging import TaggingStore
+    from contracts.tagging import ItemCapture
+    from tollgate.items import save_item, temporal_starter
+
+    try:
+        capture = ItemCapture(user_id=who.reviewer, url=body.url, title=body.title,
+                              description=body.description)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise HTTPException(422, f"invalid item: {'.'.join(map(str, first['loc']))}: "
+                                 f"{first['msg']}") from None
+
+    async def start(item_id: int, run: int) -> None:
+        client = await svc.temporal.client()  # 503 when Temporal is down: the relay starts it
+        await temporal_starter(client, svc.settings.task_queue)(item_id, run)
+
+    saved = await save_item(TaggingStore(svc.pool), start, capture)
+    out = ItemOut(item_id=saved.item_id, created=saved.created,
+                  job_state=saved.job_state.value, started=saved.started)
+    return JSONResponse(out.model_dump(), status_code=201 if saved.created else 200)
