@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from tollgate.cli.common import Command, connect, emit_json, json_option, pool, run_in_loop, table
+from tollgate.cli.ops_backup import backup_cmd, restore_cmd
 from tollgate.cli.ops_dlq import dlq
 from tollgate.cli.ops_status import status
 from tollgate.config import Settings
@@ -134,6 +135,8 @@ def sweep(install: bool, as_json: bool) -> Command:
 
 ops.add_command(dlq)
 ops.add_command(status)
+ops.add_command(backup_cmd)
+ops.add_command(restore_cmd)
 
 
 async def ops_main(argv: list[str], s: Settings) -> int:

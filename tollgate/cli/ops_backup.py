@@ -1,0 +1,55 @@
+"""`tollgate ops backup FILE` and `tollgate ops restore FILE`: state and receipts together."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from tollgate.cli.common import Command
+from tollgate.config import Settings
+from tollgate.exits import Exit, Failure
+
+
+def _dsn(s: Settings) -> str:
+    if not s.dsn:
+        raise Failure(Exit.UNREACHABLE, "no PostgreSQL: DATABASE_URL is not set and no "
+                      "`tollgate dev` is running (start it, or set DATABASE_URL)")
+    return s.dsn
+
+
+@click.command("backup")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+def backup_cmd(file: Path) -> Command:
+    """Write PostgreSQL's state, receipts, decisions and dead letters to FILE (one dump, so
+    they come back from the same instant)."""
+
+    async def go(s: Settings) -> int:
+        from tollgate.backup import backup
+
+        await asyncio.to_thread(backup, _dsn(s), file)
+        click.echo(f"backup written to {file}")
+        return Exit.OK
+
+    return go
+
+
+@click.command("restore")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--yes", is_flag=True, help="confirm: the database is replaced by the backup")
+def restore_cmd(file: Path, yes: bool) -> Command:
+    """Replace the database with the backup in FILE, then let the reconciler and the sweep
+    settle what happened since (docs/runbook.md)."""
+    if not yes:
+        raise click.UsageError("restore replaces the database: add --yes to confirm")
+
+    async def go(s: Settings) -> int:
+        from tollgate.backup import restore
+
+        await asyncio.to_thread(restore, _dsn(s), file)
+        click.echo(f"restored from {file}; now run `tollgate ops sweep` so receipts meet the "
+                   "targets again")
+        return Exit.OK
+
+    return go
