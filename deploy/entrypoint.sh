@@ -1,6 +1,6 @@
 #!/bin/sh
 # The image's entry point: one argument names the role; anything after it is passed on.
-# exec, so the role is PID 1's child-free replacement and receives SIGTERM itself.
+# exec: the role replaces this shell as the container's main process and gets SIGTERM itself.
 set -eu
 role="${1:-main-worker}"
 [ "$#" -gt 0 ] && shift
