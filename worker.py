@@ -1,6 +1,7 @@
 """Run a Tollgate worker: ``python worker.py`` (main queue and the draft queue) or
 ``python worker.py --queue draft`` for a model-only worker that holds no database URL and no
-adapter credentials, only the model key. The assembly lives in ``tollgate.workers``."""
+adapter credentials, only the model key. The assembly lives in ``tollgate.workers``; health
+endpoints and the drain on SIGTERM in ``tollgate.health``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import contextlib
 import gc
 
 from tollgate.config import Settings
+from tollgate.health import run_worker
 from tollgate.logging import configure_logging
 from tollgate.workers import (  # re-exported: callers and tests import them from here
     DRAFT_WORKER_FORBIDDEN,
@@ -30,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     configure_logging()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run(args.queue, Settings.from_env()))
+        asyncio.run(run_worker(args.queue, Settings.from_env()))
     # Free the Temporal client while the interpreter is whole (tollgate.cli.common.finish).
     gc.collect()
 

@@ -131,3 +131,30 @@ def start_dev_codec_server(env: Mapping[str, str], state_dir: Path, ui_port: int
     token_file.write_text(server.token + "\n")
     token_file.chmod(0o600)
     return server
+
+
+def main(env: Mapping[str, str] | None = None) -> None:
+    """``python -m tollgate.codec_server``: the codec server as a deployment runs it.
+
+    Reads the key ring as every client does, the token from ``TOLLGATE_CODEC_TOKEN`` (required:
+    a deployment shares it with the Web UI), the UI origins allowed by CORS from
+    ``TOLLGATE_CODEC_ORIGINS`` (comma-separated), and listens on ``TOLLGATE_CODEC_HOST``
+    (default 127.0.0.1; 0.0.0.0 in a container) and ``TOLLGATE_CODEC_PORT`` (default 8081).
+    """
+    import os
+
+    env = os.environ if env is None else env
+    token = env.get("TOLLGATE_CODEC_TOKEN", "")
+    if len(token) < 16:
+        raise SystemExit("TOLLGATE_CODEC_TOKEN must be set to a random string of 16+ characters")
+    port = env.get("TOLLGATE_CODEC_PORT", "8081")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise SystemExit(f"TOLLGATE_CODEC_PORT: expected a port number, got {port!r}")
+    origins = [o.strip() for o in env.get("TOLLGATE_CODEC_ORIGINS", "").split(",") if o.strip()]
+    app = build_app(load_key_ring(env), token, origins)
+    web.run_app(app, host=env.get("TOLLGATE_CODEC_HOST", "127.0.0.1"), port=int(port),
+                access_log=None, print=None)
+
+
+if __name__ == "__main__":
+    main()

@@ -41,7 +41,40 @@ async def start_http_service(exits: AsyncExitStack, stack: DevStack,
         serve(settings, "127.0.0.1", stack.ports.http)))
 
 
-async def run_dev(stack: DevStack) -> None:
+def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int) -> list[int]:
+    """``count`` more main workers, each ``python -m worker --queue main`` in its own process
+    with the stack's environment, watched by the stack guard; stopped with SIGTERM (so they
+    drain) when ``exits`` closes. Returns their pids (``tollgate dev`` prints them)."""
+    import subprocess
+    import sys
+
+    env = {**stack.env(), "TOLLGATE_DRAIN_SECONDS": str(WORKER_DRAIN.total_seconds())}
+    log = (stack.state_dir / "workers.log").open("ab")
+    exits.callback(log.close)
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def stop_all() -> None:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(WORKER_DRAIN.total_seconds() + 5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            stack._forget(proc.pid)
+
+    exits.push_async_callback(asyncio.to_thread, stop_all)
+    for _ in range(count):
+        proc = subprocess.Popen([sys.executable, "-m", "worker", "--queue", "main"],
+                                env=env, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        procs.append(proc)
+        if stack._guard is not None:  # a killed `tollgate dev` takes them with it
+            stack._guard.watch(proc.pid, signal.SIGTERM)
+    return [p.pid for p in procs]
+
+
+async def run_dev(stack: DevStack, workers: int = 1) -> None:
     from tollgate.client import build_client
     from tollgate.ops import ensure_sweep_schedule
     from tollgate.workers import draft_worker, main_worker
@@ -67,11 +100,12 @@ async def run_dev(stack: DevStack) -> None:
         settings = Settings.from_env(
             {**stack.env(), "TOLLGATE_METRICS_PORT": str(stack.ports.metrics)})
         client = await build_client(settings.temporal_address, env=settings.env)
-        async with AsyncExitStack() as workers:
+        async with AsyncExitStack() as group:
             # Entered first, so it stops after the workers have drained (the exit is LIFO).
-            await start_http_service(workers, stack, settings)
-            await workers.enter_async_context(main_worker(client, settings, drain=WORKER_DRAIN))
-            await workers.enter_async_context(draft_worker(client, settings, drain=WORKER_DRAIN))
+            await start_http_service(group, stack, settings)
+            await group.enter_async_context(main_worker(client, settings, drain=WORKER_DRAIN))
+            await group.enter_async_context(draft_worker(client, settings, drain=WORKER_DRAIN))
+            extra = start_extra_workers(group, stack, workers - 1) if workers > 1 else []
             await ensure_sweep_schedule(client, settings.task_queue)
             say(f"Temporal   {stack.temporal_address}   Web UI {stack.ui_url}")
             if stack.codec is not None:
@@ -81,6 +115,9 @@ async def run_dev(stack: DevStack) -> None:
             say(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}")
             say(f"HTTP       http://127.0.0.1:{stack.ports.http}   inbox /inbox, API /docs")
             say(f"metrics    http://127.0.0.1:{stack.ports.metrics}/metrics")
+            if extra:
+                say(f"workers    {workers} main workers: this process and pids "
+                    f"{', '.join(map(str, extra))} (log {stack.state_dir / 'workers.log'})")
             say(f"worker running; Ctrl-C (or SIGTERM/SIGHUP) stops everything started here. "
                 f"Data: {stack.state_dir}")
             await stopping.wait()

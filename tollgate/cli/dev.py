@@ -27,9 +27,12 @@ def _port(name: str, what: str) -> click.Option:
 @click.option("--reset", is_flag=True,
               help="start empty: delete the stack's data in the state folder first "
                    "(the tenant keys stay)")
+@click.option("--workers", type=click.IntRange(1, 32), default=1, metavar="N",
+              help="run N main workers: this process and N-1 `python worker.py --queue main` "
+                   "processes (scale-out on one machine, docs/deploy.md)")
 @click.pass_context
 def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | None,
-        messaging: int | None, http: int | None, reset: bool) -> Command | None:
+        messaging: int | None, http: int | None, reset: bool, workers: int) -> Command | None:
     """Start the embedded stack (Temporal dev server, PostgreSQL, stand-in targets) and a
     worker, until Ctrl-C. A running stack writes .tollgate/endpoints.json, so commands in
     another terminal find it. `tollgate dev token` prints a local reviewer token."""
@@ -42,14 +45,14 @@ def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | Non
                                 "messaging": messaging, "http": http}.items() if v is not None}
 
     async def go(s: Settings) -> int:
-        from tollgate.devstack import run_dev
+        from tollgate.devrun import run_dev
 
         # TOLLGATE_*_PORT variables first, then the options over them.
         ports = dataclasses.replace(Ports.from_env(s.env), **chosen)
         stack = DevStack(state_dir=s.state_dir, ports=ports, reset=reset,
                          database_url=s.env.get("DATABASE_URL"),
                          temporal_address=s.env.get("TEMPORAL_ADDRESS"))
-        await run_dev(stack)
+        await run_dev(stack, workers)
         return Exit.OK
 
     go.stops_on_interrupt = True  # type: ignore[attr-defined]

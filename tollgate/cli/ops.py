@@ -133,6 +133,22 @@ def sweep(install: bool, as_json: bool) -> Command:
     return go
 
 
+@ops.command()
+def migrate() -> Command:
+    """Apply the database migrations not applied yet, then stop (a deployment's one-off job;
+    every pool also applies them when it opens)."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres_pool import migrate as apply_migrations
+
+        async with pool(s) as p:
+            applied = await apply_migrations(p)
+        click.echo(f"applied {', '.join(applied)}" if applied else "schema up to date")
+        return Exit.OK
+
+    return go
+
+
 ops.add_command(dlq)
 ops.add_command(status)
 ops.add_command(backup_cmd)

@@ -1,0 +1,20 @@
+"""The fault rig (real dev server, PostgreSQL, stand-ins) for the deployment tests, against a
+messaging target that stores every POST as a new message: a second send shows."""
+
+from collections.abc import Iterator
+
+import pytest
+
+from adapters.standins import StandIns
+from tests.faults.conftest import rig
+
+__all__ = ["rig", "target_mode"]
+#: What worker processes in these tests declare about the target (adapters/targets.py).
+NO_DEDUPE_TARGETS = '{"messaging": {"lookup": true, "dedupe": false}}'
+
+
+@pytest.fixture
+def target_mode(standins: StandIns) -> Iterator[str]:
+    standins.messaging.dedupe = False
+    yield "no_dedupe"
+    standins.messaging.dedupe = True

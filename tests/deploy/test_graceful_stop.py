@@ -1,0 +1,82 @@
+"""SIGTERM to a busy worker process (issue 13, item 1): it stops polling, lets the sends in
+flight finish within the drain, exits 0, and every event ends once after a fresh worker takes
+over. Run against a target that does not dedupe, so a second send would be a second message."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from contracts import EventState
+from tests.conftest import signed_event
+from tests.deploy.conftest import NO_DEDUPE_TARGETS
+from tests.faults.conftest import Rig, send_key, wait_until
+from tests.faults.test_process_faults import WorkerProcess, new_key
+from tollgate.stackconfig import free_port
+
+
+@pytest.fixture
+def busy_worker(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess, int]]:
+    s = rig.settings
+    health = free_port()
+    env = {**os.environ, "TEMPORAL_ADDRESS": s.temporal_address,
+           "DATABASE_URL": s.dsn or "", "TOLLGATE_CRM_URL": s.crm_url or "",
+           "TOLLGATE_MESSAGING_URL": s.messaging_url or "",
+           "TOLLGATE_TASK_QUEUE": f"{s.task_queue}-term",
+           "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),
+           "TOLLGATE_TARGETS": NO_DEDUPE_TARGETS, "TOLLGATE_DRAIN_SECONDS": "20",
+           "TOLLGATE_HEALTH_PORT": str(health),
+           "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"]}
+    proc = WorkerProcess(env, tmp_path / "worker.log")
+    proc.start()
+    rig.queue = env["TOLLGATE_TASK_QUEUE"]
+    try:
+        yield rig, proc, health
+    finally:
+        proc.stop()
+
+
+def probe(port: int, path: str) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return 0
+
+
+async def test_sigterm_to_a_busy_worker_finishes_every_send_once(
+    busy_worker: tuple[Rig, WorkerProcess, int],
+) -> None:
+    rig, proc, health = busy_worker
+    await wait_until(lambda: probe(health, "/readyz") == 200, "the worker ready", timeout=60)
+    assert probe(health, "/livez") == 200
+    keys = [new_key() for _ in range(3)]
+    acks = [await rig.submit(signed_event(rig.customer(), key=key)) for key in keys]
+    for key, ack in zip(keys, acks, strict=True):
+        await rig.wait_review(ack.workflow_id)
+        # Each send is held inside its POST, so the stop lands on activities in flight.
+        rig.standins.messaging.inject("delay", key=send_key(key), ms=3000)
+        await rig.approve(ack.workflow_id)
+    await wait_until(lambda: all(rig.posts(send_key(k)) == 1 for k in keys),
+                     "every send inside its POST")
+    assert proc.proc is not None
+    proc.proc.send_signal(signal.SIGTERM)
+    code = await asyncio.to_thread(proc.proc.wait, 30)
+    assert code == 0
+    # The drain let every send finish on the stopping worker: nothing was retried.
+    assert all(rig.messages(send_key(k)) == 1 for k in keys)
+    proc.start()  # a fresh worker finishes the workflows
+    for key, ack in zip(keys, acks, strict=True):
+        outcome = await rig.outcome(ack.workflow_id, within=60)
+        [execute] = await rig.attempts(ack.workflow_id, "execute_action")
+        assert execute.attempt == 1
+        assert outcome.state == EventState.SUCCEEDED
+        assert (rig.posts(send_key(key)), rig.messages(send_key(key))) == (1, 1)
