@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from tollgate.bench.report import ratios, verdicts
+from tollgate.bench.report import headline, ratios, shape_warnings, verdicts
 from tollgate.bench.stats import percentile, summary_ms
 from tollgate.bench.tally import Tally, plan
 
@@ -54,7 +54,7 @@ def _phase(messages: int, approved: int, outcomes: dict[str, int]) -> dict[str, 
     base = Tally(events=3, distinct=3, outcomes=Counter({"SUCCEEDED": 3}))
     toll = Tally(events=3, distinct=3, messages=messages, outcomes=Counter(outcomes),
                  reviewer=Counter({"approved": approved}))
-    return {"baseline": base.summary(), "tollgate": toll.summary()}
+    return {"naive": base.summary(), "tollgate": toll.summary()}
 
 
 def test_verdicts_flag_a_message_count_that_differs_from_approved_events() -> None:
@@ -66,10 +66,32 @@ def test_verdicts_flag_a_message_count_that_differs_from_approved_events() -> No
     assert any("unexpected outcomes" in p for p in verdicts(failed))
 
 
-def test_ratios_are_tollgate_over_baseline() -> None:
-    phase = {"baseline": {"events_per_s": 20.0, "e2e": {"p50_ms": 100.0}},
-             "tollgate": {"events_per_s": 15.0, "e2e": {"p50_ms": 150.0}}}
+def test_ratios_are_tollgate_over_each_baseline() -> None:
+    phase = {"settings": {}, "same-shape": {"events_per_s": 20.0, "e2e": {"p50_ms": 100.0}},
+             "naive": {"events_per_s": 10.0}, "tollgate": {"events_per_s": 15.0,
+                                                           "e2e": {"p50_ms": 150.0}}}
     found = ratios(phase)
-    assert found["events/s"] == 0.75
-    assert found["end-to-end p50 ms"] == 1.5
-    assert found["intake ack p99 ms"] is None
+    assert set(found) == {"same-shape", "naive"}
+    assert found["same-shape"]["events/s"] == 0.75
+    assert found["naive"]["events/s"] == 1.5
+    assert found["same-shape"]["end-to-end p50 ms"] == 1.5
+    assert found["naive"]["end-to-end p50 ms"] is None
+    assert headline({"phases": {"plain": phase}}) == {"same-shape": 0.75, "naive": 1.5}
+
+
+def _shape(activities: int, local: int) -> dict[str, int]:
+    return {"activities": activities, "local_activities": local}
+
+
+def test_shape_warnings_compare_naive_by_its_total_and_same_shape_step_by_step() -> None:
+    toll = _shape(3, 6)
+    matching = {"history_shape": {"same-shape": _shape(3, 6), "naive": _shape(9, 0),
+                                  "tollgate": toll}}
+    assert shape_warnings(matching) == []
+    drifted = {"history_shape": {"same-shape": _shape(4, 5), "naive": _shape(8, 0),
+                                 "tollgate": toll}}
+    warned = shape_warnings(drifted)
+    assert len(warned) == 3
+    assert any("naive 8, tollgate 9" in w for w in warned)
+    assert shape_warnings({"history_shape": {"tollgate": toll}}) == [
+        "no history sampled: the shapes were not compared"]

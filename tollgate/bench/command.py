@@ -1,9 +1,10 @@
-"""`tollgate bench`: the full pipeline against a bare Temporal workflow of the same shape
-(``tollgate.bench.baseline``), side by side, in one run, on a dev stack of its own.
+"""`tollgate bench`: the full pipeline against bare Temporal workflows of its shape
+(``tollgate.bench.baseline``: same-shape, naive, or both), side by side, in one run, on a dev
+stack of its own.
 
-Each phase starts one worker process per pipeline (``tollgate.bench.worker``), warms both up,
-then runs rounds in A B B A order so that the server's slow drift (SQLite growing) falls on both
-alike. A round submits its events with at most ``--concurrency`` in flight (submit -> result);
+Each phase starts one worker process per pipeline (``tollgate.bench.worker``), warms them up,
+then runs rounds in A B C, C B A order so that the server's slow drift (SQLite growing) falls on
+all alike. A round submits its events with at most ``--concurrency`` in flight (submit -> result);
 a scripted reviewer approves what is waiting. CPU comes from ``/proc`` deltas per round. Docs:
 ``docs/performance.md``.
 """
@@ -22,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tollgate.bench.report import ratios, render, verdicts
+from tollgate.bench.report import headline, ratios, render, verdicts
 from tollgate.bench.stats import environment
 
 #: The server caps concurrent long polls (result waits) per namespace at 1200.
@@ -88,7 +89,7 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
             await runner.close()
     finally:
         await asyncio.to_thread(stack.stop)
-    return {
+    report = {
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "settings": dict(vars(args)),
@@ -96,6 +97,8 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
         "phases": results,
         "history_shape": histories,
     }
+    report["throughput_ratios"] = headline(report)
+    return report
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,7 +20,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import EventState, FinalOutcome, ReviewDecision
 from policies.signing import sign_json
-from tollgate.bench.baseline import BASELINE_QUEUE, WORKFLOW_NAME, BaselineWorkflow
+from tollgate.bench.baseline import BASELINES, BaselineWorkflow
 from tollgate.bench.history import history_shapes
 from tollgate.bench.stats import cpu_ms, memory_kb, tree_cpu_ms
 from tollgate.bench.tally import Phase, Tally, plan, split
@@ -32,9 +32,9 @@ from tollgate.devstack import DevStack
 from tollgate.intake import submit
 from workflows.process_event import ProcessEventWorkflow
 
-PIPELINES = ("baseline", "tollgate")
 TENANT = "acme"
-WORKFLOW_TYPES = {"baseline": WORKFLOW_NAME, "tollgate": "ProcessEvent"}
+WORKFLOW_TYPES = {"tollgate": "ProcessEvent",
+                  **{name: b.workflow_type for name, b in BASELINES.items()}}
 #: Completed events between two worker RSS readings.
 RSS_EVERY = 1000
 HISTORY_SAMPLES = 3
@@ -50,6 +50,9 @@ class Bench:
         self.run_tag = datetime.now(UTC).strftime("%H%M%S")
         self.workers: dict[str, WorkerProcess] = {}
         self.samples: dict[str, list[str]] = {}  # finished plain-phase workflows, per pipeline
+        chosen = list(BASELINES) if args.baseline == "both" else [args.baseline]
+        #: The baselines asked for, then Tollgate; rounds go this order, then reversed.
+        self.pipelines: tuple[str, ...] = (*chosen, "tollgate")
 
     @classmethod
     async def create(cls, stack: DevStack, args: argparse.Namespace,
@@ -80,16 +83,16 @@ class Bench:
 
     async def run_phase(self, phase: Phase) -> dict[str, Any]:
         await self.close()
-        for pipeline in PIPELINES:
+        for pipeline in self.pipelines:
             self.workers[pipeline] = await WorkerProcess.start(
                 pipeline, phase.model_latency, self.stack)
-        tallies = {p: Tally() for p in PIPELINES}
-        for pipeline in PIPELINES:
+        tallies = {p: Tally() for p in self.pipelines}
+        for pipeline in self.pipelines:
             if self.args.warmup:
                 await self.run_round(phase, pipeline, self.args.warmup, Tally(), dups=False)
         sizes = split(self.args.events, self.args.rounds)
         for r, size in enumerate(sizes):
-            order = PIPELINES if r % 2 == 0 else PIPELINES[::-1]
+            order = self.pipelines if r % 2 == 0 else self.pipelines[::-1]
             for pipeline in order:
                 await self.run_round(phase, pipeline, size, tallies[pipeline], dups=True)
         for pipeline, tally in tallies.items():
@@ -116,7 +119,7 @@ class Bench:
                        consent_messaging=True, updated_at=now - timedelta(days=1))
             raw = sign_json(json.dumps(care_due(TENANT, customer, key, now=now)), self.secrets)
             wf_id = (f"event/{TENANT}/{key}" if pipeline == "tollgate"
-                     else f"bench-baseline/{TENANT}/{key}")
+                     else f"bench-{pipeline}/{TENANT}/{key}")
             events.append((wf_id, raw))
         return events
 
@@ -183,13 +186,14 @@ class Bench:
         if pipeline == "tollgate":
             ack = await submit(self.client, raw, task_queue=self.settings.task_queue)
             return ack.status
-        start = WithStartWorkflowOperation(
-            BaselineWorkflow.run, raw, id=wf_id, task_queue=BASELINE_QUEUE,
+        baseline = BASELINES[pipeline]
+        start: WithStartWorkflowOperation[Any, str] = WithStartWorkflowOperation(
+            baseline.workflow_type, raw, id=wf_id, task_queue=baseline.queue, result_type=str,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
         try:
             return await self.client.execute_update_with_start_workflow(
-                BaselineWorkflow.intake, start_workflow_operation=start)
+                BaselineWorkflow.intake, start_workflow_operation=start)  # same on both
         except WorkflowAlreadyStartedError:  # as the starter does: answer with the old result
             with contextlib.suppress(WorkflowAlreadyStartedError):
                 await start.workflow_handle()  # the operation's own copy of the error, read
@@ -230,7 +234,7 @@ class Bench:
     async def _decide(self, pipeline: str, wf_id: str, handled: set[str], tally: Tally) -> None:
         handle = self.client.get_workflow_handle(wf_id)
         try:
-            if pipeline == "baseline":
+            if pipeline != "tollgate":
                 await handle.signal(BaselineWorkflow.approve)
                 tally.reviewer["approved"] += 1
                 return

@@ -10,6 +10,8 @@ import click
 
 @click.command(context_settings={"show_default": True})
 @click.option("--events", type=int, default=500, help="events per pipeline per phase")
+@click.option("--baseline", type=click.Choice(["same-shape", "naive", "both"]), default="both",
+              help="what Tollgate is compared with (docs/performance.md)")
 @click.option("--concurrency", type=int, default=50, help="events in flight (submit -> end)")
 @click.option("--rounds", type=int, default=4, help="rounds per pipeline (A B B A ...)")
 @click.option("--warmup", type=int, default=30, help="unmeasured events per pipeline")
@@ -26,8 +28,9 @@ import click
 @click.option("--keep", is_flag=True, help="keep bench-<stamp>/ (logs, databases)")
 @click.option("--seed", type=int, default=6, help="where the duplicate copies fall")
 def bench(**options: Any) -> int:
-    """Benchmark the full pipeline against a bare Temporal workflow of the same shape, on a
-    dev stack of its own (~6 min with the defaults). Exit 1 when a verdict fails."""
+    """Benchmark the full pipeline against bare Temporal workflows of its shape (same-shape,
+    naive or both), on a dev stack of its own (~8 min with the defaults). Exit 1 when a
+    verdict fails."""
     from tollgate.bench.command import check_args, run_bench
 
     args = argparse.Namespace(**options)
