@@ -95,3 +95,12 @@ def test_shape_warnings_compare_naive_by_its_total_and_same_shape_step_by_step()
     assert any("naive 8, tollgate 9" in w for w in warned)
     assert shape_warnings({"history_shape": {"tollgate": toll}}) == [
         "no history sampled: the shapes were not compared"]
+
+
+def test_a_history_that_does_not_replay_fails_the_bench() -> None:
+    clean = {"histories": 5, "per_s": 90.0, "cpu_ms_per_history": 10.0, "failures": 0}
+    report = {"phases": {"plain": _phase(3, 3, {"SUCCEEDED": 3})},
+              "replay": {"committed_files": 1, "committed_passes": 5,
+                         "committed": {"default sandbox": clean},
+                         "run": {"default sandbox": {**clean, "failures": 2}}}}
+    assert verdicts(report) == ["replay run/default sandbox: 2 histories did not replay"]

@@ -77,6 +77,7 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
         phases.append(Phase("duplicates", duplicates=args.duplicates))
     if args.model_latency:
         phases.append(Phase("model_latency", model_latency=args.model_latency))
+    recorded: list[Any] = []
     await asyncio.to_thread(stack.start)
     try:
         runner = await Bench.create(stack, args, random.Random(args.seed))
@@ -85,11 +86,15 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
             for phase_result in results.values():
                 phase_result["ratios"] = ratios(phase_result)
             histories = await runner.history_shapes()
+            if args.replay:
+                from tollgate.bench.replay import run_histories
+
+                recorded = await run_histories(runner.client)
         finally:
             await runner.close()
     finally:
         await asyncio.to_thread(stack.stop)
-    report = {
+    report: dict[str, Any] = {
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "settings": dict(vars(args)),
@@ -98,6 +103,12 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
         "history_shape": histories,
     }
     report["throughput_ratios"] = headline(report)
+    if args.replay:  # after the stack stopped: the replayer has the cores to itself
+        from tollgate.bench.replay import replay_report
+        from tollgate.codec import encrypted_data_converter, load_key_ring
+
+        report["replay"] = await replay_report(
+            recorded, encrypted_data_converter(load_key_ring(stack.env())))
     return report
 
 

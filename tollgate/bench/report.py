@@ -107,6 +107,23 @@ def _scenarios(report: dict[str, Any]) -> list[str]:
     return (["\n== scenarios", *lines]) if lines else []
 
 
+#: Histories per second the replay should reach with the sandbox, on 2 cores (issue 16).
+REPLAY_GOAL_PER_S = 80
+
+
+def _replay(found: dict[str, Any] | None) -> list[str]:
+    if not found:
+        return []
+    lines = [f"\n== replay (goal >= {REPLAY_GOAL_PER_S} histories/s with the sandbox)"]
+    for name, label in (("committed", f"committed x{found['committed_passes']}"),
+                        ("run", "recorded in the run")):
+        for sandbox, figures in found[name].items():
+            lines.append(f"  {label:22}{sandbox:17}{figures['histories']:>6} histories "
+                         f"{_fmt(figures['per_s']):>8}/s  {_fmt(figures['cpu_ms_per_history'])}"
+                         f" ms CPU each, {figures['failures']} failed")
+    return lines
+
+
 def headline(report: dict[str, Any]) -> dict[str, float | None]:
     """The plain phase's throughput ratio against each baseline: the figures the goals use."""
     plain = report["phases"]["plain"]
@@ -134,6 +151,7 @@ def render(report: dict[str, Any]) -> str:
             lines.append(f"  {key.replace('_', ' '):30}"
                          + "".join(f"{_fmt(v[key]):>12}" for v in shape.values()))
     lines += _scenarios(report)
+    lines += _replay(report.get("replay"))
     lines.append("\n== throughput, tollgate / baseline (plain phase)")
     lines += [f"  {b:12}{_fmt(r):>8}" for b, r in headline(report).items()]
     problems = verdicts(report)
@@ -163,6 +181,10 @@ def verdicts(report: dict[str, Any]) -> list[str]:
         if not toll["messages_at_target"] == approved == toll["distinct_events"]:
             problems.append(f"{name}: {toll['messages_at_target']} messages at the target, "
                             f"{approved} approved, {toll['distinct_events']} distinct events")
+    for name, by_sandbox in (report.get("replay") or {}).items():
+        if isinstance(by_sandbox, dict):
+            problems += [f"replay {name}/{sandbox}: {f['failures']} histories did not replay"
+                         for sandbox, f in by_sandbox.items() if f["failures"]]
     return problems
 
 

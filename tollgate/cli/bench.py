@@ -23,6 +23,8 @@ import click
               help="how often the scripted reviewer lists waiting records")
 @click.option("--event-timeout", type=float, default=120.0, metavar="S",
               help="how long one event may take before it counts as an error")
+@click.option("--replay", is_flag=True,
+              help="then replay the committed histories and up to 1,000 of the run's")
 @click.option("--json", "json_path", metavar="PATH", help="also write every figure here")
 @click.option("--state-dir", default=".tollgate", help="parent of bench-<stamp>/")
 @click.option("--keep", is_flag=True, help="keep bench-<stamp>/ (logs, databases)")
