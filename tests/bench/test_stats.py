@@ -104,3 +104,23 @@ def test_a_history_that_does_not_replay_fails_the_bench() -> None:
                          "committed": {"default sandbox": clean},
                          "run": {"default sandbox": {**clean, "failures": 2}}}}
     assert verdicts(report) == ["replay run/default sandbox: 2 histories did not replay"]
+
+
+def test_the_parked_scenario_compares_with_the_plain_phase_and_the_memory_goal() -> None:
+    from tollgate.bench.report import render
+
+    plain = {**_phase(3, 3, {"SUCCEEDED": 3}), "settings": {"duplicates": 0.0,
+                                                             "model_latency_s": 0.0}}
+    plain["tollgate"] = {**plain["tollgate"], "events_per_s": 10.0}
+    parked = {**plain, "settings": {**plain["settings"], "parked": 2000,
+                                    "worker_rss_mb_once_parked": 150.0}}
+    parked["tollgate"] = {**plain["tollgate"], "events_per_s": 8.0, "worker_peak_rss_mb": 180.0}
+    for phase in (plain, parked):
+        phase["ratios"] = ratios(phase)
+    text = render({"started_at": "t", "settings": {"events": 3, "concurrency": 1, "rounds": 1,
+                                                   "warmup": 0, "review_poll": 0.1},
+                   "environment": {"cpu_count": 2, "cpu_model": "x", "python": "3.11",
+                                   "temporalio": "1", "temporal_cli": "1"},
+                   "phases": {"plain": plain, "parked": parked}})
+    assert ("parked 2,000: tollgate events/s 8.00 vs 10.0 without (ratio 0.80, goal >= 0.90); "
+            "worker RSS 150.0 MB once parked, peak 180.0 MB (goal <= 200)") in text

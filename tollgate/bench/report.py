@@ -104,7 +104,29 @@ def _scenarios(report: dict[str, Any]) -> list[str]:
             lines.append(f"  duplicates {dup['settings']['duplicates']:.0%}, {p}: distinct "
                          f"events/s {_fmt(with_)} vs {_fmt(without)} without (cost "
                          f"{_fmt(cost)} %), submissions/s {_fmt(dup[p]['submissions_per_s'])}")
+    if "parked" in phases:
+        lines += _parked(phases["parked"], plain)
     return (["\n== scenarios", *lines]) if lines else []
+
+
+#: Worker RSS the parked scenario should stay under, and the throughput it may lose (issue 16).
+PARKED_RSS_GOAL_MB = 200
+PARKED_LOSS_GOAL = 0.10
+
+
+def _parked(parked: dict[str, Any], plain: dict[str, Any]) -> list[str]:
+    n, toll = parked["settings"]["parked"], parked["tollgate"]
+    with_, without = toll["events_per_s"], plain["tollgate"]["events_per_s"]
+    lines = [f"  parked {n:,}: tollgate events/s {_fmt(with_)} vs {_fmt(without)} without "
+             f"(ratio {_fmt(ratio(with_, without))}, goal >= {1 - PARKED_LOSS_GOAL:.2f}); "
+             f"worker RSS {_fmt(parked['settings']['worker_rss_mb_once_parked'])} MB once "
+             f"parked, peak {_fmt(toll['worker_peak_rss_mb'])} MB (goal <= "
+             f"{PARKED_RSS_GOAL_MB})"]
+    for b in baselines(parked):  # the baselines park nothing: they show the run's drift
+        now, before = parked["ratios"][b]["events/s"], plain["ratios"][b]["events/s"]
+        lines.append(f"  parked {n:,}: tollgate/{b} events/s {_fmt(now)} vs {_fmt(before)} "
+                     "without")
+    return lines
 
 
 #: Histories per second the replay should reach with the sandbox, on 2 cores (issue 16).

@@ -19,6 +19,10 @@ import click
               help="add a phase where drafting takes S seconds")
 @click.option("--duplicates", type=float, default=0.0, metavar="FRACTION",
               help="add a phase where this share of submissions are re-sent copies")
+@click.option("--parked", type=int, default=0, metavar="N",
+              help="add a phase with N Tollgate events held waiting for review")
+@click.option("--workers", type=int, default=1, metavar="N",
+              help="Tollgate worker processes (main and draft worker each)")
 @click.option("--review-poll", type=float, default=0.1, metavar="S",
               help="how often the scripted reviewer lists waiting records")
 @click.option("--event-timeout", type=float, default=120.0, metavar="S",
