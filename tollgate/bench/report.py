@@ -160,8 +160,8 @@ def render(report: dict[str, Any]) -> str:
         f"({env['cpu_model']}), Python {env['python']}, temporalio {env['temporalio']}, "
         f"{env['temporal_cli']}, commit {env.get('commit')}",
         f"{s['events']} events per pipeline per phase, concurrency {s['concurrency']}, "
-        f"{s['rounds']} rounds each (A B B A ...), warm-up {s['warmup']}, reviewer polls every "
-        f"{s['review_poll']} s",
+        f"{s['rounds']} rounds each (A B C, C B A ...), warm-up {s['warmup']}, reviewer polls "
+        f"every {s['review_poll']} s",
     ]
     for name, phase in report["phases"].items():
         lines += _phase_table(name, phase)

@@ -13,7 +13,7 @@ import click
 @click.option("--baseline", type=click.Choice(["same-shape", "naive", "both"]), default="both",
               help="what Tollgate is compared with (docs/performance.md)")
 @click.option("--concurrency", type=int, default=50, help="events in flight (submit -> end)")
-@click.option("--rounds", type=int, default=4, help="rounds per pipeline (A B B A ...)")
+@click.option("--rounds", type=int, default=4, help="rounds per pipeline (A B C, C B A ...)")
 @click.option("--warmup", type=int, default=30, help="unmeasured events per pipeline")
 @click.option("--model-latency", type=float, default=0.0, metavar="S",
               help="add a phase where drafting takes S seconds")
