@@ -35,7 +35,7 @@ import click
 @click.option("--seed", type=int, default=6, help="where the duplicate copies fall")
 def bench(**options: Any) -> int:
     """Benchmark the full pipeline against bare Temporal workflows of its shape (same-shape,
-    naive or both), on a dev stack of its own (~8 min with the defaults). Exit 1 when a
+    naive or both), on a dev stack of its own (minutes; docs/performance.md). Exit 1 when a
     verdict fails."""
     from tollgate.bench.command import check_args, run_bench
 
