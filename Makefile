@@ -29,7 +29,7 @@ test: lint
 	$(BIN)/pytest
 
 bench: install
-	$(BIN)/tollgate bench
+	$(BIN)/tollgate bench --duplicates 0.3 --model-latency 5 --parked 2000 --replay
 
 clean:
 	rm -rf .tollgate

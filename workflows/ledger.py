@@ -8,10 +8,12 @@ Deterministic like any workflow code.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from types import MappingProxyType
 
 from temporalio import workflow
+from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
     from activities.review import ReviewActivities
@@ -29,7 +31,22 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.policy import PolicySnapshot
     from workflows import timeouts as t
-    from workflows.search_attributes import STATE
+    from workflows.search_attributes import REVIEW_DUE, STATE
+
+#: workflow.patched() id: the search attribute changes only where an operator filters.
+COALESCED_SEARCH_ATTRIBUTES = "coalesced-search-attributes"
+#: States an operator or reviewer filters on: the search attribute shows each as it is entered.
+#: The others (CONTEXT_READY, DRAFTED, APPROVED, UNKNOWN_WRITE) are in the workflow query and
+#: the PostgreSQL row at once, and in the attribute only when they end a queue (below).
+SHOWN = frozenset({
+    EventState.VALIDATED, EventState.HELD_AT_GATE, EventState.AWAITING_REVIEW,
+    EventState.EXECUTING, EventState.RECONCILING, EventState.SUCCEEDED, EventState.QUARANTINED,
+    EventState.DUPLICATE, EventState.SUPERSEDED, EventState.STOPPED,
+    EventState.FAILED_VALIDATION, EventState.REJECTED, EventState.EXPIRED,
+    EventState.DEAD_LETTERED,
+})
+#: Leaving one of these must show at once, or the record stays in a reviewer's list.
+QUEUES = frozenset({EventState.HELD_AT_GATE, EventState.AWAITING_REVIEW})
 
 
 #: Where an execute or reconcile result ends the event.
@@ -47,17 +64,34 @@ class EventLedger:
         self._ref: EventRef | None = None
         self._policy: PolicySnapshot | None = None
         self._fingerprint: str | None = None
+        #: Set once validation returned (``workflow.patched``): False replays older runs,
+        #: which upserted the state on every transition.
+        self._coalesce = False
+        self._shown: EventState | None = None
 
     def _next_seq(self) -> int:
         self._seq += 1
         return self._seq
 
-    def _set_state(self, state: EventState) -> None:
+    def _set_state(self, state: EventState, *,
+                   with_: Sequence[SearchAttributeUpdate] = ()) -> None:
+        """The new state; in the search attribute (one upsert, carrying ``with_`` too) when
+        an operator filters on it. APPROVED is never shown alone: EXECUTING follows it in the
+        same activation."""
         self._state = state
-        workflow.upsert_search_attributes([STATE.value_set(state.value)])
         # The Web UI's "current details" of the run: the state only, never customer data. Not a
         # command, so histories recorded before it replay unchanged.
         workflow.set_current_details(f"state {state.value}")
+        if not self._coalesce:
+            workflow.upsert_search_attributes([STATE.value_set(state.value)])
+            return
+        shown = state != self._shown and state != EventState.APPROVED and (
+            state in SHOWN or self._shown in QUEUES)
+        updates = [*with_, *([STATE.value_set(state.value)] if shown else [])]
+        if shown:
+            self._shown = state
+        if updates:
+            workflow.upsert_search_attributes(updates)
 
     async def _record(self, states: list[EventState], reason: str, *,
                       draft: DraftResult | None = None, decision: ReviewDecision | None = None,
@@ -86,6 +120,9 @@ class EventLedger:
                 ReviewActivities.open_review, ReviewOpening(step=step, review_due_at=review_due_at),
                 start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
             )
+            if self._coalesce:  # older runs upserted the due time on its own (ReviewDesk)
+                self._set_state(states[-1], with_=[REVIEW_DUE.value_set(review_due_at)])
+                return
         self._set_state(states[-1])
 
     def _actor(self, decision: ReviewDecision | None) -> str:

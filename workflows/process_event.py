@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import SearchAttributeUpdate
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
@@ -42,7 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from policies.prompts import PROMPT_VERSION
     from workflows import timeouts as t
     from workflows.gate import count_gate_inputs, pass_gate
-    from workflows.ledger import FINAL_STATE, EventLedger
+    from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES, FINAL_STATE, EventLedger
     from workflows.reconcile_write import ReconcileWriteWorkflow
     from workflows.review import ReviewDesk
 
@@ -143,16 +144,22 @@ class ProcessEventWorkflow(EventLedger):
                 start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
             )
         self._ref, self._policy = intake.ref, intake.policy
+        # Tenant and type go with the first state shown: one upsert, not two (older runs: two).
+        self._coalesce = workflow.patched(COALESCED_SEARCH_ATTRIBUTES)
+        found: list[SearchAttributeUpdate] = []
         if intake.event is not None:
             self._review.requester = intake.event.source
-            workflow.upsert_search_attributes([TENANT.value_set(intake.event.tenant_id),
-                                               EVENT_TYPE.value_set(intake.event.event_type)])
+            found = [TENANT.value_set(intake.event.tenant_id),
+                     EVENT_TYPE.value_set(intake.event.event_type)]
+            if not self._coalesce:
+                workflow.upsert_search_attributes(found)
+                found = []
         terminal = {
             "quarantined": EventState.QUARANTINED, "duplicate": EventState.DUPLICATE,
             "dead_lettered": EventState.DEAD_LETTERED, "superseded": EventState.SUPERSEDED,
         }.get(intake.status)
         if terminal is not None:
-            self._set_state(terminal)
+            self._set_state(terminal, with_=found)
             self._intake = intake
             previous = intake.previous
             return FinalOutcome(
@@ -164,7 +171,7 @@ class ProcessEventWorkflow(EventLedger):
                 payload_fingerprint=self._fingerprint,
             )
         self._seq = 2
-        self._set_state(EventState.VALIDATED)
+        self._set_state(EventState.VALIDATED, with_=found)
         self._intake = intake
         assert intake.ref is not None and intake.policy is not None and intake.event is not None
         return await self._process(intake.ref, intake.policy, intake.event.payload)

@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.policy import PolicySnapshot
     from policies.gate import GateDecision, authorize_decision
     from workflows import timeouts as t
+    from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES
     from workflows.search_attributes import REVIEW_DUE
 
 
@@ -102,7 +103,8 @@ class ReviewDesk:
         start = workflow.now()
         self.due = start + gate.review_sla
         self.deadline = start + gate.review_deadline
-        workflow.upsert_search_attributes([REVIEW_DUE.value_set(self.due)])
+        if not workflow.patched(COALESCED_SEARCH_ATTRIBUTES):  # else set with the state
+            workflow.upsert_search_attributes([REVIEW_DUE.value_set(self.due)])
         opening = ([EventState.AWAITING_REVIEW] if state == EventState.HELD_AT_GATE
                    else [EventState.DRAFTED, EventState.AWAITING_REVIEW])
         await record(opening, "draft validated, waiting for an authorised reviewer",

@@ -1,20 +1,26 @@
-"""The baseline of ``tollgate bench``: the workflow a team would write without Tollgate.
+"""The baselines of ``tollgate bench``: the workflow a team would write without Tollgate.
 
-It has the pipeline's shape and nothing else: the steps of ``ProcessEventWorkflow``'s happy path
-in ``SHAPE``, each an activity that returns its input, run the same way (normal on the main
-queue, normal on a draft queue of its own, or local), one search attribute set when it starts
-waiting (so the reviewer finds it as it finds a Tollgate record) and one signal wait. No
-validation, store, policy or receipts. ``tollgate bench`` prints both histories' shape side by
-side and warns when they differ: update ``SHAPE`` when the pipeline changes.
+Both have the pipeline's shape and nothing else: the steps of ``ProcessEventWorkflow``'s happy
+path in ``SHAPE``, each an activity that returns its input, one search attribute set when it
+starts waiting (so the reviewer finds it as it finds a Tollgate record) and one signal wait. No
+validation, store, policy or receipts. Both keep the SDK's default sandbox, as a team would.
 
-Intake mirrors ``starter.submit``: update-with-start (USE_EXISTING, REJECT_DUPLICATE) whose update
-answers once the first step has run, so both acknowledgements mean "checked and durable".
+- ``same-shape``: each step run the way Tollgate runs it (normal on the main queue, normal on a
+  draft queue of its own, or local): the skeleton of Tollgate's own shape, doing no work.
+- ``naive``: every step a normal activity (the draft on its own queue), as a team writes it
+  first, before it learns which steps may be local.
+
+``tollgate bench`` prints the histories' shape side by side and warns when they differ: update
+``SHAPE`` when the pipeline changes. Intake mirrors ``starter.submit``: update-with-start
+(USE_EXISTING, REJECT_DUPLICATE) whose update answers once the first step has run, so every
+acknowledgement means "checked and durable".
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from temporalio import activity, workflow
@@ -38,10 +44,7 @@ SHAPE: tuple[tuple[str, Kind], ...] = (
     ("execute_action", "activity"),
     ("record_step (SUCCEEDED)", "local"),
 )
-WORKFLOW_NAME = "BenchBaseline"
-BASELINE_QUEUE = "bench-baseline"
-BASELINE_DRAFT_QUEUE = "bench-baseline-draft"
-#: The dev stack registers this keyword; the baseline sets it once, when it starts waiting.
+#: The dev stack registers this keyword; a baseline sets it once, when it starts waiting.
 WAITING = SearchAttributeKey.for_keyword("TollgateState")
 AWAITING_REVIEW = "AWAITING_REVIEW"
 
@@ -70,8 +73,9 @@ class BaselineActivities:
         return [self.step, self.local_step]
 
 
-@workflow.defn(name=WORKFLOW_NAME)
-class BaselineWorkflow:
+class _Baseline:
+    """The handlers both baselines share; ``_steps`` runs ``SHAPE``."""
+
     def __init__(self) -> None:
         self._checked = False
         self._approved = False
@@ -88,17 +92,16 @@ class BaselineWorkflow:
     def approve(self) -> None:
         self._approved = True
 
-    @workflow.run
-    async def run(self, raw: str) -> str:
+    async def _steps(self, raw: str, *, draft_queue: str, naive: bool) -> str:
         value = raw
         for _, kind in SHAPE:
-            if kind == "activity":
+            if kind == "activity" or (kind == "local" and naive):
                 value = await workflow.execute_activity_method(
                     BaselineActivities.step, value,
                     start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY)
             elif kind == "draft":
                 value = await workflow.execute_activity_method(
-                    BaselineActivities.draft, value, task_queue=BASELINE_DRAFT_QUEUE,
+                    BaselineActivities.draft, value, task_queue=draft_queue,
                     start_to_close_timeout=t.DRAFT_TIMEOUT, retry_policy=t.DRAFT_RETRY)
             elif kind == "local":
                 value = await workflow.execute_local_activity_method(
@@ -111,3 +114,40 @@ class BaselineWorkflow:
                 await workflow.wait_condition(lambda: self._approved)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return value
+
+
+@workflow.defn(name="BenchBaseline")
+class BaselineWorkflow(_Baseline):
+    """``same-shape``: Tollgate's local steps are local here too."""
+
+    @workflow.run
+    async def run(self, raw: str) -> str:
+        return await self._steps(raw, draft_queue=SAME_SHAPE.draft_queue, naive=False)
+
+
+@workflow.defn(name="BenchNaive")
+class NaiveBaselineWorkflow(_Baseline):
+    """``naive``: every step a normal activity."""
+
+    @workflow.run
+    async def run(self, raw: str) -> str:
+        return await self._steps(raw, draft_queue=NAIVE.draft_queue, naive=True)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """One baseline: its workflow, type name, task queues and workflow-id prefix."""
+
+    name: str
+    workflow_type: str
+    queue: str
+    draft_queue: str
+
+    @property
+    def workflow(self) -> type[_Baseline]:
+        return BaselineWorkflow if self.name == "same-shape" else NaiveBaselineWorkflow
+
+
+SAME_SHAPE = Baseline("same-shape", "BenchBaseline", "bench-baseline", "bench-baseline-draft")
+NAIVE = Baseline("naive", "BenchNaive", "bench-naive", "bench-naive-draft")
+BASELINES = {b.name: b for b in (SAME_SHAPE, NAIVE)}

@@ -1,9 +1,10 @@
-"""`tollgate bench`: the full pipeline against a bare Temporal workflow of the same shape
-(``tollgate.bench.baseline``), side by side, in one run, on a dev stack of its own.
+"""`tollgate bench`: the full pipeline against bare Temporal workflows of its shape
+(``tollgate.bench.baseline``: same-shape, naive, or both), side by side, in one run, on a dev
+stack of its own.
 
-Each phase starts one worker process per pipeline (``tollgate.bench.worker``), warms both up,
-then runs rounds in A B B A order so that the server's slow drift (SQLite growing) falls on both
-alike. A round submits its events with at most ``--concurrency`` in flight (submit -> result);
+Each phase starts one worker process per pipeline (``tollgate.bench.worker``), warms them up,
+then runs rounds in A B C, C B A order so that the server's slow drift (SQLite growing) falls on
+all alike. A round submits its events with at most ``--concurrency`` in flight (submit -> result);
 a scripted reviewer approves what is waiting. CPU comes from ``/proc`` deltas per round. Docs:
 ``docs/performance.md``.
 """
@@ -22,11 +23,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tollgate.bench.report import ratios, render, verdicts
+from tollgate.bench.report import headline, ratios, render, verdicts
 from tollgate.bench.stats import environment
+from tollgate.exits import Failure
 
 #: The server caps concurrent long polls (result waits) per namespace at 1200.
 MAX_CONCURRENCY = 1000
+#: Parked events are running workflows the stack keeps until it stops.
+MAX_PARKED = 20000
+MAX_WORKERS = 8
 
 
 def check_args(args: argparse.Namespace) -> str | None:
@@ -36,6 +41,10 @@ def check_args(args: argparse.Namespace) -> str | None:
         return f"--concurrency must be 1..{MAX_CONCURRENCY} (the server caps result waits)"
     if not 0 <= args.duplicates < 1:
         return "--duplicates must be a fraction in [0, 1)"
+    if not 1 <= args.workers <= MAX_WORKERS:
+        return f"--workers must be 1..{MAX_WORKERS}"
+    if not 0 <= args.parked <= MAX_PARKED:
+        return f"--parked must be 0..{MAX_PARKED}"
     if args.model_latency < 0 or args.review_poll <= 0 or args.warmup < 0:
         return "--model-latency and --warmup must be >= 0, --review-poll > 0"
     return None
@@ -55,6 +64,9 @@ def run_bench(args: argparse.Namespace) -> int:
     shutil.rmtree(state_dir, ignore_errors=True)
     try:
         report = asyncio.run(bench(args, state_dir, started))
+    except Failure as failure:  # one line, as every command fails
+        print(f"tollgate bench: {failure.message}", file=sys.stderr)
+        return int(failure.code)
     finally:
         if not args.keep:
             shutil.rmtree(state_dir, ignore_errors=True)
@@ -76,6 +88,12 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
         phases.append(Phase("duplicates", duplicates=args.duplicates))
     if args.model_latency:
         phases.append(Phase("model_latency", model_latency=args.model_latency))
+    if args.parked:  # last: the parked workflows stay open until the stack stops
+        phases.append(Phase("parked", parked=args.parked))
+    from tollgate.codec import KeyRing, encrypted_data_converter, load_key_ring
+
+    recorded: list[Any] = []
+    keys: KeyRing | None = None
     await asyncio.to_thread(stack.start)
     try:
         runner = await Bench.create(stack, args, random.Random(args.seed))
@@ -84,11 +102,16 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
             for phase_result in results.values():
                 phase_result["ratios"] = ratios(phase_result)
             histories = await runner.history_shapes()
+            if args.replay:
+                from tollgate.bench.replay import run_histories
+
+                recorded = await run_histories(runner.client)
+                keys = load_key_ring(stack.env())  # the stack's ring: it sealed them
         finally:
             await runner.close()
     finally:
         await asyncio.to_thread(stack.stop)
-    return {
+    report: dict[str, Any] = {
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "settings": dict(vars(args)),
@@ -96,6 +119,13 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
         "phases": results,
         "history_shape": histories,
     }
+    report["throughput_ratios"] = headline(report)
+    # After the stack stopped: the replayer has the cores to itself.
+    if args.replay and keys is not None:
+        from tollgate.bench.replay import replay_report
+
+        report["replay"] = await replay_report(recorded, encrypted_data_converter(keys))
+    return report
 
 
 def main(argv: list[str] | None = None) -> None:

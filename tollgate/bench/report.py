@@ -37,10 +37,17 @@ def dig(data: Any, path: tuple[str, ...]) -> Any:
     return data
 
 
-def ratios(phase: dict[str, Any]) -> dict[str, float | None]:
-    """tollgate / baseline for every row where the quotient means something."""
-    return {label: ratio(dig(phase["tollgate"], path), dig(phase["baseline"], path))
-            for label, path, meaningful in ROWS if meaningful}
+def baselines(phase: dict[str, Any]) -> list[str]:
+    """The baselines a phase ran, in run order (every pipeline but Tollgate)."""
+    return [p for p in phase if p not in ("settings", "ratios", "tollgate")]
+
+
+def ratios(phase: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """tollgate / baseline for every baseline and every row where the quotient means
+    something."""
+    return {b: {label: ratio(dig(phase["tollgate"], path), dig(phase[b], path))
+                for label, path, meaningful in ROWS if meaningful}
+            for b in baselines(phase)}
 
 
 def _fmt(value: Any) -> str:
@@ -52,47 +59,98 @@ def _fmt(value: Any) -> str:
 
 
 def _phase_table(name: str, phase: dict[str, Any]) -> list[str]:
-    base, toll = phase["baseline"], phase["tollgate"]
+    bases = baselines(phase)
+    pipelines = [*bases, "tollgate"]
     quotients = phase.get("ratios") or ratios(phase)
     lines = [f"\n== phase {name}  (duplicates {phase['settings']['duplicates']:.0%}, model "
              f"latency {phase['settings']['model_latency_s']:g} s)",
-             f"  {'':30}{'baseline':>12}{'tollgate':>12}{'tollgate/baseline':>20}"]
+             f"  {'':30}" + "".join(f"{p:>12}" for p in pipelines)
+             + "".join(f"{'toll/' + b:>17}" for b in bases)]
     for label, path, _ in ROWS:
-        b, t = dig(base, path), dig(toll, path)
-        if b in (None, 0) and t in (None, 0) and "duplicate" in label:
+        values = [dig(phase[p], path) for p in pipelines]
+        if all(v in (None, 0) for v in values) and "duplicate" in label:
             continue
-        lines.append(f"  {label:30}{_fmt(b):>12}{_fmt(t):>12}{_fmt(quotients.get(label)):>20}")
-    for pipeline, summary in (("baseline", base), ("tollgate", toll)):
+        lines.append(f"  {label:30}" + "".join(f"{_fmt(v):>12}" for v in values)
+                     + "".join(f"{_fmt(quotients[b].get(label)):>17}" for b in bases))
+    for pipeline in pipelines:
+        summary = phase[pipeline]
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(summary["outcomes"].items()))
         review = ", ".join(f"{k} {v}" for k, v in sorted(summary["reviewer"].items()))
-        lines.append(f"  {pipeline:9} outcomes: {outcomes or '-'};  reviewer: {review or '-'}")
-    rss = {p: s["worker_rss_mb_at"] for p, s in (("baseline", base), ("tollgate", toll))}
-    if any(rss.values()):
-        for pipeline, marks in rss.items():
+        lines.append(f"  {pipeline:10} outcomes: {outcomes or '-'};  reviewer: {review or '-'}")
+    for pipeline in pipelines:
+        marks = phase[pipeline]["worker_rss_mb_at"]
+        if marks:
             shown = ", ".join(f"{n:,} events {mb:.0f} MB" for n, mb in sorted(marks.items()))
-            lines.append(f"  {pipeline:9} worker RSS: {shown}")
+            lines.append(f"  {pipeline:10} worker RSS: {shown}")
     return lines
 
 
 def _scenarios(report: dict[str, Any]) -> list[str]:
     phases = report["phases"]
     plain, lines = phases["plain"], []
+    pipelines = [*baselines(plain), "tollgate"]
     if "model_latency" in phases:
         slow = phases["model_latency"]
-        for p in ("baseline", "tollgate"):
+        for p in pipelines:
             with_, without = dig(slow[p], ("ack", "p99_ms")), dig(plain[p], ("ack", "p99_ms"))
             lines.append(f"  model latency {slow['settings']['model_latency_s']:g} s, {p}: "
                          f"intake ack p99 {_fmt(with_)} ms vs {_fmt(without)} ms without "
                          f"(ratio {_fmt(ratio(with_, without))})")
     if "duplicates" in phases:
         dup = phases["duplicates"]
-        for p in ("baseline", "tollgate"):
+        for p in pipelines:
             with_, without = dup[p]["events_per_s"], plain[p]["events_per_s"]
             cost = None if not (with_ and without) else round((1 - with_ / without) * 100, 1)
             lines.append(f"  duplicates {dup['settings']['duplicates']:.0%}, {p}: distinct "
                          f"events/s {_fmt(with_)} vs {_fmt(without)} without (cost "
                          f"{_fmt(cost)} %), submissions/s {_fmt(dup[p]['submissions_per_s'])}")
+    if "parked" in phases:
+        lines += _parked(phases["parked"], plain)
     return (["\n== scenarios", *lines]) if lines else []
+
+
+#: Worker RSS the parked scenario should stay under, and the throughput it may lose (issue 16).
+PARKED_RSS_GOAL_MB = 200
+PARKED_LOSS_GOAL = 0.10
+
+
+def _parked(parked: dict[str, Any], plain: dict[str, Any]) -> list[str]:
+    n, toll = parked["settings"]["parked"], parked["tollgate"]
+    with_, without = toll["events_per_s"], plain["tollgate"]["events_per_s"]
+    lines = [f"  parked {n:,}: tollgate events/s {_fmt(with_)} vs {_fmt(without)} without "
+             f"(ratio {_fmt(ratio(with_, without))}, goal >= {1 - PARKED_LOSS_GOAL:.2f}); "
+             f"worker RSS {_fmt(parked['settings']['worker_rss_mb_once_parked'])} MB once "
+             f"parked, peak {_fmt(toll['worker_peak_rss_mb'])} MB (goal <= "
+             f"{PARKED_RSS_GOAL_MB})"]
+    for b in baselines(parked):  # the baselines park nothing: they show the run's drift
+        now, before = parked["ratios"][b]["events/s"], plain["ratios"][b]["events/s"]
+        lines.append(f"  parked {n:,}: tollgate/{b} events/s {_fmt(now)} vs {_fmt(before)} "
+                     "without")
+    return lines
+
+
+#: Histories per second the replay should reach with the sandbox, on 2 cores (issue 16).
+REPLAY_GOAL_PER_S = 80
+
+
+def _replay(found: dict[str, Any] | None) -> list[str]:
+    if not found:
+        return []
+    lines = [f"\n== replay (goal >= {REPLAY_GOAL_PER_S} histories/s with the sandbox)"]
+    for name, label in (("committed", f"committed x{found['committed_passes']}"),
+                        ("run", "recorded in the run")):
+        for sandbox, figures in found[name].items():
+            lines.append(f"  {label:22}{sandbox:17}{figures['histories']:>6} histories "
+                         f"{_fmt(figures['per_s']):>8}/s  {_fmt(figures['cpu_ms_per_history'])}"
+                         f" ms CPU each, {figures['failures']} failed")
+    return lines
+
+
+def headline(report: dict[str, Any]) -> dict[str, float | None]:
+    """The plain phase's throughput ratio against each baseline: the figures the goals use."""
+    plain = report["phases"]["plain"]
+    found = plain.get("ratios") or ratios(plain)
+    return {b: found[b].get("events/s") for b in baselines(plain)}
 
 
 def render(report: dict[str, Any]) -> str:
@@ -102,19 +160,22 @@ def render(report: dict[str, Any]) -> str:
         f"({env['cpu_model']}), Python {env['python']}, temporalio {env['temporalio']}, "
         f"{env['temporal_cli']}, commit {env.get('commit')}",
         f"{s['events']} events per pipeline per phase, concurrency {s['concurrency']}, "
-        f"{s['rounds']} rounds each (A B B A ...), warm-up {s['warmup']}, reviewer polls every "
-        f"{s['review_poll']} s",
+        f"{s['rounds']} rounds each (A B C, C B A ...), warm-up {s['warmup']}, reviewer polls "
+        f"every {s['review_poll']} s",
     ]
     for name, phase in report["phases"].items():
         lines += _phase_table(name, phase)
-    shape = report.get("history_shape") or {}
-    if shape.get("baseline") and shape.get("tollgate"):
+    shape = {p: v for p, v in (report.get("history_shape") or {}).items() if v}
+    if "tollgate" in shape:
         lines.append("\n== one event's history (plain phase)")
-        lines.append(f"  {'':30}{'baseline':>12}{'tollgate':>12}")
+        lines.append(f"  {'':30}" + "".join(f"{p:>12}" for p in shape))
         for key in SHAPE_ROWS:
-            lines.append(f"  {key.replace('_', ' '):30}{_fmt(shape['baseline'][key]):>12}"
-                         f"{_fmt(shape['tollgate'][key]):>12}")
+            lines.append(f"  {key.replace('_', ' '):30}"
+                         + "".join(f"{_fmt(v[key]):>12}" for v in shape.values()))
     lines += _scenarios(report)
+    lines += _replay(report.get("replay"))
+    lines.append("\n== throughput, tollgate / baseline (plain phase)")
+    lines += [f"  {b:12}{_fmt(r):>8}" for b, r in headline(report).items()]
     problems = verdicts(report)
     lines.append("\n== checks")
     lines += [f"  WARN {w}" for w in shape_warnings(report)]
@@ -128,7 +189,7 @@ def verdicts(report: dict[str, Any]) -> list[str]:
     """Every broken promise in the run, one line each (empty: all held)."""
     problems = []
     for name, phase in report["phases"].items():
-        for pipeline in ("baseline", "tollgate"):
+        for pipeline in [*baselines(phase), "tollgate"]:
             summary = phase[pipeline]
             bad = {k: v for k, v in summary["outcomes"].items()
                    if k not in ("SUCCEEDED", "ack:duplicate")}
@@ -142,15 +203,29 @@ def verdicts(report: dict[str, Any]) -> list[str]:
         if not toll["messages_at_target"] == approved == toll["distinct_events"]:
             problems.append(f"{name}: {toll['messages_at_target']} messages at the target, "
                             f"{approved} approved, {toll['distinct_events']} distinct events")
+    for name, by_sandbox in (report.get("replay") or {}).items():
+        if isinstance(by_sandbox, dict):
+            problems += [f"replay {name}/{sandbox}: {f['failures']} histories did not replay"
+                         for sandbox, f in by_sandbox.items() if f["failures"]]
     return problems
 
 
 def shape_warnings(report: dict[str, Any]) -> list[str]:
-    """The baseline must keep the pipeline's shape; say so when the two histories differ."""
+    """The baselines must keep the pipeline's shape; say so when the histories differ. The
+    naive baseline runs every local step as a normal activity, so only its total must match."""
     shape = report.get("history_shape") or {}
-    base, toll = shape.get("baseline"), shape.get("tollgate")
-    if not base or not toll:
+    toll = shape.get("tollgate")
+    if not toll or not any(shape.get(b) for b in ("same-shape", "naive")):
         return ["no history sampled: the shapes were not compared"]
-    return [f"{key.replace('_', ' ')}: baseline {base[key]}, tollgate {toll[key]}; update SHAPE "
-            "in tollgate/bench_baseline.py to match the pipeline"
-            for key in ("activities", "local_activities") if base[key] != toll[key]]
+    fix = "; update SHAPE in tollgate/bench/baseline.py to match the pipeline"
+    warnings = []
+    same = shape.get("same-shape")
+    if same:
+        warnings += [f"{key.replace('_', ' ')}: same-shape {same[key]}, tollgate {toll[key]}{fix}"
+                     for key in ("activities", "local_activities") if same[key] != toll[key]]
+    naive = shape.get("naive")
+    steps = toll["activities"] + toll["local_activities"]
+    if naive and naive["activities"] != steps:
+        warnings.append(f"activities: naive {naive['activities']}, tollgate {steps} (activities "
+                        f"+ local activities){fix}")
+    return warnings

@@ -10,18 +10,19 @@ import json
 import os
 import random
 import time
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError, RPCStatusCode
 
-from contracts import EventState, FinalOutcome, ReviewDecision
+from contracts import EventState, FinalOutcome
 from policies.signing import sign_json
-from tollgate.bench.baseline import BASELINE_QUEUE, WORKFLOW_NAME, BaselineWorkflow
+from tollgate.bench.baseline import BASELINES, BaselineWorkflow
 from tollgate.bench.history import history_shapes
+from tollgate.bench.reviewer import TENANT, Reviewer
 from tollgate.bench.stats import cpu_ms, memory_kb, tree_cpu_ms
 from tollgate.bench.tally import Phase, Tally, plan, split
 from tollgate.bench.worker import WorkerProcess
@@ -29,15 +30,41 @@ from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.demo import care_due
 from tollgate.devstack import DevStack
+from tollgate.exits import Exit, Failure
 from tollgate.intake import submit
-from workflows.process_event import ProcessEventWorkflow
 
-PIPELINES = ("baseline", "tollgate")
-TENANT = "acme"
-WORKFLOW_TYPES = {"baseline": WORKFLOW_NAME, "tollgate": "ProcessEvent"}
+#: Parked events belong to another tenant, so the reviewer's list never pages through them.
+PARKED_TENANT = "globex"
 #: Completed events between two worker RSS readings.
 RSS_EVERY = 1000
 HISTORY_SAMPLES = 3
+
+
+class WorkerGroup:
+    """One pipeline's worker processes (several only for Tollgate with ``--workers``): CPU and
+    round trips summed over them, memory the largest of them."""
+
+    def __init__(self, processes: list[WorkerProcess]) -> None:
+        self.processes = processes
+
+    @classmethod
+    async def start(cls, pipeline: str, n: int, latency: float, stack: DevStack) -> WorkerGroup:
+        return cls([await WorkerProcess.start(pipeline, latency, stack) for _ in range(n)])
+
+    def cpu_ms(self) -> float:
+        return sum(tree_cpu_ms(w.pid) for w in self.processes)
+
+    def rss_mb(self, key: str = "rss_kb") -> float:
+        return max(memory_kb(w.pid)[key] for w in self.processes) / 1024
+
+    async def round_trips(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for w in self.processes:
+            total.update(await w.round_trips())
+        return total
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(w.stop() for w in self.processes))
 
 
 class Bench:
@@ -48,8 +75,11 @@ class Bench:
         self.secrets = settings.tenant_secrets()
         self.serial = 0
         self.run_tag = datetime.now(UTC).strftime("%H%M%S")
-        self.workers: dict[str, WorkerProcess] = {}
+        self.workers: dict[str, WorkerGroup] = {}
         self.samples: dict[str, list[str]] = {}  # finished plain-phase workflows, per pipeline
+        chosen = list(BASELINES) if args.baseline == "both" else [args.baseline]
+        #: The baselines asked for, then Tollgate; rounds go this order, then reversed.
+        self.pipelines: tuple[str, ...] = (*chosen, "tollgate")
 
     @classmethod
     async def create(cls, stack: DevStack, args: argparse.Namespace,
@@ -58,14 +88,12 @@ class Bench:
         client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
         return cls(stack, args, rng, settings, client)
 
-    def _pids(self, pipeline: str) -> dict[str, int]:
+    def _cpu(self, pipeline: str) -> dict[str, float]:
         postmaster = (self.stack.state_dir / "pgdata" / "postmaster.pid").read_text().split()
         assert self.stack.temporal_proc is not None
-        return {"server": self.stack.temporal_proc.pid, "postgres": int(postmaster[0]),
-                "worker": self.workers[pipeline].pid}
-
-    def _cpu(self, pipeline: str) -> dict[str, float]:
-        found = {name: tree_cpu_ms(pid) for name, pid in self._pids(pipeline).items()}
+        found = {"server": tree_cpu_ms(self.stack.temporal_proc.pid),
+                 "postgres": tree_cpu_ms(int(postmaster[0])),
+                 "worker": self.workers[pipeline].cpu_ms()}
         found["driver"] = cpu_ms(os.getpid())  # this process: client calls and the stand-ins
         return found
 
@@ -80,28 +108,54 @@ class Bench:
 
     async def run_phase(self, phase: Phase) -> dict[str, Any]:
         await self.close()
-        for pipeline in PIPELINES:
-            self.workers[pipeline] = await WorkerProcess.start(
-                pipeline, phase.model_latency, self.stack)
-        tallies = {p: Tally() for p in PIPELINES}
-        for pipeline in PIPELINES:
+        for pipeline in self.pipelines:
+            self.workers[pipeline] = await WorkerGroup.start(
+                pipeline, self.args.workers if pipeline == "tollgate" else 1,
+                phase.model_latency, self.stack)
+        tallies = {p: Tally() for p in self.pipelines}
+        parked_rss = await self._park(phase) if phase.parked else None
+        for pipeline in self.pipelines:
             if self.args.warmup:
                 await self.run_round(phase, pipeline, self.args.warmup, Tally(), dups=False)
         sizes = split(self.args.events, self.args.rounds)
         for r, size in enumerate(sizes):
-            order = PIPELINES if r % 2 == 0 else PIPELINES[::-1]
+            order = self.pipelines if r % 2 == 0 else self.pipelines[::-1]
             for pipeline in order:
                 await self.run_round(phase, pipeline, size, tallies[pipeline], dups=True)
         for pipeline, tally in tallies.items():
-            tally.peak_rss_mb = memory_kb(self.workers[pipeline].pid)["peak_rss_kb"] / 1024
+            tally.peak_rss_mb = self.workers[pipeline].rss_mb("peak_rss_kb")
         await self.close()
         if phase.name == "plain":
             self.samples = {p: t.samples for p, t in tallies.items()}
         return {"settings": {"duplicates": phase.duplicates,
-                             "model_latency_s": phase.model_latency},
+                             "model_latency_s": phase.model_latency, "parked": phase.parked,
+                             "worker_rss_mb_once_parked": parked_rss},
                 **{p: t.summary() for p, t in tallies.items()}}
 
-    def _events(self, pipeline: str, phase: Phase, n: int) -> list[tuple[str, str]]:
+    async def _park(self, phase: Phase) -> float:
+        """Submit ``phase.parked`` Tollgate events nobody will decide and wait until all of
+        them wait for review; the Tollgate worker's RSS then, in MB."""
+        gate = asyncio.Semaphore(self.args.concurrency)
+
+        async def one(raw: str) -> None:
+            async with gate:
+                await submit(self.client, raw, task_queue=self.settings.task_queue)
+
+        events = self._events("tollgate", phase, phase.parked, tenant=PARKED_TENANT)
+        await asyncio.gather(*(one(raw) for _, raw in events))
+        query = (f"WorkflowType = 'ProcessEvent' AND TollgateTenant = '{PARKED_TENANT}' AND "
+                 f"TollgateState = '{EventState.AWAITING_REVIEW.value}'")
+        # Each parked event runs up to review here: allow a generous 1 s apiece on top.
+        deadline = time.perf_counter() + self.args.event_timeout + phase.parked
+        while (waiting := (await self.client.count_workflows(query)).count) < phase.parked:
+            if time.perf_counter() > deadline:
+                raise Failure(Exit.REFUSED, f"only {waiting} of {phase.parked} parked events "
+                              "reached review in time; see the worker log (--keep)")
+            await asyncio.sleep(1)
+        return round(self.workers["tollgate"].rss_mb(), 1)
+
+    def _events(self, pipeline: str, phase: Phase, n: int,
+                tenant: str = TENANT) -> list[tuple[str, str]]:
         """n signed CARE_DUE events, each for a customer of its own (so none supersedes
         another), as (workflow id, raw JSON)."""
         now = datetime.now(UTC)
@@ -112,11 +166,11 @@ class Bench:
             self.serial += 1
             customer = f"B-{self.run_tag}-{self.serial}"
             key = f"bench-{self.run_tag}-{phase.name}-{pipeline}-{self.serial}"
-            crm.upsert(TENANT, customer, first_name="Sam", pet_name="Rex",
-                       consent_messaging=True, updated_at=now - timedelta(days=1))
-            raw = sign_json(json.dumps(care_due(TENANT, customer, key, now=now)), self.secrets)
-            wf_id = (f"event/{TENANT}/{key}" if pipeline == "tollgate"
-                     else f"bench-baseline/{TENANT}/{key}")
+            crm.upsert(tenant, customer, first_name="Sam", pet_name="Rex",
+                       consent_messaging=True, updated_at=now - timedelta(hours=1))
+            raw = sign_json(json.dumps(care_due(tenant, customer, key, now=now)), self.secrets)
+            wf_id = (f"event/{tenant}/{key}" if pipeline == "tollgate"
+                     else f"bench-{pipeline}/{tenant}/{key}")
             events.append((wf_id, raw))
         return events
 
@@ -130,7 +184,8 @@ class Bench:
         messaging = self.stack.standins.messaging
         gate = asyncio.Semaphore(self.args.concurrency)
         stop, handled = asyncio.Event(), set[str]()
-        reviewer = asyncio.create_task(self._review(pipeline, stop, handled, tally))
+        reviewer = asyncio.create_task(Reviewer(self.client, pipeline, tally).run(
+            stop, handled, self.args.review_poll))
         worker = self.workers[pipeline]
         trips, messages = await worker.round_trips(), messaging.message_count
         cpu = self._cpu(pipeline)
@@ -163,7 +218,7 @@ class Bench:
                 if len(tally.samples) < HISTORY_SAMPLES and phase.name == "plain":
                     tally.samples.append(wf_id)
                 if tally.events % RSS_EVERY == 0:
-                    tally.rss_mb_at[tally.events] = memory_kb(worker.pid)["rss_kb"] / 1024
+                    tally.rss_mb_at[tally.events] = worker.rss_mb()
 
         await asyncio.gather(*(one(*events[i]) for i in order))
         wall = time.perf_counter() - started
@@ -183,13 +238,14 @@ class Bench:
         if pipeline == "tollgate":
             ack = await submit(self.client, raw, task_queue=self.settings.task_queue)
             return ack.status
-        start = WithStartWorkflowOperation(
-            BaselineWorkflow.run, raw, id=wf_id, task_queue=BASELINE_QUEUE,
+        baseline = BASELINES[pipeline]
+        start: WithStartWorkflowOperation[Any, str] = WithStartWorkflowOperation(
+            baseline.workflow_type, raw, id=wf_id, task_queue=baseline.queue, result_type=str,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
         try:
             return await self.client.execute_update_with_start_workflow(
-                BaselineWorkflow.intake, start_workflow_operation=start)
+                BaselineWorkflow.intake, start_workflow_operation=start)  # same on both
         except WorkflowAlreadyStartedError:  # as the starter does: answer with the old result
             with contextlib.suppress(WorkflowAlreadyStartedError):
                 await start.workflow_handle()  # the operation's own copy of the error, read
@@ -202,54 +258,3 @@ class Bench:
             return out.state.value
         await self.client.get_workflow_handle(wf_id).result()
         return EventState.SUCCEEDED.value
-
-    # --- the scripted reviewer ----------------------------------------------------------
-
-    async def _review(self, pipeline: str, stop: asyncio.Event, handled: set[str],
-                      tally: Tally) -> None:
-        """List what waits for review (one visibility call per poll, whatever the number in
-        flight) and decide each record once."""
-        query = (f"WorkflowType = '{WORKFLOW_TYPES[pipeline]}' AND ExecutionStatus = 'Running'"
-                 f" AND TollgateState = '{EventState.AWAITING_REVIEW.value}'")
-        pending: set[asyncio.Task[None]] = set()
-        while not stop.is_set():
-            tally.reviewer["list_calls"] += 1
-            try:
-                async for wf in self.client.list_workflows(query, page_size=1000):
-                    if wf.id not in handled:
-                        handled.add(wf.id)
-                        task = asyncio.create_task(self._decide(pipeline, wf.id, handled, tally))
-                        pending.add(task)
-                        task.add_done_callback(pending.discard)
-            except Exception:
-                tally.reviewer["list_errors"] += 1
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.args.review_poll)
-        await asyncio.gather(*pending)
-
-    async def _decide(self, pipeline: str, wf_id: str, handled: set[str], tally: Tally) -> None:
-        handle = self.client.get_workflow_handle(wf_id)
-        try:
-            if pipeline == "baseline":
-                await handle.signal(BaselineWorkflow.approve)
-                tally.reviewer["approved"] += 1
-                return
-            tally.reviewer["queries"] += 1
-            ticket = await handle.query(ProcessEventWorkflow.review_ticket)
-            if ticket.state != EventState.AWAITING_REVIEW or ticket.request_id is None:
-                tally.reviewer["not_waiting"] += 1
-                return
-            ack = await handle.execute_update(ProcessEventWorkflow.review, ReviewDecision(
-                request_id=ticket.request_id, decision="approve", reviewer="bench.reviewer",
-                role="reviewer", reason="scripted approval", draft_version=ticket.draft_version
-                or 1, tenant_id=TENANT))
-            tally.reviewer["approved" if ack.accepted else "refused"] += 1
-        except RPCError as exc:
-            if exc.status == RPCStatusCode.NOT_FOUND:  # closed: the list lagged behind it
-                tally.reviewer["not_waiting"] += 1
-                return
-            tally.reviewer["errors"] += 1
-            handled.discard(wf_id)  # looked at again on the next poll
-        except Exception:
-            tally.reviewer["errors"] += 1
-            handled.discard(wf_id)

@@ -15,6 +15,7 @@ class Phase:
     name: str
     duplicates: float = 0.0
     model_latency: float = 0.0
+    parked: int = 0  # Tollgate events held waiting for review while the rounds run
 
 
 def plan(submissions: int, duplicates: float, spread: int, rng: random.Random) -> list[int]:

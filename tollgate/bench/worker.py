@@ -1,6 +1,6 @@
 """The worker process of ``tollgate bench`` and the bench's handle on it (``WorkerProcess``):
 one per pipeline, so each one's CPU and memory are its own.
-``python -m tollgate.bench.worker tollgate|baseline [--model-latency S]``.
+``python -m tollgate.bench.worker tollgate|same-shape|naive [--model-latency S]``.
 
 It prints ``ready`` once its workers poll, then answers ``stats`` on stdin with one JSON line
 (PostgreSQL round trips so far, by kind) and exits on ``stop`` or end of input. The Tollgate
@@ -25,12 +25,7 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from tollgate.bench.baseline import (
-    BASELINE_DRAFT_QUEUE,
-    BASELINE_QUEUE,
-    BaselineActivities,
-    BaselineWorkflow,
-)
+from tollgate.bench.baseline import BASELINES, BaselineActivities
 from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.devstack import DevStack
@@ -98,11 +93,11 @@ async def tollgate_workers(
 
 
 @asynccontextmanager
-async def baseline_workers(client: Client, latency: float) -> AsyncIterator[None]:
-    acts = BaselineActivities(latency)
-    main = Worker(client, task_queue=BASELINE_QUEUE, workflows=[BaselineWorkflow],
+async def baseline_workers(client: Client, name: str, latency: float) -> AsyncIterator[None]:
+    acts, baseline = BaselineActivities(latency), BASELINES[name]
+    main = Worker(client, task_queue=baseline.queue, workflows=[baseline.workflow],
                   activities=acts.main_queue())
-    draft = Worker(client, task_queue=BASELINE_DRAFT_QUEUE, activities=[acts.draft])
+    draft = Worker(client, task_queue=baseline.draft_queue, activities=[acts.draft])
     async with main, draft:
         yield
 
@@ -111,7 +106,7 @@ async def serve(pipeline: str, latency: float) -> None:
     settings = Settings.from_env()
     client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
     workers = (tollgate_workers(client, settings, latency) if pipeline == "tollgate"
-               else baseline_workers(client, latency))
+               else baseline_workers(client, pipeline, latency))
     loop = asyncio.get_running_loop()
     async with workers:
         print("ready", flush=True)
@@ -174,7 +169,7 @@ class WorkerProcess:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("pipeline", choices=["tollgate", "baseline"])
+    parser.add_argument("pipeline", choices=["tollgate", *BASELINES])
     parser.add_argument("--model-latency", type=float, default=0.0)
     args = parser.parse_args(argv)
     from tollgate.logging import configure_logging

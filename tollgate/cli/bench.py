@@ -10,24 +10,33 @@ import click
 
 @click.command(context_settings={"show_default": True})
 @click.option("--events", type=int, default=500, help="events per pipeline per phase")
+@click.option("--baseline", type=click.Choice(["same-shape", "naive", "both"]), default="both",
+              help="what Tollgate is compared with (docs/performance.md)")
 @click.option("--concurrency", type=int, default=50, help="events in flight (submit -> end)")
-@click.option("--rounds", type=int, default=4, help="rounds per pipeline (A B B A ...)")
+@click.option("--rounds", type=int, default=4, help="rounds per pipeline (A B C, C B A ...)")
 @click.option("--warmup", type=int, default=30, help="unmeasured events per pipeline")
 @click.option("--model-latency", type=float, default=0.0, metavar="S",
               help="add a phase where drafting takes S seconds")
 @click.option("--duplicates", type=float, default=0.0, metavar="FRACTION",
               help="add a phase where this share of submissions are re-sent copies")
+@click.option("--parked", type=int, default=0, metavar="N",
+              help="add a phase with N Tollgate events held waiting for review")
+@click.option("--workers", type=int, default=1, metavar="N",
+              help="Tollgate worker processes (main and draft worker each)")
 @click.option("--review-poll", type=float, default=0.1, metavar="S",
               help="how often the scripted reviewer lists waiting records")
 @click.option("--event-timeout", type=float, default=120.0, metavar="S",
               help="how long one event may take before it counts as an error")
+@click.option("--replay", is_flag=True,
+              help="then replay the committed histories and up to 1,000 of the run's")
 @click.option("--json", "json_path", metavar="PATH", help="also write every figure here")
 @click.option("--state-dir", default=".tollgate", help="parent of bench-<stamp>/")
 @click.option("--keep", is_flag=True, help="keep bench-<stamp>/ (logs, databases)")
 @click.option("--seed", type=int, default=6, help="where the duplicate copies fall")
 def bench(**options: Any) -> int:
-    """Benchmark the full pipeline against a bare Temporal workflow of the same shape, on a
-    dev stack of its own (~6 min with the defaults). Exit 1 when a verdict fails."""
+    """Benchmark the full pipeline against bare Temporal workflows of its shape (same-shape,
+    naive or both), on a dev stack of its own (minutes; docs/performance.md). Exit 1 when a
+    verdict fails."""
     from tollgate.bench.command import check_args, run_bench
 
     args = argparse.Namespace(**options)

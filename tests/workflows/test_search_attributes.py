@@ -1,0 +1,80 @@
+"""What an operator's filter sees: the search attribute ``TollgateState`` changes only at the
+states an operator or reviewer filters on (patch ``coalesced-search-attributes``), each change
+one upsert carrying every attribute due at that point, and a decided record leaves the
+reviewer's list at once."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
+from temporalio.converter import default
+
+from adapters.standins import StandIns
+from contracts import EventState, ReviewDecision
+from tests.conftest import Handle, signed_event, start, wait_review
+from workflows.search_attributes import REVIEW_DUE, STATE, TENANT
+
+
+def new_customer(standins: StandIns) -> str:
+    customer = f"C-{uuid.uuid4().hex[:8]}"
+    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
+                        consent_messaging=True)
+    return customer
+
+
+async def upserts(handle: Handle) -> list[dict[str, Any]]:
+    """Each upsert of Tollgate's attributes in the history, as the attributes it set (names to
+    decoded values); the SDK's own ``TemporalChangeVersion`` upsert per patch left out."""
+    history = await handle.fetch_history()
+    found = []
+    for event in history.events:
+        if event.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+            fields = event.upsert_workflow_search_attributes_event_attributes
+            found.append({name: default().payload_converter.from_payload(payload)
+                          for name, payload in fields.search_attributes.indexed_fields.items()})
+    return [u for u in found if "TemporalChangeVersion" not in u]
+
+
+async def decide(handle: Handle, ticket: dict[str, Any], decision: str) -> None:
+    await handle.execute_update("review", ReviewDecision(
+        request_id=ticket["request_id"], decision=decision, reviewer="an.tran",
+        role="care_lead", reason="checked", draft_version=ticket["draft_version"]))
+
+
+async def test_an_approved_event_shows_its_four_filtered_states_in_four_upserts(
+    worker_client: tuple[Client, str], standins: StandIns
+) -> None:
+    client, queue = worker_client
+    handle = await start(client, queue, signed_event(new_customer(standins)))
+    ticket = await wait_review(handle)
+    waiting = (await handle.describe()).typed_search_attributes
+    assert waiting.get(STATE) == "AWAITING_REVIEW"
+    assert waiting.get(TENANT) == "acme"
+    assert waiting.get(REVIEW_DUE) is not None
+
+    await decide(handle, ticket, "approve")
+    assert (await handle.result()).state == EventState.SUCCEEDED
+    done = await upserts(handle)
+    assert [u.get("TollgateState") for u in done] == [
+        "VALIDATED", "AWAITING_REVIEW", "EXECUTING", "SUCCEEDED"]
+    assert set(done[0]) == {"TollgateState", "TollgateTenant", "TollgateEventType"}
+    assert set(done[1]) == {"TollgateState", "TollgateReviewDue"}
+    assert (await handle.describe()).typed_search_attributes.get(STATE) == "SUCCEEDED"
+
+
+async def test_asking_for_information_takes_the_record_off_the_reviewers_list(
+    worker_client: tuple[Client, str], standins: StandIns
+) -> None:
+    client, queue = worker_client
+    handle = await start(client, queue, signed_event(new_customer(standins)))
+    await decide(handle, await wait_review(handle), "request_info")
+    second = await wait_review(handle)
+    assert second["draft_version"] == 2
+    await decide(handle, second, "reject")
+    assert (await handle.result()).state == EventState.REJECTED
+    states = [u["TollgateState"] for u in await upserts(handle) if "TollgateState" in u]
+    assert states == ["VALIDATED", "AWAITING_REVIEW", "CONTEXT_READY", "AWAITING_REVIEW",
+                      "REJECTED"]

@@ -1,0 +1,77 @@
+"""The scripted reviewer of ``tollgate bench``: it lists what waits for review (one visibility
+call per poll, whatever the number in flight) and decides each record once, as a person would:
+a signal for a baseline, the ``review_ticket`` query then the ``review`` update for Tollgate."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from contracts import EventState, ReviewDecision
+from tollgate.bench.baseline import BASELINES, BaselineWorkflow
+from tollgate.bench.tally import Tally
+from workflows.process_event import ProcessEventWorkflow
+
+TENANT = "acme"
+WORKFLOW_TYPES = {"tollgate": "ProcessEvent",
+                  **{name: b.workflow_type for name, b in BASELINES.items()}}
+
+
+class Reviewer:
+    """Approves one pipeline's waiting records of tenant ``TENANT``; counts in ``tally``."""
+
+    def __init__(self, client: Client, pipeline: str, tally: Tally) -> None:
+        self.client, self.pipeline, self.tally = client, pipeline, tally
+
+    async def run(self, stop: asyncio.Event, handled: set[str], poll: float) -> None:
+        """Until ``stop``: list every ``poll`` seconds, decide what ``handled`` lacks."""
+        pipeline, tally = self.pipeline, self.tally
+        query = (f"WorkflowType = '{WORKFLOW_TYPES[pipeline]}' AND ExecutionStatus = 'Running'"
+                 f" AND TollgateState = '{EventState.AWAITING_REVIEW.value}'"
+                 + (f" AND TollgateTenant = '{TENANT}'" if pipeline == "tollgate" else ""))
+        pending: set[asyncio.Task[None]] = set()
+        while not stop.is_set():
+            tally.reviewer["list_calls"] += 1
+            try:
+                async for wf in self.client.list_workflows(query, page_size=1000):
+                    if wf.id not in handled:
+                        handled.add(wf.id)
+                        task = asyncio.create_task(self._decide(wf.id, handled))
+                        pending.add(task)
+                        task.add_done_callback(pending.discard)
+            except Exception:
+                tally.reviewer["list_errors"] += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), poll)
+        await asyncio.gather(*pending)
+
+    async def _decide(self, wf_id: str, handled: set[str]) -> None:
+        pipeline, tally = self.pipeline, self.tally
+        handle = self.client.get_workflow_handle(wf_id)
+        try:
+            if pipeline != "tollgate":
+                await handle.signal(BaselineWorkflow.approve)
+                tally.reviewer["approved"] += 1
+                return
+            tally.reviewer["queries"] += 1
+            ticket = await handle.query(ProcessEventWorkflow.review_ticket)
+            if ticket.state != EventState.AWAITING_REVIEW or ticket.request_id is None:
+                tally.reviewer["not_waiting"] += 1
+                return
+            ack = await handle.execute_update(ProcessEventWorkflow.review, ReviewDecision(
+                request_id=ticket.request_id, decision="approve", reviewer="bench.reviewer",
+                role="reviewer", reason="scripted approval", draft_version=ticket.draft_version
+                or 1, tenant_id=TENANT))
+            tally.reviewer["approved" if ack.accepted else "refused"] += 1
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:  # closed: the list lagged behind it
+                tally.reviewer["not_waiting"] += 1
+                return
+            tally.reviewer["errors"] += 1
+            handled.discard(wf_id)  # looked at again on the next poll
+        except Exception:
+            tally.reviewer["errors"] += 1
+            handled.discard(wf_id)
