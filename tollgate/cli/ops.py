@@ -9,6 +9,7 @@ import click
 
 from tollgate.cli.common import Command, connect, emit_json, json_option, pool, run_in_loop, table
 from tollgate.cli.ops_dlq import dlq
+from tollgate.cli.trace import audit
 from tollgate.config import Settings
 from tollgate.exits import Exit, Failure
 
@@ -132,6 +133,7 @@ def sweep(install: bool, as_json: bool) -> Command:
 
 
 ops.add_command(dlq)
+ops.add_command(audit)
 
 
 async def ops_main(argv: list[str], s: Settings) -> int:
