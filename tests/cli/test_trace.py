@@ -108,3 +108,19 @@ async def test_an_unknown_event_is_one_line_not_found(
     _, s = finished
     assert await run_trace(s, "event/acme/no-such-key") == 4
     assert capsys.readouterr().err.strip() == "tollgate: event/acme/no-such-key: no such event"
+
+
+async def test_review_show_of_a_finished_event_ends_with_its_chain(
+    finished: tuple[str, Settings], worker_client: tuple[Client, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tollgate.cli.review_show import review_show
+
+    wf, s = finished
+    assert await review_show(worker_client[0], s, wf) == 0
+    text = capsys.readouterr().out
+    assert "\ntrace\n" in text
+    assert "receipt   messaging/send_message" in text and "run       " + wf in text
+    assert await review_show(worker_client[0], s, wf, as_json=True) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["status"] for r in data["trace"]["receipts"]] == ["SUCCEEDED"]
