@@ -73,10 +73,10 @@ async def main_worker(client: Client, settings: Settings, *,
     context = ContextActivities(store, crm)
     steps = StepActivities(store)
     review = ReviewActivities(store)
-    execute = ExecuteActivities(store, receipts, ops, adapters, crm,
-                                circuit=Circuit(CircuitStore(pool), matrix))
+    circuit = Circuit(CircuitStore(pool), matrix)
+    execute = ExecuteActivities(store, receipts, ops, adapters, crm, circuit=circuit)
     reconcile = ReconcileActivities(receipts, ops, adapters)
-    sweep = SweepActivities(receipts, adapters)
+    sweep = SweepActivities(receipts, adapters, circuit)
     tagging_store = TaggingStore(pool)
     tagging = TaggingActivities(tagging_store)
     consumers = order_consumers()
