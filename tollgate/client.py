@@ -19,6 +19,14 @@ async def build_client(address: str, namespace: str = "default", *,
         keys: the key ring; read from ``env`` (default: the process environment) when omitted.
         env: where ``TOLLGATE_KEYS``/``TOLLGATE_KEYS_FILE``/``TOLLGATE_STATE_DIR`` are read.
     """
+    import os
+
+    from tollgate import tracing
+
     ring = keys or load_key_ring(env)
+    # Tracing is on only with OTEL_EXPORTER_OTLP_ENDPOINT (docs/tracing.md): then the client,
+    # and every worker built from it, carries the trace through Temporal.
+    tracing.configure_from_env(os.environ if env is None else env)
     return await Client.connect(address, namespace=namespace,
-                                data_converter=encrypted_data_converter(ring))
+                                data_converter=encrypted_data_converter(ring),
+                                interceptors=tracing.interceptors())
