@@ -3,6 +3,7 @@ signal: past the limit the tenant's switch for that adapter closes by itself."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 
@@ -75,3 +76,22 @@ async def test_drift_past_the_limit_closes_the_switch_once(
     reason = await receipts.pool.fetchval(
         "SELECT reason FROM kill_switches WHERE adapter = 'messaging' AND tenant_id = $1", tenant)
     assert reason == "duplicates: 2 in 15 min (limit 2)"
+
+
+def test_a_rule_locks_its_own_limits_and_others_get_the_defaults() -> None:
+    from datetime import timedelta
+
+    from policies.matrix import VERSIONS_DIR, PolicyMatrix, newest_matrix_file
+
+    data = json.loads(newest_matrix_file(VERSIONS_DIR).read_text())
+    tenant, event_type = next((t, e) for t, rules in data["rules"].items() for e in rules)
+    data["rules"][tenant][event_type]["circuit"] = {"unknown_writes": 2, "window": "PT5M"}
+    circuit = Circuit(CircuitStore(None), PolicyMatrix.model_validate(data))  # type: ignore[arg-type]
+    adapter = data["rules"][tenant][event_type]["adapter"]
+    locked = circuit.limits(tenant, event_type, adapter)
+    assert (locked.unknown_writes, locked.duplicates, locked.window) == (
+        2, 5, timedelta(minutes=5))
+    # The sweep knows no event type: the tenant's rule for that adapter still applies.
+    assert circuit.limits(tenant, None, adapter) == locked
+    assert Circuit(CircuitStore(None)).limits(tenant, event_type, adapter) == (  # type: ignore[arg-type]
+        activities.circuit.DEFAULT_LIMITS)
