@@ -25,6 +25,8 @@ from contracts.errors import (
     UnknownWrite,
 )
 
+#: The reason code of a success the target answered with a key it already held (a 409).
+ALREADY_HELD = "already_held_at_target"
 #: Outcomes that prove the request never reached the target.
 _SENT_NOTHING = frozenset({ErrorClass.TIMEOUT_BEFORE_WRITE.value, ErrorClass.RATE_LIMITED.value})
 
@@ -59,7 +61,8 @@ async def attempt_write(
         return Attempt("rejected", settled, exc.code)
     settled = await receipts.settle(action.action_key, ReceiptStatus.SUCCEEDED, fence=fence,
                                     external_id=write.external_id)
-    return Attempt("succeeded", settled)
+    return Attempt("succeeded", settled,
+                   ALREADY_HELD if write.status == "already_held" else None)
 
 
 def sent_nothing_yet(receipt: Receipt) -> bool:

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 import structlog
 from temporalio import activity
 
-from activities.attempt import attempt_write, sent_nothing_yet
+from activities.attempt import ALREADY_HELD, attempt_write, sent_nothing_yet
+from activities.circuit import Circuit
 from adapters.base import ActionAdapter, ContextSource
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
@@ -46,7 +47,9 @@ class ExecuteActivities:
         ops: OpsStore,
         adapters: Mapping[str, ActionAdapter],
         source: ContextSource,
+        circuit: Circuit | None = None,
     ) -> None:
+        self.circuit = circuit
         self.store = store
         self.receipts = receipts
         self.ops = ops
@@ -109,5 +112,11 @@ class ExecuteActivities:
 
         attempt = await attempt_write(self.receipts, adapter, action,
                                       from_pending=receipt.status == ReceiptStatus.PENDING)
+        # The monitor signals (issue 11): an unknown write, or a target that already held a key
+        # this first send never sent. Enough of them close the switch for the next actions.
+        if self.circuit is not None and attempt.status == "unknown":
+            await self.circuit.signal(action, "unknown_write")
+        elif self.circuit is not None and attempt.reason_code == ALREADY_HELD:
+            await self.circuit.signal(action, "duplicate")
         return ExecuteResult(status=attempt.status, receipt=attempt.receipt,
                              reason_code=attempt.reason_code)

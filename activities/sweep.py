@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import structlog
 from temporalio import activity
 
+from activities.circuit import Circuit
 from adapters.base import ActionAdapter
 from adapters.postgres_receipts import ReceiptStore
 from contracts import ReceiptStatus
@@ -17,7 +18,9 @@ log = structlog.get_logger("tollgate.sweep")
 
 
 class SweepActivities:
-    def __init__(self, receipts: ReceiptStore, adapters: Mapping[str, ActionAdapter]) -> None:
+    def __init__(self, receipts: ReceiptStore, adapters: Mapping[str, ActionAdapter],
+                 circuit: Circuit | None = None) -> None:
+        self.circuit = circuit
         self.receipts = receipts
         self.adapters = adapters
 
@@ -38,6 +41,9 @@ class SweepActivities:
         for row in recent:
             if await self._lookup(row["adapter"], row["action_key"]) is None:
                 missing.append(row["action_key"])
+                if self.circuit is not None:  # drift is a duplicate signal for the circuit
+                    await self.circuit.count(adapter=row["adapter"], tenant_id=row["tenant_id"],
+                                             kind="duplicate", key=f"drift:{row['action_key']}")
         report = SweepReport(checked=len(stale) + len(recent), settled_found_at_target=found,
                              still_open=still_open, drift_missing_at_target=missing)
         log.info("sweep_receipts", checked=report.checked, settled=len(found),

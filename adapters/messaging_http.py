@@ -141,7 +141,8 @@ class MessagingHttpAdapter(HttpPort):
             write = None
         if write is None:
             raise UnknownWrite("messaging_409_unconfirmed", "409 but the key could not be read")
-        return write
+        # Success, but said so: the circuit counts a target holding a key it was never sent.
+        return write.model_copy(update={"status": "already_held"})
 
 
 def _parse_write(response: httpx.Response, key: str) -> TargetWrite | None:

@@ -113,7 +113,7 @@ class ReceiptStore:
 
     async def recent_succeeded(self, limit: int) -> list[dict[str, Any]]:
         rows = await self.pool.fetch(
-            "SELECT action_key, adapter FROM receipts WHERE status = 'SUCCEEDED'"
+            "SELECT action_key, adapter, tenant_id FROM receipts WHERE status = 'SUCCEEDED'"
             " ORDER BY updated_at DESC LIMIT $1", limit,
         )
         return [dict(r) for r in rows]

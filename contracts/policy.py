@@ -70,6 +70,18 @@ class OutputShape(Frozen):
     allowlist: tuple[AllowlistEntry, ...] = ()
 
 
+class CircuitLimits(Frozen):
+    """When the kill switch of a rule's adapter closes by itself for the tenant (issue 11):
+    ``unknown_writes`` unknown writes, or ``duplicates`` duplicate signals (a target already
+    holding a key Tollgate never sent, a sweep finding a receipt the target lost), counted in
+    PostgreSQL within ``window`` and since the switch was last reopened. The defaults are what
+    a rule without ``circuit`` gets (docs/policy.md)."""
+
+    unknown_writes: Annotated[StrictInt, Field(ge=1)] = 5
+    duplicates: Annotated[StrictInt, Field(ge=1)] = 5
+    window: Duration = timedelta(minutes=15)
+
+
 class PolicyRule(Frozen):
     """What the policy says about one action for one (tenant, event type). Units in
     docs/policy.md. The first thirteen fields are required: a rule is read by auditors, so
@@ -98,6 +110,8 @@ class PolicyRule(Frozen):
     #: Validator findings (their code, before any ":") that stop the event outright; any other
     #: flag goes to the reviewer with the draft. An empty tuple stops on nothing.
     stop_flags: tuple[Name, ...] | None = None
+    #: Monitor thresholds that close the adapter's kill switch; None: ``CircuitLimits()``.
+    circuit: CircuitLimits | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> PolicyRule:

@@ -68,7 +68,15 @@ async def build_client(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
         env: where ``TOLLGATE_KEYS``/``TOLLGATE_KEYS_FILE``/``TOLLGATE_STATE_DIR`` and the
             ``TEMPORAL_*`` client configuration are read.
     """
+    import os
+
+    from tollgate import tracing
+
     ring = keys or load_key_ring(env)
     config: dict[str, Any] = dict(connect_config(address, namespace, env=env))
     target = config.pop("target_host")
-    return await Client.connect(target, **config, data_converter=encrypted_data_converter(ring))
+    # Tracing is on only with OTEL_EXPORTER_OTLP_ENDPOINT (docs/tracing.md): then the client,
+    # and every worker built from it, carries the trace through Temporal.
+    tracing.configure_from_env(os.environ if env is None else env)
+    return await Client.connect(target, **config, data_converter=encrypted_data_converter(ring),
+                                interceptors=tracing.interceptors())

@@ -25,6 +25,7 @@ from contracts.base import EVENT_TYPE_PATTERN, ID_PATTERN
 from contracts.events import MAX_EVENT_CHARS
 from policies.keys import event_workflow_id, payload_fingerprint, quarantine_workflow_id
 from policies.redaction import personal_data_kind
+from tollgate.tracing import submit_span
 from workflows.process_event import ProcessEventWorkflow
 
 _ID = re.compile(ID_PATTERN)
@@ -88,7 +89,9 @@ def intake_request(raw: str) -> IntakeRequest:
 
 async def submit(client: Client, raw: str, *, task_queue: str) -> IntakeAck:
     """Hand one event to Tollgate and return the intake answer (no model is waited for)."""
-    ack = await _deliver(client, raw, workflow_id_for(raw), task_queue)
+    wf_id = workflow_id_for(raw)
+    with submit_span(raw, wf_id):  # the root of the event's trace (a no-op when off)
+        ack = await _deliver(client, raw, wf_id, task_queue)
     if ack.reason_code == "idempotency_conflict" and ack.workflow_id != quarantine_workflow_id(raw):
         # Same key, other payload: quarantine this delivery through the ordinary intake path,
         # whose gate sees the conflict and records it; the first delivery is untouched.

@@ -13,6 +13,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.circuit import Circuit
 from activities.context import ContextActivities
 from activities.draft import DraftActivities
 from activities.execute import ExecuteActivities
@@ -29,6 +30,7 @@ from adapters.draft_factory import DraftSettings, build_provider
 from adapters.messaging_http import MessagingHttpAdapter
 from adapters.offline_tags import OfflineTagProvider
 from adapters.order_consumers import order_consumers
+from adapters.postgres_circuit import CircuitStore
 from adapters.postgres_fanout import FanOutStore
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
@@ -67,13 +69,15 @@ async def main_worker(client: Client, settings: Settings, *,
     messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
     store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
     adapters = {messaging.name: messaging}
-    intake = IntakeActivities(store, ops, settings.tenant_secrets(), load_matrix())
+    matrix = load_matrix()
+    intake = IntakeActivities(store, ops, settings.tenant_secrets(), matrix)
     context = ContextActivities(store, crm)
     steps = StepActivities(store)
     review = ReviewActivities(store)
-    execute = ExecuteActivities(store, receipts, ops, adapters, crm)
+    circuit = Circuit(CircuitStore(pool), matrix)
+    execute = ExecuteActivities(store, receipts, ops, adapters, crm, circuit=circuit)
     reconcile = ReconcileActivities(receipts, ops, adapters)
-    sweep = SweepActivities(receipts, adapters)
+    sweep = SweepActivities(receipts, adapters, circuit)
     tagging_store = TaggingStore(pool)
     tagging = TaggingActivities(tagging_store)
     consumers = order_consumers()

@@ -278,6 +278,8 @@ async def test_409_already_exists_is_success_via_lookup() -> None:
 
     write = await run(handler)
     assert write is not None and write.external_id == "m-9"
+    # Said so, for the circuit's duplicate count (a key this send never sent was held).
+    assert write.status == "already_held"
 
 
 async def test_409_that_lookup_cannot_confirm_is_unknown_not_success() -> None:

@@ -20,6 +20,7 @@ from tollgate.cli.ops import ops
 from tollgate.cli.review import review
 from tollgate.cli.serve import serve, token
 from tollgate.cli.submit import submit
+from tollgate.cli.trace import trace
 from tollgate.exits import Exit
 
 
@@ -43,7 +44,7 @@ def _run_work(result: Any) -> int:
     return run(result) if callable(result) else int(result or 0)
 
 
-for command in (submit, review, ops, items, dev, demo, serve, bench):
+for command in (submit, review, ops, trace, items, dev, demo, serve, bench):
     cli.add_command(command)
 dev.add_command(token)
 

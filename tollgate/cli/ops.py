@@ -11,6 +11,7 @@ from tollgate.cli.common import Command, connect, emit_json, json_option, pool, 
 from tollgate.cli.ops_backup import backup_cmd, restore_cmd
 from tollgate.cli.ops_dlq import dlq
 from tollgate.cli.ops_status import status
+from tollgate.cli.trace import audit
 from tollgate.config import Settings
 from tollgate.exits import Exit, Failure
 
@@ -153,6 +154,7 @@ ops.add_command(dlq)
 ops.add_command(status)
 ops.add_command(backup_cmd)
 ops.add_command(restore_cmd)
+ops.add_command(audit)
 
 
 async def ops_main(argv: list[str], s: Settings) -> int:

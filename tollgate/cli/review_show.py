@@ -114,11 +114,13 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
                    and ticket.draft_version is not None and state == "AWAITING_REVIEW")
     seen = (seen_token(ticket.draft_version, ticket.request_id)  # type: ignore[arg-type]
             if open_review and ticket else None)
+    # A finished event also shows its whole chain (receipt, runs), as `tollgate trace` does.
+    chain = await _finished_chain(client, s, workflow_id) if _finished(state) and s.dsn else None
     if as_json:
         emit_json({"workflow_id": workflow_id, "state": state, "event": event,
                    "ticket": ticket.model_dump(mode="json") if ticket else None,
                    "seen": seen, "draft": record.draft if record else None,
-                   "decisions": record.decisions if record else None})
+                   "decisions": record.decisions if record else None, "trace": chain})
         return Exit.OK
     policy = (ticket.policy_version if ticket else None) or event.get("policy_version")
     click.echo(workflow_id)
@@ -132,7 +134,26 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
         click.echo(f"  decide with --seen {seen}")
     _print_draft(ticket, record)
     _print_decisions(record)
+    if chain is not None:
+        from tollgate.trace import render
+
+        click.echo("trace")
+        for line in render(chain)[1:]:
+            click.echo(line)
     return Exit.OK
+
+
+def _finished(state: str | None) -> bool:
+    from contracts import TERMINAL_STATES
+
+    return state in {s.value for s in TERMINAL_STATES}
+
+
+async def _finished_chain(client: Client, s: Settings, workflow_id: str) -> dict[str, Any] | None:
+    from tollgate.cli.trace import event_trace
+
+    async with pool(s) as p:
+        return await event_trace(p, client, s, workflow_id)
 
 
 def _print_draft(ticket: ReviewTicket | None, record: ReviewRecord | None) -> None:
