@@ -32,6 +32,7 @@ from adapters.order_consumers import order_consumers
 from adapters.postgres_fanout import FanOutStore
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
+from adapters.postgres_rollout import RolloutStore
 from adapters.postgres_store import PostgresStore, create_pool
 from adapters.postgres_tagging import TaggingStore
 from adapters.targets import ENV_VAR as TARGETS_ENV
@@ -70,7 +71,7 @@ async def main_worker(client: Client, settings: Settings, *,
     context = ContextActivities(store, crm)
     steps = StepActivities(store)
     review = ReviewActivities(store)
-    execute = ExecuteActivities(store, receipts, ops, adapters, crm)
+    execute = ExecuteActivities(store, receipts, ops, adapters, crm, RolloutStore(pool))
     reconcile = ReconcileActivities(receipts, ops, adapters)
     sweep = SweepActivities(receipts, adapters)
     tagging_store = TaggingStore(pool)

@@ -9,13 +9,14 @@ import click
 
 from tollgate.cli.common import Command, connect, emit_json, json_option, pool, run_in_loop, table
 from tollgate.cli.ops_dlq import dlq
+from tollgate.cli.ops_rollout import modes, rollout
 from tollgate.config import Settings
 from tollgate.exits import Exit, Failure
 
 
 @click.group()
 def ops() -> None:
-    """Operator: state, kill switches, dead letters, receipt sweep."""
+    """Operator: state, kill switches, dead letters, receipt sweep, rollout modes."""
 
 
 @ops.command()
@@ -132,6 +133,8 @@ def sweep(install: bool, as_json: bool) -> Command:
 
 
 ops.add_command(dlq)
+ops.add_command(rollout)
+ops.add_command(modes)
 
 
 async def ops_main(argv: list[str], s: Settings) -> int:
