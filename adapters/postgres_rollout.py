@@ -97,19 +97,21 @@ class RolloutStore:
     # --- certifications -------------------------------------------------------------------
 
     async def record_certification(self, *, policy_version: str, code_commit: str,
-                                   passed: bool, tests_passed: int, tests_failed: int,
-                                   pack_dir: str) -> int:
+                                   catalogue: str, passed: bool, tests_passed: int,
+                                   tests_failed: int, pack_dir: str) -> int:
         return int(await self.pool.fetchval(
-            "INSERT INTO certifications (policy_version, code_commit, passed, tests_passed,"
-            " tests_failed, pack_dir) VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
-            policy_version, code_commit, passed, tests_passed, tests_failed, pack_dir,
+            "INSERT INTO certifications (policy_version, code_commit, catalogue, passed,"
+            " tests_passed, tests_failed, pack_dir) VALUES ($1,$2,$3,$4,$5,$6,$7) RETURNING id",
+            policy_version, code_commit, catalogue, passed, tests_passed, tests_failed, pack_dir,
         ))
 
-    async def certified(self, policy_version: str, code_commit: str) -> dict[str, Any] | None:
-        """The newest passing certification of exactly this policy and code, if any."""
+    async def certified(self, policy_version: str, code_commit: str,
+                        catalogue: str) -> dict[str, Any] | None:
+        """The newest passing certification of exactly this policy, code and catalogue."""
         row = await self.pool.fetchrow(
             "SELECT id, at, pack_dir, tests_passed FROM certifications WHERE passed"
-            " AND policy_version = $1 AND code_commit = $2 ORDER BY id DESC LIMIT 1",
-            policy_version, code_commit,
+            " AND policy_version = $1 AND code_commit = $2 AND catalogue = $3"
+            " ORDER BY id DESC LIMIT 1",
+            policy_version, code_commit, catalogue,
         )
         return dict(row) if row else None

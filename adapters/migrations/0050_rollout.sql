@@ -19,18 +19,20 @@ CREATE TABLE rollout_modes (
 );
 
 -- One row per `tollgate certify` run: the rollout check asks for a passing one that matches the
--- current policy version and code commit.
+-- current policy version, code commit and fixture catalogue (the digest of its node ids, so a
+-- run on a hand-picked subset certifies nothing).
 CREATE TABLE certifications (
     id             bigserial   PRIMARY KEY,
     policy_version text        NOT NULL,
     code_commit    text        NOT NULL,
+    catalogue      text        NOT NULL,
     passed         boolean     NOT NULL,
     tests_passed   int         NOT NULL,
     tests_failed   int         NOT NULL,
     pack_dir       text        NOT NULL,
     at             timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX certifications_lookup ON certifications (policy_version, code_commit, passed);
+CREATE INDEX certifications_lookup ON certifications (policy_version, code_commit, catalogue);
 
 -- The mode is on every receipt and decision. Rows from before this migration keep NULL
 -- (they ran as 'assisted').

@@ -11,6 +11,7 @@ import pytest
 
 from adapters.postgres_rollout import RolloutStore
 from tests.conftest import TEST_KEYS_FILE
+from tollgate.certify import catalogue_digest, catalogue_nodes
 from tollgate.certify_identity import code_commit, policy_version
 from tollgate.cli.ops import ops_main
 from tollgate.config import Settings
@@ -18,6 +19,9 @@ from tollgate.exits import Exit
 
 CANARY = ["rollout", "--tenant", "acme", "--adapter", "messaging", "--to", "canary",
           "--canary", "5", "--operator", "op.kim", "--reason", "week two"]
+
+
+DIGEST = catalogue_digest(catalogue_nodes())
 
 
 def settings(database_url: str, tmp_path: Path) -> Settings:
@@ -41,11 +45,18 @@ async def test_canary_refused_without_certification_then_allowed_and_audited(
         store = RolloutStore(pool)
         # A failed certification of this code does not count either.
         await store.record_certification(policy_version=policy_version(),
-                                         code_commit=code_commit(), passed=False,
+                                         code_commit=code_commit(), catalogue=DIGEST,
+                                         passed=False,
                                          tests_passed=3, tests_failed=1, pack_dir="x")
+        # Nor does a passing run of a hand-picked subset of the catalogue.
+        await store.record_certification(policy_version=policy_version(),
+                                         code_commit=code_commit(), catalogue="subset",
+                                         passed=True, tests_passed=1, tests_failed=0,
+                                         pack_dir="x")
         assert await ops_main(CANARY, s) == Exit.REFUSED
         await store.record_certification(policy_version=policy_version(),
-                                         code_commit=code_commit(), passed=True,
+                                         code_commit=code_commit(), catalogue=DIGEST,
+                                         passed=True,
                                          tests_passed=4, tests_failed=0, pack_dir="x")
         assert await ops_main(CANARY, s) == Exit.OK
         row = await store.mode_of("acme", "messaging")

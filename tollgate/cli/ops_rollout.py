@@ -36,13 +36,15 @@ def rollout(tenant: str, adapter: str, mode: str, operator: str, reason: str,
 
     async def go(s: Settings) -> int:
         from adapters.postgres_rollout import RolloutStore
+        from tollgate.certify import catalogue_digest, catalogue_nodes
         from tollgate.certify_identity import code_commit, policy_version
 
         async with pool(s, migrate=True) as p:
             store = RolloutStore(p)
             if target in CERTIFIED_MODES:
                 version, commit = policy_version(), code_commit()
-                if await store.certified(version, commit) is None:
+                digest = catalogue_digest(catalogue_nodes())
+                if await store.certified(version, commit, digest) is None:
                     raise Failure(Exit.REFUSED, (
                         f"{adapter}/{tenant}: refusing {target.value}: no passing certification"
                         f" for policy {version} at commit {commit[:12]}; run `tollgate certify`"
