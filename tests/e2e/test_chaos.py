@@ -32,9 +32,11 @@ def test_the_seed_reproduces_the_schedule() -> None:
 
 async def test_short_chaos_run_keeps_every_invariant() -> None:
     """Seed 7, 12 events: 504, 502 and a dropped connection after the write, a slow lookup, a
-    delay, duplicate and out-of-order deliveries, racing reviewers and one worker SIGKILL.
-    Its plan has no 503: on a target that does not dedupe that is an unknown write which
-    waits the reconciler's 10-minute window (the long runs include it; docs/reliability.md)."""
+    delay, duplicate and out-of-order deliveries, racing reviewers.
+    No 503 and no worker SIGKILL here: a 503 from a target that does not dedupe, or a kill
+    between an attempt's fence and its POST, is an unknown write that never landed, and the
+    reconciler rightly waits its 10-minute window before the dead letter; the `tollgate chaos`
+    runs in docs/reliability.md include both."""
     plan = make_plan(7, 12, run_tag="t")
     assert "unavailable" not in {e.fault for e in plan.events}
     assert {"race"} <= {e.review for e in plan.events}
@@ -42,12 +44,12 @@ async def test_short_chaos_run_keeps_every_invariant() -> None:
     # private base folder; a folder of our own is what the pg_server fixture uses too.
     base = Path(tempfile.mkdtemp(prefix="tollgate-chaos-"))
     try:
-        report = await chaos(7, 12, base / "chaos")
+        report = await chaos(7, 12, base / "chaos", kills=0)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     assert report["invariants"] == dict.fromkeys(report["invariants"], "held"), report
     assert report["ok"] is True
-    assert report["worker_kills"] == 1
+    assert report["faults_not_fired"] == 0  # every planned target fault met its event
     # Every event and every extra delivery's workflow reached an outcome.
     assert report["workflows"] >= 12
     assert sum(report["terminal_states"].values()) == report["workflows"]

@@ -171,7 +171,8 @@ class ChaosRun:
             await self.worker.stop()
 
 
-async def chaos(seed: int, events: int, state_dir: Path) -> dict[str, Any]:
+async def chaos(seed: int, events: int, state_dir: Path,
+                kills: int | None = None) -> dict[str, Any]:
     started = time.monotonic()
     # The worker process takes its environment from this one (DevStack.env); put it back after.
     previous = os.environ.get("TOLLGATE_TARGETS")
@@ -185,7 +186,8 @@ async def chaos(seed: int, events: int, state_dir: Path) -> dict[str, Any]:
         settings = Settings.from_env(stack.env())
         client = await build_client(settings.temporal_address, settings.namespace,
                                     env=settings.env)
-        plan = make_plan(seed, events, run_tag=datetime.now(UTC).strftime("%H%M%S"))
+        plan = make_plan(seed, events, run_tag=datetime.now(UTC).strftime("%H%M%S"),
+                         kills=kills)
         run = ChaosRun(plan, stack, client, settings)
         await run.run()
         assert stack.database_url is not None
@@ -218,7 +220,8 @@ async def chaos(seed: int, events: int, state_dir: Path) -> dict[str, Any]:
     }
 
 
-def run_chaos(seed: int, events: int, state_dir: Path, *, keep: bool = False) -> dict[str, Any]:
+def run_chaos(seed: int, events: int, state_dir: Path, *, kills: int | None = None,
+              keep: bool = False) -> dict[str, Any]:
     import shutil
 
     runtime = state_dir.parent / "run"
@@ -226,7 +229,7 @@ def run_chaos(seed: int, events: int, state_dir: Path, *, keep: bool = False) ->
     os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
     shutil.rmtree(state_dir, ignore_errors=True)
     try:
-        return asyncio.run(chaos(seed, events, state_dir))
+        return asyncio.run(chaos(seed, events, state_dir, kills))
     finally:
         if not keep:
             with contextlib.suppress(OSError):

@@ -60,9 +60,10 @@ def _marker(rng: random.Random) -> str:
     return "Qx" + "".join(rng.choices(string.ascii_lowercase, k=8))
 
 
-def make_plan(seed: int, events: int, *, run_tag: str) -> Plan:
+def make_plan(seed: int, events: int, *, run_tag: str, kills: int | None = None) -> Plan:
     """``run_tag`` keeps keys unique across runs on one server; it takes no part in the
-    randomness, so the same seed gives the same faults."""
+    randomness, so the same seed gives the same faults. ``kills``: worker SIGKILLs (default
+    one per 25 events, at least one)."""
     rng = random.Random(seed)
     plans = []
     for i in range(events):
@@ -75,7 +76,7 @@ def make_plan(seed: int, events: int, *, run_tag: str) -> Plan:
             delivery=_pick(rng, _DELIVERIES),  # type: ignore[arg-type]
             review=_pick(rng, _REVIEWS),  # type: ignore[arg-type]
         ))
-    kill_count = max(1, events // 25) if events >= 4 else 0
-    kills = sorted((rng.randint(1, max(1, events - 1)), rng.randint(100, 1500))
+    kill_count = (max(1, events // 25) if events >= 4 else 0) if kills is None else kills
+    kill_points = sorted((rng.randint(1, max(1, events - 1)), rng.randint(100, 1500))
                    for _ in range(kill_count))
-    return Plan(seed=seed, events=plans, kills=kills)
+    return Plan(seed=seed, events=plans, kills=kill_points)
