@@ -17,12 +17,14 @@ from activities.circuit import Circuit
 from adapters.base import ActionAdapter, ContextSource
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
+from adapters.postgres_rollout import RolloutStore
 from adapters.postgres_store import PostgresStore
 from contracts import (
     ActionRequest,
     EventState,
     ExecuteRequest,
     ExecuteResult,
+    Receipt,
     ReceiptStatus,
     StepRecord,
     Transition,
@@ -47,6 +49,7 @@ class ExecuteActivities:
         ops: OpsStore,
         adapters: Mapping[str, ActionAdapter],
         source: ContextSource,
+        rollout: RolloutStore,
         circuit: Circuit | None = None,
     ) -> None:
         self.circuit = circuit
@@ -55,6 +58,7 @@ class ExecuteActivities:
         self.ops = ops
         self.adapters = adapters
         self.source = source
+        self.rollout = rollout
 
     @activity.defn
     async def execute_action(self, request: ExecuteRequest) -> ExecuteResult:
@@ -83,7 +87,10 @@ class ExecuteActivities:
         if not await self.store.has_approval(ref.workflow_id, request.draft_version):
             raise RejectedError("no_approval_on_record", "no accepted approval for this draft")
 
-        receipt = await self.receipts.open_receipt(action, request_fingerprint(action))
+        receipt = await self._open_receipt(action)
+        if receipt.status == ReceiptStatus.WOULD_SEND:
+            return ExecuteResult(status="stopped", receipt=receipt,
+                                 reason_code=receipt.error_code or "shadow_would_send")
         if receipt.status == ReceiptStatus.SUCCEEDED:
             return ExecuteResult(status="succeeded", receipt=receipt, reason_code="already_sent")
         if receipt.status == ReceiptStatus.REJECTED:
@@ -120,3 +127,23 @@ class ExecuteActivities:
             await self.circuit.signal(action, "duplicate")
         return ExecuteResult(status=attempt.status, receipt=attempt.receipt,
                              reason_code=attempt.reason_code)
+
+    async def _open_receipt(self, action: ActionRequest) -> Receipt:
+        """The receipt, opened under the rollout mode in force: PENDING when the mode lets the
+        action send, a final WOULD_SEND (recording what would have gone out) when it does not.
+
+        The mode is decided once per action key; a retried attempt finds its receipt and
+        follows the mode stamped on it, so a canary slot is never taken twice."""
+        fingerprint = request_fingerprint(action)
+        existing = await self.receipts.get(action.action_key)
+        if existing is not None:
+            return existing
+        ref = action.ref
+        decision = await self.rollout.decide(ref.tenant_id, action.adapter, ref.event_id,
+                                             action.action_key)
+        if decision.send:
+            return await self.receipts.open_receipt(action, fingerprint,
+                                                    mode=decision.mode.value)
+        return await self.receipts.open_receipt(action, fingerprint, mode=decision.mode.value,
+                                                status=ReceiptStatus.WOULD_SEND,
+                                                reason_code=decision.reason_code)

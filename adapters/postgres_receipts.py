@@ -17,7 +17,7 @@ from contracts import ActionRequest, Receipt, ReceiptStatus
 
 _RECEIPT_COLUMNS = (
     "action_key, tenant_id, event_id, adapter, action, request_fingerprint, status, external_id,"
-    " error_class, error_code, attempts, policy_version, created_at, updated_at"
+    " error_class, error_code, attempts, policy_version, rollout_mode, created_at, updated_at"
 )
 
 
@@ -29,16 +29,21 @@ class ReceiptStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
-    async def open_receipt(self, request: ActionRequest, fingerprint: str) -> Receipt:
-        """Insert a PENDING receipt for the key, or return the one already there."""
+    async def open_receipt(self, request: ActionRequest, fingerprint: str, *,
+                           mode: str | None = None,
+                           status: ReceiptStatus = ReceiptStatus.PENDING,
+                           reason_code: str | None = None) -> Receipt:
+        """Insert a receipt for the key (PENDING, or WOULD_SEND when the rollout mode holds
+        the send back, with why in ``error_code``), or return the one already there."""
         ref = request.ref
         row = await self.pool.fetchrow(
             "INSERT INTO receipts (action_key, tenant_id, adapter, action, event_id,"
-            " workflow_id, correlation_id, request_fingerprint, status, policy_version)"
-            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,'PENDING',$9)"
+            " workflow_id, correlation_id, request_fingerprint, status, policy_version,"
+            " rollout_mode, error_code) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)"
             f" ON CONFLICT (action_key) DO NOTHING RETURNING {_RECEIPT_COLUMNS}",
             request.action_key, ref.tenant_id, request.adapter, request.action, ref.event_id,
-            ref.workflow_id, ref.correlation_id, fingerprint, request.policy_version,
+            ref.workflow_id, ref.correlation_id, fingerprint, status.value,
+            request.policy_version, mode, reason_code,
         )
         # A separate read on conflict: within the INSERT's own statement a row committed by a
         # concurrent insert of the same key is not visible yet.

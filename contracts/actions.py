@@ -16,6 +16,9 @@ class ReceiptStatus(StrEnum):
     SUCCEEDED = "SUCCEEDED"
     REJECTED = "REJECTED"
     UNKNOWN = "UNKNOWN"
+    #: Final: the rollout mode held the send back (shadow, or a canary's held part); the
+    #: receipt records what would have gone out, and nothing ever sends it later.
+    WOULD_SEND = "WOULD_SEND"
 
 
 class ActionRequest(Frozen):
@@ -45,6 +48,8 @@ class Receipt(Frozen):
     error_code: str | None = None
     attempts: int = 0
     policy_version: str | None = None
+    #: ``contracts.rollout.RolloutMode`` value the send step ran in; None on older receipts.
+    rollout_mode: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
 

@@ -34,6 +34,7 @@ from adapters.postgres_circuit import CircuitStore
 from adapters.postgres_fanout import FanOutStore
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
+from adapters.postgres_rollout import RolloutStore
 from adapters.postgres_store import PostgresStore, create_pool
 from adapters.postgres_tagging import TaggingStore
 from adapters.targets import ENV_VAR as TARGETS_ENV
@@ -75,7 +76,8 @@ async def main_worker(client: Client, settings: Settings, *,
     steps = StepActivities(store)
     review = ReviewActivities(store)
     circuit = Circuit(CircuitStore(pool), matrix)
-    execute = ExecuteActivities(store, receipts, ops, adapters, crm, circuit=circuit)
+    execute = ExecuteActivities(store, receipts, ops, adapters, crm, RolloutStore(pool),
+                                circuit=circuit)
     reconcile = ReconcileActivities(receipts, ops, adapters)
     sweep = SweepActivities(receipts, adapters, circuit)
     tagging_store = TaggingStore(pool)

@@ -13,6 +13,8 @@ from typing import Any
 import click
 
 from tollgate.cli.bench import bench
+from tollgate.cli.certify import certify
+from tollgate.cli.chaos import chaos
 from tollgate.cli.common import finish, run
 from tollgate.cli.dev import demo, dev
 from tollgate.cli.items import items
@@ -44,7 +46,7 @@ def _run_work(result: Any) -> int:
     return run(result) if callable(result) else int(result or 0)
 
 
-for command in (submit, review, ops, trace, items, dev, demo, serve, bench):
+for command in (submit, review, ops, trace, items, dev, demo, serve, bench, certify, chaos):
     cli.add_command(command)
 dev.add_command(token)
 

@@ -10,6 +10,7 @@ import click
 from tollgate.cli.common import Command, connect, emit_json, json_option, pool, run_in_loop, table
 from tollgate.cli.ops_backup import backup_cmd, restore_cmd
 from tollgate.cli.ops_dlq import dlq
+from tollgate.cli.ops_rollout import modes, rollout
 from tollgate.cli.ops_status import status
 from tollgate.cli.trace import audit
 from tollgate.config import Settings
@@ -18,7 +19,7 @@ from tollgate.exits import Exit, Failure
 
 @click.group()
 def ops() -> None:
-    """Operator: state, kill switches, dead letters, receipt sweep."""
+    """Operator: state, kill switches, dead letters, receipt sweep, rollout modes."""
 
 
 @ops.command()
@@ -155,6 +156,8 @@ ops.add_command(status)
 ops.add_command(backup_cmd)
 ops.add_command(restore_cmd)
 ops.add_command(audit)
+ops.add_command(rollout)
+ops.add_command(modes)
 
 
 async def ops_main(argv: list[str], s: Settings) -> int:

@@ -1,0 +1,82 @@
+"""`tollgate ops rollout`: audited, and a move to a mode that sends real events (canary,
+assisted) is refused without a passing certification of this policy release and this code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from adapters.postgres_rollout import RolloutStore
+from tests.conftest import TEST_KEYS_FILE
+from tollgate.certify import catalogue_digest, catalogue_nodes
+from tollgate.certify_identity import code_commit, policy_version
+from tollgate.cli.ops import ops_main
+from tollgate.config import Settings
+from tollgate.exits import Exit
+
+CANARY = ["rollout", "--tenant", "acme", "--adapter", "messaging", "--to", "canary",
+          "--canary", "5", "--operator", "op.kim", "--reason", "week two"]
+
+
+DIGEST = catalogue_digest(catalogue_nodes())
+
+
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return Settings.from_env({"DATABASE_URL": database_url, "TOLLGATE_STATE_DIR": str(tmp_path),
+                              "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
+
+
+async def test_canary_refused_without_certification_then_allowed_and_audited(
+    database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = settings(database_url, tmp_path)
+    assert await ops_main(CANARY, s) == Exit.REFUSED
+    err = capsys.readouterr().err.strip()
+    assert "no passing certification" in err and "\n" not in err
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
+    try:
+        assert await pool.fetchval("SELECT count(*) FROM rollout_modes") == 0
+        # Shadow sends nothing, so it needs no certification.
+        shadow = [*CANARY[:6], "shadow", *CANARY[9:]]
+        assert await ops_main(shadow, s) == Exit.OK
+        store = RolloutStore(pool)
+        # A failed certification of this code does not count either.
+        await store.record_certification(policy_version=policy_version(),
+                                         code_commit=code_commit(), catalogue=DIGEST,
+                                         passed=False,
+                                         tests_passed=3, tests_failed=1, pack_dir="x")
+        # Nor does a passing run of a hand-picked subset of the catalogue.
+        await store.record_certification(policy_version=policy_version(),
+                                         code_commit=code_commit(), catalogue="subset",
+                                         passed=True, tests_passed=1, tests_failed=0,
+                                         pack_dir="x")
+        assert await ops_main(CANARY, s) == Exit.REFUSED
+        await store.record_certification(policy_version=policy_version(),
+                                         code_commit=code_commit(), catalogue=DIGEST,
+                                         passed=True,
+                                         tests_passed=4, tests_failed=0, pack_dir="x")
+        assert await ops_main(CANARY, s) == Exit.OK
+        row = await store.mode_of("acme", "messaging")
+        assert row is not None and (row["mode"], row["canary_remaining"]) == ("canary", 5)
+        audit = await pool.fetch("SELECT actor, detail FROM audit WHERE action = 'rollout'"
+                                 " ORDER BY id")
+        assert [(a["actor"], json.loads(a["detail"])) for a in audit] == [
+            ("op.kim", {"to": "shadow", "from": None, "canary": None, "reason": "week two",
+                        "percent": None}),
+            ("op.kim", {"to": "canary", "from": "shadow", "canary": 5, "reason": "week two",
+                        "percent": None}),
+        ]
+    finally:
+        await pool.close()
+
+
+async def test_canary_without_a_count_is_a_usage_error(
+    database_url: str, tmp_path: Path
+) -> None:
+    import click
+
+    with pytest.raises(click.UsageError, match="--canary N"):
+        await ops_main(CANARY[:-6] + CANARY[-4:], settings(database_url, tmp_path))

@@ -1,0 +1,1 @@
+"""Seeded chaos: a reproducible fault schedule over a real stack, then the invariants."""

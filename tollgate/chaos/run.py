@@ -1,0 +1,247 @@
+"""`tollgate chaos`: M events on a real stack of its own while a seeded schedule injects faults,
+then the invariants (docs/reliability.md).
+
+The stack is the one `tollgate dev` runs (Temporal dev server, embedded PostgreSQL, stand-ins)
+with the worker in a child process, so it can be SIGKILLed and started again mid-run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client
+
+from contracts import TERMINAL_STATES, EventState, FinalOutcome, ReviewDecision
+from policies.keys import action_key
+from policies.signing import sign_json
+from tollgate.bench.worker import WorkerProcess
+from tollgate.chaos.checks import check_invariants, summary
+from tollgate.chaos.schedule import EventPlan, Plan, make_plan
+from tollgate.client import build_client
+from tollgate.config import Settings
+from tollgate.demo import care_due
+from tollgate.devstack import DevStack, Ports, free_port
+from tollgate.intake import submit
+from workflows.timeouts import RECONCILE_WINDOW
+
+TENANT = "acme"
+#: A target that keeps every written POST as its own message, declared as such, so the
+#: runtime never relies on the target to absorb a second send.
+TARGETS = json.dumps({"messaging": {"lookup": True, "dedupe": False}})
+CONCURRENCY = 8
+#: A send answered 503 by a target that does not dedupe is an unknown write: correctly, it waits
+#: out the reconciler's whole lookup window before it ends STOPPED with a dead letter.
+EVENT_DEADLINE_S = RECONCILE_WINDOW.total_seconds() + 120
+
+
+class ChaosRun:
+    def __init__(self, plan: Plan, stack: DevStack, client: Client, settings: Settings) -> None:
+        self.plan, self.stack, self.client, self.settings = plan, stack, client, settings
+        self.secrets = settings.tenant_secrets()
+        self.worker: WorkerProcess | None = None
+        self.outcomes: dict[str, FinalOutcome | str] = {}
+        self.submitted = 0
+        self.kills_done = 0
+        self.main_runs: dict[int, str] = {}
+        self._kill_lock = asyncio.Lock()
+
+    def _raw(self, e: EventPlan, key: str, occurred: datetime) -> str:
+        return sign_json(json.dumps(care_due(TENANT, e.customer, key, now=occurred)),
+                         self.secrets)
+
+    def _prepare(self, e: EventPlan) -> None:
+        assert self.stack.standins is not None
+        self.stack.standins.crm.upsert(
+            TENANT, e.customer, first_name=e.first_name, pet_name=e.pet_name,
+            consent_messaging=True, updated_at=datetime.now(UTC) - timedelta(hours=1))
+        if e.fault == "none":
+            return
+        kind = {"slow_lookup_after_write": "fail_after_write"}.get(e.fault, e.fault)
+        self.stack.standins.messaging.inject(
+            kind, times=e.fault_times,  # type: ignore[arg-type]
+            key=action_key(TENANT, f"evt-{e.key}", "messaging", "send_message"),
+            ms=e.fault_ms if e.fault == "delay" else None,
+            lookup_delay_ms=e.fault_ms if e.fault == "slow_lookup_after_write" else 0)
+
+    async def _submit(self, raw: str) -> str | None:
+        """The workflow id that answered the delivery (quarantined and superseded ones too:
+        they must end in a terminal state as well); retried through worker kills."""
+        for _ in range(60):
+            try:
+                ack = await asyncio.wait_for(
+                    submit(self.client, raw, task_queue=self.settings.task_queue), 30)
+            except Exception:
+                await asyncio.sleep(1)
+                continue
+            self.submitted += 1
+            await self._maybe_kill()
+            return ack.workflow_id
+        return None
+
+    async def _maybe_kill(self) -> None:
+        async with self._kill_lock:
+            if self.kills_done >= len(self.plan.kills):
+                return
+            after, pause_ms = self.plan.kills[self.kills_done]
+            if self.submitted < after:
+                return
+            self.kills_done += 1
+            assert self.worker is not None
+            self.worker.proc.kill()  # SIGKILL: no drain, no goodbye
+            await self.worker.proc.wait()
+            await asyncio.sleep(pause_ms / 1000)
+            self.worker = await WorkerProcess.start("tollgate", 0.0, self.stack)
+
+    async def _review(self, wf_id: str, e: EventPlan) -> None:
+        handle = self.client.get_workflow_handle(wf_id)
+        deadline = time.monotonic() + EVENT_DEADLINE_S
+        while time.monotonic() < deadline:
+            try:
+                ticket = await handle.query("review_ticket")
+            except Exception:
+                await asyncio.sleep(0.5)
+                continue
+            state = EventState(ticket["state"])
+            if state in TERMINAL_STATES:
+                return
+            if state == EventState.AWAITING_REVIEW:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            return
+
+        def decision(kind: str, reviewer: str, role: str) -> ReviewDecision:
+            return ReviewDecision(request_id=ticket["request_id"], decision=kind,
+                                  reviewer=reviewer, role=role, reason="chaos run",
+                                  draft_version=ticket["draft_version"], tenant_id=TENANT)
+
+        calls = [decision("reject" if e.review == "reject" else "approve", "an.tran",
+                          "care_lead")]
+        if e.review == "race":  # a second reviewer decides the other way at the same moment
+            calls.append(decision("reject", "bao.le", "reviewer"))
+        await asyncio.gather(*(self._decide(wf_id, d) for d in calls), return_exceptions=True)
+
+    async def _decide(self, wf_id: str, d: ReviewDecision) -> None:
+        for _ in range(30):
+            try:
+                await self.client.get_workflow_handle(wf_id).execute_update("review", d)
+                return
+            except Exception:
+                await asyncio.sleep(1)
+
+    async def _outcome(self, wf_id: str) -> None:
+        handle = self.client.get_workflow_handle(wf_id, result_type=FinalOutcome)
+        try:
+            self.outcomes[wf_id] = await asyncio.wait_for(handle.result(), EVENT_DEADLINE_S)
+        except Exception as exc:
+            self.outcomes[wf_id] = f"no outcome: {type(exc).__name__}"
+
+    async def one(self, e: EventPlan, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            self._prepare(e)
+            now = datetime.now(UTC)
+            raw = self._raw(e, e.key, now)
+            ids: list[str | None]
+            if e.delivery == "duplicate":
+                ids = list(await asyncio.gather(self._submit(raw), self._submit(raw)))
+            else:
+                ids = [await self._submit(raw)]
+            if e.delivery == "out_of_order":  # an older event for the same customer, late
+                older = self._raw(e, f"{e.key}-old", now - timedelta(minutes=30))
+                ids.append(await self._submit(older))
+            main = ids[0]
+            if main:
+                self.main_runs[e.index] = main
+            for wf in {i for i in ids if i}:
+                self.outcomes.setdefault(wf, "not finished")
+            if main:
+                await self._review(main, e)
+            await asyncio.gather(*(self._outcome(wf) for wf in {i for i in ids if i}))
+
+    async def run(self) -> None:
+        self.worker = await WorkerProcess.start("tollgate", 0.0, self.stack)
+        gate = asyncio.Semaphore(CONCURRENCY)
+        try:
+            await asyncio.gather(*(self.one(e, gate) for e in self.plan.events))
+        finally:
+            await self.worker.stop()
+
+
+def _sent(outcome: object) -> bool:
+    return isinstance(outcome, FinalOutcome) and outcome.state == EventState.SUCCEEDED
+
+
+async def chaos(seed: int, events: int, state_dir: Path,
+                kills: int | None = None) -> dict[str, Any]:
+    started = time.monotonic()
+    # The worker process takes its environment from this one (DevStack.env); put it back after.
+    previous = os.environ.get("TOLLGATE_TARGETS")
+    os.environ["TOLLGATE_TARGETS"] = TARGETS
+    stack = DevStack(state_dir=state_dir, ports=Ports(
+        temporal=free_port(), ui=free_port(), crm=0, messaging=0))
+    await asyncio.to_thread(stack.start)
+    try:
+        assert stack.standins is not None
+        stack.standins.messaging.dedupe = False
+        settings = Settings.from_env(stack.env())
+        client = await build_client(settings.temporal_address, settings.namespace,
+                                    env=settings.env)
+        plan = make_plan(seed, events, run_tag=datetime.now(UTC).strftime("%H%M%S"),
+                         kills=kills)
+        run = ChaosRun(plan, stack, client, settings)
+        await run.run()
+        assert stack.database_url is not None
+        logs = await asyncio.to_thread(lambda: sorted(state_dir.glob("worker-*.log")))
+        found = await check_invariants(plan, run.outcomes, stack.standins, stack.database_url,
+                                       logs)
+        # A planned fault waits for its event's send; an event a racing reviewer rejected never
+        # sends, so its fault rightly stays armed and is not counted as missed.
+        sent = {action_key(TENANT, f"evt-{e.key}", "messaging", "send_message")
+                for e in plan.events if _sent(run.outcomes.get(run.main_runs.get(e.index, "")))}
+        faults = [f for f in stack.standins.messaging.faults.pending() if f.get("key") in sent]
+    finally:
+        await asyncio.to_thread(stack.stop)
+        if previous is None:
+            os.environ.pop("TOLLGATE_TARGETS", None)
+        else:
+            os.environ["TOLLGATE_TARGETS"] = previous
+    states: dict[str, int] = {}
+    for out in run.outcomes.values():
+        name = out if isinstance(out, str) else out.state.value
+        states[name] = states.get(name, 0) + 1
+    return {
+        "seed": seed, "events": events, "workflows": len(run.outcomes),
+        "seconds": round(time.monotonic() - started, 1),
+        "worker_kills": run.kills_done,
+        "target_faults": {k: sum(1 for e in plan.events if e.fault == k)
+                          for k in sorted({e.fault for e in plan.events})},
+        "deliveries": {k: sum(1 for e in plan.events if e.delivery == k)
+                       for k in ("once", "duplicate", "out_of_order")},
+        "reviews": {k: sum(1 for e in plan.events if e.review == k)
+                    for k in ("approve", "reject", "race")},
+        "faults_not_fired": len(faults), "terminal_states": states,
+        "invariants": summary(found), "ok": not any(found.values()),
+    }
+
+
+def run_chaos(seed: int, events: int, state_dir: Path, *, kills: int | None = None,
+              keep: bool = False) -> dict[str, Any]:
+    import shutil
+
+    runtime = state_dir.parent / "run"
+    runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
+    shutil.rmtree(state_dir, ignore_errors=True)
+    try:
+        return asyncio.run(chaos(seed, events, state_dir, kills))
+    finally:
+        if not keep:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(state_dir, ignore_errors=True)

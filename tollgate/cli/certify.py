@@ -1,0 +1,71 @@
+"""`tollgate certify`: the release gate (docs/rollout.md)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from tollgate.cli.common import Command
+from tollgate.config import Settings
+from tollgate.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from tollgate.certify import CatalogueRun
+
+
+@click.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("acceptance-pack"), help="folder the pack is written to")
+@click.option("--catalogue", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="another catalogue file (a subset: its certification opens no rollout)")
+@click.option("--no-record", is_flag=True,
+              help="write the pack only; do not record the certification in PostgreSQL")
+def certify(out: Path, catalogue: Path | None, no_record: bool) -> Command:
+    """Run the fixture catalogue (docs/fixtures.md) and write the acceptance pack with its
+    evidence; record the certification for `ops rollout`. Exit 1 when a fixture fails."""
+
+    async def go(s: Settings) -> int:
+        import asyncio
+
+        # The catalogue runs for minutes in a child pytest: off the event loop.
+        run, evidence, where = await asyncio.to_thread(_run_and_write, out, catalogue)
+        if not no_record:
+            from adapters.postgres_rollout import RolloutStore
+            from tollgate.cli.common import pool
+
+            try:
+                async with pool(s, migrate=True) as p:
+                    await RolloutStore(p).record_certification(
+                        policy_version=evidence["policy_version"], code_commit=evidence["commit"],
+                        catalogue=evidence["catalogue_digest"], passed=run.ok,
+                        tests_passed=run.passed, tests_failed=run.failed, pack_dir=where)
+            except Failure as failure:
+                raise Failure(failure.code, f"pack written to {out}, certification not"
+                              f" recorded: {failure.message} (--no-record skips it)") from None
+        verdict = "PASSED" if evidence["certified"] else "FAILED"
+        click.echo(f"{verdict}: {run.passed} passed, {run.failed} failed; pack in {out}")
+        return Exit.OK if run.ok else Exit.REFUSED
+
+    return go
+
+
+def _run_and_write(out: Path, catalogue: Path | None) -> tuple[CatalogueRun, dict[str, Any], str]:
+    from policies.matrix import newest_matrix_file
+    from tollgate.certify import catalogue_nodes, run_catalogue, write_pack
+    from tollgate.certify_identity import code_commit, policy_version
+
+    nodes = catalogue_nodes(catalogue) if catalogue else catalogue_nodes()
+    commit, version = code_commit(), policy_version()
+    click.echo(f"certify: {len(nodes)} catalogue entries, policy {version},"
+               f" commit {commit[:12]}", err=True)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as work:
+        run = run_catalogue(nodes, Path(work))
+        shutil.copyfile(Path(work) / "pytest.log", out / "pytest.log")
+    evidence = write_pack(out, run, commit=commit, policy_version=version,
+                          policy_file=newest_matrix_file())
+    return run, evidence, str(out.resolve())

@@ -1,0 +1,85 @@
+"""`tollgate ops rollout` / `ops modes`: the rollout mode of a tenant and adapter (docs/rollout.md).
+
+Every change is audited. A move into a mode that sends real events (canary, assisted) needs a
+passing `tollgate certify` of the policy release and code running now.
+"""
+
+from __future__ import annotations
+
+import click
+
+from contracts.rollout import CERTIFIED_MODES, RolloutMode
+from tollgate.cli.common import Command, emit_json, json_option, pool, table
+from tollgate.config import Settings
+from tollgate.exits import Exit, Failure
+
+
+@click.command()
+@click.option("--tenant", required=True, help="tenant id, or * for every tenant")
+@click.option("--adapter", default="*", help="adapter name, or * for all")
+@click.option("--to", "mode", required=True, type=click.Choice([m.value for m in RolloutMode]),
+              help="the new mode")
+@click.option("--operator", required=True, help="who moves it (recorded)")
+@click.option("--reason", required=True, help="why (recorded)")
+@click.option("--canary", type=click.IntRange(min=1), metavar="N",
+              help="canary: N actions send, then the rest stay in shadow until confirmed")
+@click.option("--percent", type=click.IntRange(1, 100), metavar="P",
+              help="canary: only about P%% of action keys are eligible to send")
+def rollout(tenant: str, adapter: str, mode: str, operator: str, reason: str,
+            canary: int | None, percent: int | None) -> Command:
+    """Put TENANT/ADAPTER in a rollout mode (fixture, shadow, canary, assisted)."""
+    target = RolloutMode(mode)
+    if target == RolloutMode.CANARY and canary is None:
+        raise click.UsageError("--to canary needs --canary N (how many actions may send)")
+    if target != RolloutMode.CANARY and (canary is not None or percent is not None):
+        raise click.UsageError("--canary and --percent only go with --to canary")
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres_rollout import RolloutStore
+        from tollgate.certify import catalogue_digest, catalogue_nodes
+        from tollgate.certify_identity import code_commit, policy_version
+
+        async with pool(s, migrate=True) as p:
+            store = RolloutStore(p)
+            if target in CERTIFIED_MODES:
+                version, commit = policy_version(), code_commit()
+                digest = catalogue_digest(catalogue_nodes())
+                if await store.certified(version, commit, digest) is None:
+                    raise Failure(Exit.REFUSED, (
+                        f"{adapter}/{tenant}: refusing {target.value}: no passing certification"
+                        f" for policy {version} at commit {commit[:12]}; run `tollgate certify`"
+                        " from a clean checkout first"))
+            current = await store.mode_of(tenant, adapter)
+            await store.set_mode(tenant_id=tenant, adapter=adapter, mode=target, actor=operator,
+                                 reason=reason, canary=canary, percent=percent,
+                                 previous=current["mode"] if current else None)
+        click.echo(f"rollout {adapter}/{tenant}: {target.value}"
+                   + (f" (canary of {canary})" if canary else ""))
+        return Exit.OK
+
+    return go
+
+
+@click.command()
+@json_option
+def modes(as_json: bool) -> Command:
+    """List the rollout mode rows (no row: assisted)."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres_rollout import RolloutStore
+
+        async with pool(s, migrate=True) as p:
+            rows = await RolloutStore(p).modes()
+        if as_json:
+            emit_json(rows)
+        elif not rows:
+            click.echo("no rollout rows: every tenant is assisted")
+        else:
+            table(["tenant/adapter", "mode", "canary left", "percent", "reason", "by", "at"], [
+                (f"{r['tenant_id']}/{r['adapter']}", r["mode"],
+                 "-" if r["canary_remaining"] is None else r["canary_remaining"],
+                 "-" if r["canary_percent"] is None else r["canary_percent"], r["reason"],
+                 r["changed_by"], f"{r['changed_at']:%Y-%m-%d %H:%M}") for r in rows])
+        return Exit.OK
+
+    return go
