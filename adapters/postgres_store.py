@@ -31,6 +31,43 @@ class Admission:
     outcome: dict[str, Any] | None = None
 
 
+#: The idempotency gate in one statement (one round trip, its own transaction): is a newer event
+#: for this entity admitted; insert as VALIDATED or SUPERSEDED with its two transitions; else the
+#: row that holds the key. A CTE's read sees the snapshot from before the insert, so the last
+#: join finds the earlier row only when this insert did nothing.
+ADMIT_SQL = """
+WITH newer AS (
+    SELECT EXISTS (SELECT 1 FROM events WHERE tenant_id = $3 AND entity_id = $8
+                   AND event_type = $6 AND occurred_at > $11 AND idempotency_key <> $4) AS v
+), ins AS (
+    INSERT INTO events (workflow_id, run_id, tenant_id, idempotency_key, event_id, event_type,
+                        schema_version, entity_id, correlation_id, payload_fingerprint,
+                        occurred_at, received_at, state, last_seq, reason_code)
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+           CASE WHEN newer.v THEN 'SUPERSEDED' ELSE 'VALIDATED' END, 2,
+           CASE WHEN newer.v THEN 'newer_event_exists' END
+    FROM newer
+    ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+    RETURNING state
+), tr AS (
+    INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor, reason)
+    SELECT $1, t.seq, t.from_state, t.to_state, 'intake', t.reason
+    FROM ins, newer, LATERAL (VALUES
+        (1, NULL, 'RECEIVED', 'event received'),
+        (2, 'RECEIVED', ins.state,
+         CASE WHEN newer.v THEN 'newer event for this entity already admitted'
+              ELSE 'signature, tenant, schema and clock checked' END)
+    ) AS t(seq, from_state, to_state, reason)
+    ON CONFLICT (workflow_id, seq) DO NOTHING
+)
+SELECT ins.state AS admitted, newer.v AS newer, old.run_id, old.payload_fingerprint,
+       old.state, old.outcome
+FROM newer
+LEFT JOIN ins ON true
+LEFT JOIN events old ON ins.state IS NULL AND old.tenant_id = $3 AND old.idempotency_key = $4
+"""
+
+
 class PostgresStore(ReviewRecords):
     """Event state in PostgreSQL. Methods raise ``RetryableError`` when the database blips."""
 
@@ -52,39 +89,18 @@ class PostgresStore(ReviewRecords):
         same key and payload is a duplicate; with another payload, a conflict. An older event for
         an entity that already has a newer one is admitted as SUPERSEDED.
         """
-        async with self.pool.acquire() as conn, conn.transaction():
-            newer = await conn.fetchval(
-                "SELECT 1 FROM events WHERE tenant_id = $1 AND entity_id = $2 AND event_type = $3"
-                " AND occurred_at > $4 AND idempotency_key <> $5 LIMIT 1",
-                event.tenant_id, event.entity_id, event.event_type, event.occurred_at,
-                event.idempotency_key,
-            )
-            state = EventState.SUPERSEDED if newer else EventState.VALIDATED
-            row = await conn.fetchrow(
-                "INSERT INTO events (workflow_id, run_id, tenant_id, idempotency_key, event_id,"
-                " event_type, schema_version, entity_id, correlation_id, payload_fingerprint,"
-                " occurred_at, received_at, state, last_seq, reason_code)"
-                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,2,$14)"
-                " ON CONFLICT (tenant_id, idempotency_key) DO NOTHING RETURNING id",
-                workflow_id, run_id, event.tenant_id, event.idempotency_key, event.event_id,
+        args = (workflow_id, run_id, event.tenant_id, event.idempotency_key, event.event_id,
                 event.event_type, event.schema_version, event.entity_id, event.correlation_id,
-                fingerprint, event.occurred_at, received_at, state.value,
-                "newer_event_exists" if newer else None,
-            )
-            if row is not None:
-                await conn.executemany(
-                    "INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor,"
-                    " reason) VALUES ($1, $2, $3, $4, 'intake', $5)"
-                    " ON CONFLICT (workflow_id, seq) DO NOTHING",
-                    [
-                        (workflow_id, 1, None, EventState.RECEIVED.value, "event received"),
-                        (workflow_id, 2, EventState.RECEIVED.value, state.value,
-                         "newer event for this entity already admitted" if newer
-                         else "signature, tenant, schema and clock checked"),
-                    ],
-                )
-                return Admission("superseded" if newer else "new", state)
-            old = await conn.fetchrow(
+                fingerprint, event.occurred_at, received_at)
+        row = await self.pool.fetchrow(ADMIT_SQL, *args)
+        if row["admitted"] is not None:
+            return Admission("superseded" if row["newer"] else "new",
+                             EventState(row["admitted"]))
+        old: Any = row if row["state"] is not None else None
+        if old is None:
+            # Another delivery of this key committed after this statement's snapshot was taken:
+            # the insert saw its row (ON CONFLICT) but the statement's read could not.
+            old = await self.pool.fetchrow(
                 "SELECT run_id, payload_fingerprint, state, outcome FROM events"
                 " WHERE tenant_id = $1 AND idempotency_key = $2",
                 event.tenant_id, event.idempotency_key,
