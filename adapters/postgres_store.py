@@ -24,6 +24,23 @@ from contracts import EventEnvelope, EventState, StepRecord
 __all__ = ["Admission", "PostgresStore", "ReviewRecord", "create_pool", "migrate"]
 
 
+# The key's row, and (same statement) one more duplicate counted when this is another run with
+# the same payload: the worker's gate answers "duplicate" from exactly this read. A retry of
+# that run's activity after a lost reply counts it again (docs/metrics.md).
+_EXISTING_SQL = """
+WITH old AS (
+    SELECT run_id, payload_fingerprint, state, outcome FROM events
+    WHERE tenant_id = $1 AND idempotency_key = $2
+), counted AS (
+    INSERT INTO intake_duplicates (tenant_id, channel, stage, n)
+    SELECT $1, 'worker', CASE WHEN outcome IS NULL THEN 'in_flight' ELSE 'after_close' END, 1
+    FROM old WHERE run_id <> $3 AND payload_fingerprint = $4
+    ON CONFLICT (tenant_id, channel, stage) DO UPDATE SET n = intake_duplicates.n + 1
+)
+SELECT * FROM old
+"""
+
+
 @dataclass(frozen=True)
 class Admission:
     status: Literal["new", "existing", "conflict", "superseded"]
@@ -84,11 +101,8 @@ class PostgresStore(ReviewRecords):
                     ],
                 )
                 return Admission("superseded" if newer else "new", state)
-            old = await conn.fetchrow(
-                "SELECT run_id, payload_fingerprint, state, outcome FROM events"
-                " WHERE tenant_id = $1 AND idempotency_key = $2",
-                event.tenant_id, event.idempotency_key,
-            )
+            old = await conn.fetchrow(_EXISTING_SQL, event.tenant_id, event.idempotency_key,
+                                      run_id, fingerprint)
         assert old is not None
         outcome = json.loads(old["outcome"]) if old["outcome"] else None
         if old["run_id"] == run_id:
