@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import asyncpg
 
+from adapters.postgres_outbox import COUNT_DUPLICATE_SQL
 from adapters.postgres_pool import create_pool, migrate
 from adapters.postgres_reviews import ReviewRecord, ReviewRecords
 from adapters.postgres_steps import TRANSITION_SQL, step_args
@@ -33,7 +34,7 @@ WITH old AS (
     WHERE tenant_id = $1 AND idempotency_key = $2
 ), counted AS (
     INSERT INTO intake_duplicates (tenant_id, channel, stage, n)
-    SELECT $1, 'worker', CASE WHEN outcome IS NULL THEN 'in_flight' ELSE 'after_close' END, 1
+    SELECT $1, 'gate', CASE WHEN outcome IS NULL THEN 'in_flight' ELSE 'after_close' END, 1
     FROM old WHERE run_id <> $3 AND payload_fingerprint = $4
     ON CONFLICT (tenant_id, channel, stage) DO UPDATE SET n = intake_duplicates.n + 1
 )
@@ -110,6 +111,10 @@ class PostgresStore(ReviewRecords):
         if old["payload_fingerprint"] != fingerprint:
             return Admission("conflict", EventState(old["state"]), outcome)
         return Admission("existing", EventState(old["state"]), outcome)
+
+    async def count_duplicate(self, *, tenant_id: str, channel: str, stage: str) -> None:
+        """One more duplicate answered (``tollgate_duplicates_prevented_total``)."""
+        await self.pool.execute(COUNT_DUPLICATE_SQL, tenant_id, channel, stage)
 
     async def quarantine(
         self,

@@ -66,8 +66,8 @@ def families(g: Mapping[str, list[dict[str, Any]]]) -> Iterator[Metric]:
         switches.add_metric([row["adapter"], row["tenant_id"]], 1.0 if row["closed"] else 0.0)
     yield switches
     yield _family("tollgate_duplicates_prevented",
-                  "Deliveries answered as duplicates, by tenant, where (http intake or the "
-                  "worker's gate) and when (in_flight or after_close).",
+                  "Deliveries answered as duplicates, by tenant, where (http, update, gate) "
+                  "and when (in_flight or after_close).",
                   ["tenant_id", "channel", "stage"], g["duplicates"], counter=True)
     yield _family("tollgate_idempotency_conflicts",
                   "Deliveries reusing a key with another payload (quarantined), by tenant.",

@@ -23,7 +23,7 @@ from adapters.postgres_circuit import CircuitStore
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_outbox import OutboxStore
 from adapters.standins import StandIns
-from contracts import EventState, ReviewDecision
+from contracts import EventState, IntakeAck, IntakeRequest, ReviewDecision
 from tests.conftest import (
     TEST_KEYS,
     Handle,
@@ -117,8 +117,15 @@ async def test_every_family_moves_on_its_path_and_survives_a_restart(
             poisoned = await start(client, queue, signed_event(
                 customer(standins, notes="password: hunter2")))
             assert (await poisoned.result()).state == EventState.FAILED_VALIDATION
-            # One left waiting for its reviewer.
-            await wait_review(await start(client, queue, signed_event(customer(standins))))
+            # One left waiting for its reviewer, delivered twice more meanwhile through the
+            # intake update (what update-with-start sends to a running workflow).
+            raw = signed_event(customer(standins))
+            waiting = await start(client, queue, raw)
+            await wait_review(waiting)
+            acks = [await waiting.execute_update(
+                "intake", IntakeRequest(raw=raw, received_at=datetime.now(UTC)),
+                result_type=IntakeAck) for _ in range(3)]
+            assert [a.status for a in acks] == ["accepted", "duplicate", "duplicate"]
             await store_paths(pool, standins, queue, unknown_key)
             after, text = await scrape(port)
             sdk, _ = await scrape(sdk_port)
@@ -128,11 +135,13 @@ async def test_every_family_moves_on_its_path_and_survives_a_restart(
         await pool.close()
 
     counted = [("tollgate_duplicates_prevented_total",
-                {"tenant_id": "acme", "channel": "worker", "stage": "in_flight"}, 1),
+                {"tenant_id": "acme", "channel": "gate", "stage": "in_flight"}, 1),
                ("tollgate_duplicates_prevented_total",
-                {"tenant_id": "acme", "channel": "worker", "stage": "after_close"}, 1),
+                {"tenant_id": "acme", "channel": "gate", "stage": "after_close"}, 1),
                ("tollgate_duplicates_prevented_total",
                 {"tenant_id": "acme", "channel": "http", "stage": "in_flight"}, 2),
+               ("tollgate_duplicates_prevented_total",
+                {"tenant_id": "acme", "channel": "update", "stage": "in_flight"}, 2),
                ("tollgate_idempotency_conflicts_total", {"tenant_id": "acme"}, 1),
                ("tollgate_validation_failures_total",
                 {"tenant_id": "acme", "reason": "secret_in_context"}, 1),
