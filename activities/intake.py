@@ -15,7 +15,7 @@ from adapters.postgres_ops import OpsStore
 from adapters.postgres_store import PostgresStore
 from contracts import EventEnvelope, EventRef, FinalOutcome, IntakeRequest, IntakeResult
 from contracts.errors import ErrorClass
-from contracts.events import MAX_EVENT_CHARS
+from contracts.events import MAX_EVENT_CHARS, DuplicateSeen
 from policies import signing
 from policies.keys import fingerprint
 from policies.matrix import PolicyMatrix
@@ -42,6 +42,12 @@ class IntakeActivities:
         self.ops = ops
         self.tenant_secrets = tenant_secrets
         self.matrix = matrix
+
+    @activity.defn
+    async def count_duplicate(self, seen: DuplicateSeen) -> None:
+        """Count a delivery the running workflow's intake update answered "duplicate"."""
+        await self.store.count_duplicate(tenant_id=seen.tenant_id, channel="update",
+                                         stage=seen.stage)
 
     @activity.defn
     async def validate_event(self, request: IntakeRequest) -> IntakeResult:

@@ -149,6 +149,14 @@ class OpsStore:
                              {"replay": number})
         return int(number) if number is not None else None
 
+    async def record_replay_result(self, dl_id: int, *, actor: str, replay: int,
+                                   result: str) -> None:
+        """How replay ``replay`` of a dead letter ended (the reconciler's status), for the
+        ``tollgate_dlq_replays_total`` metric and the audit trail."""
+        async with self.pool.acquire() as conn:
+            await _audit(conn, actor, "dlq_replay_result", f"dead_letter/{dl_id}",
+                         {"replay": replay, "result": result})
+
     async def close_dead_letter(self, dl_id: int, *, actor: str, reason: str) -> None:
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.execute(

@@ -49,6 +49,13 @@ LEFT JOIN http_intake h USING (workflow_id)
 LEFT JOIN events e USING (workflow_id)
 """
 
+#: Counted in the transaction that answers "duplicate" (docs/metrics.md): the answer and the
+#: count commit together, under the key's lock.
+COUNT_DUPLICATE_SQL = """
+INSERT INTO intake_duplicates (tenant_id, channel, stage, n) VALUES ($1, $2, $3, 1)
+ON CONFLICT (tenant_id, channel, stage) DO UPDATE SET n = intake_duplicates.n + 1
+"""
+
 
 class OutboxStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
@@ -75,6 +82,8 @@ class OutboxStore:
                              reason_code=earlier["reason_code"] or earlier["e_reason"],
                              state=earlier["state"], outcome=outcome)
             if seen_fp == fingerprint:
+                await conn.execute(COUNT_DUPLICATE_SQL, tenant_id, "http",
+                                   "after_close" if outcome else "in_flight")
                 return found
             # Quarantined once per distinct body, through the ordinary path: never dropped.
             taken = await conn.fetchval(

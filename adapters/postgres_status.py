@@ -51,31 +51,3 @@ class StatusStore:
             "last_sweep": dict(sweep) if sweep else None,
         }
 
-
-class MetricsStore(StatusStore):
-    """The figures that must survive a worker restart, labelled by tenant and adapter (never by
-    anything personal), for the Prometheus collector."""
-
-    async def gauges(self, now: datetime) -> dict[str, list[dict[str, Any]]]:
-        async with self.pool.acquire() as conn, conn.transaction(readonly=True):
-            return {
-                "events": [dict(r) for r in await conn.fetch(
-                    "SELECT tenant_id, state, count(*) AS n FROM events"
-                    " GROUP BY tenant_id, state")],
-                "oldest": [dict(r) for r in await conn.fetch(
-                    "SELECT state, extract(epoch FROM $1 - min(updated_at)) AS age FROM events"
-                    " WHERE state = ANY($2::text[]) GROUP BY state", now, list(OPEN_STATES))],
-                "receipts": [dict(r) for r in await conn.fetch(
-                    "SELECT tenant_id, adapter, status, count(*) AS n FROM receipts"
-                    " GROUP BY tenant_id, adapter, status")],
-                "dead_letters": [dict(r) for r in await conn.fetch(
-                    "SELECT coalesce(tenant_id, '-') AS tenant_id, error_code, status,"
-                    " count(*) AS n FROM dead_letters GROUP BY 1, 2, 3")],
-                "quarantine": [dict(r) for r in await conn.fetch(
-                    "SELECT reason_code, count(*) AS n FROM quarantine GROUP BY reason_code")],
-                "past_sla": [dict(r) for r in await conn.fetch(
-                    "SELECT tenant_id, count(*) AS n FROM events WHERE state = 'AWAITING_REVIEW'"
-                    " AND review_due_at < $1 GROUP BY tenant_id", now)],
-                "switches": [dict(r) for r in await conn.fetch(
-                    "SELECT adapter, tenant_id, closed FROM kill_switches")],
-            }

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import asyncpg
 
+from adapters.postgres_outbox import COUNT_DUPLICATE_SQL
 from adapters.postgres_pool import create_pool, migrate
 from adapters.postgres_reviews import ReviewRecord, ReviewRecords
 from adapters.postgres_steps import TRANSITION_SQL, step_args
@@ -22,6 +23,23 @@ from contracts import EventEnvelope, EventState, StepRecord
 
 # Callers that built on this module before the split keep importing these from here.
 __all__ = ["Admission", "PostgresStore", "ReviewRecord", "create_pool", "migrate"]
+
+
+# The key's row, and (same statement) one more duplicate counted when this is another run with
+# the same payload: the worker's gate answers "duplicate" from exactly this read. A retry of
+# that run's activity after a lost reply counts it again (docs/metrics.md).
+_EXISTING_SQL = """
+WITH old AS (
+    SELECT run_id, payload_fingerprint, state, outcome FROM events
+    WHERE tenant_id = $1 AND idempotency_key = $2
+), counted AS (
+    INSERT INTO intake_duplicates (tenant_id, channel, stage, n)
+    SELECT $1, 'gate', CASE WHEN outcome IS NULL THEN 'in_flight' ELSE 'after_close' END, 1
+    FROM old WHERE run_id <> $3 AND payload_fingerprint = $4
+    ON CONFLICT (tenant_id, channel, stage) DO UPDATE SET n = intake_duplicates.n + 1
+)
+SELECT * FROM old
+"""
 
 
 @dataclass(frozen=True)
@@ -34,7 +52,8 @@ class Admission:
 #: The idempotency gate in one statement (one round trip, its own transaction): is a newer event
 #: for this entity admitted; insert as VALIDATED or SUPERSEDED with its two transitions; else the
 #: row that holds the key. A CTE's read sees the snapshot from before the insert, so the last
-#: join finds the earlier row only when this insert did nothing.
+#: join finds the earlier row only when this insert did nothing; then another run with the same
+#: payload is one more duplicate counted (docs/metrics.md) in the same statement.
 ADMIT_SQL = """
 WITH newer AS (
     SELECT EXISTS (SELECT 1 FROM events WHERE tenant_id = $3 AND entity_id = $8
@@ -59,6 +78,13 @@ WITH newer AS (
               ELSE 'signature, tenant, schema and clock checked' END)
     ) AS t(seq, from_state, to_state, reason)
     ON CONFLICT (workflow_id, seq) DO NOTHING
+), counted AS (
+    INSERT INTO intake_duplicates (tenant_id, channel, stage, n)
+    SELECT $3, 'gate', CASE WHEN old.outcome IS NULL THEN 'in_flight' ELSE 'after_close' END, 1
+    FROM events old
+    WHERE NOT EXISTS (SELECT 1 FROM ins) AND old.tenant_id = $3 AND old.idempotency_key = $4
+      AND old.run_id <> $2 AND old.payload_fingerprint = $10
+    ON CONFLICT (tenant_id, channel, stage) DO UPDATE SET n = intake_duplicates.n + 1
 )
 SELECT ins.state AS admitted, newer.v AS newer, old.run_id, old.payload_fingerprint,
        old.state, old.outcome
@@ -93,6 +119,7 @@ class PostgresStore(ReviewRecords):
                 event.event_type, event.schema_version, event.entity_id, event.correlation_id,
                 fingerprint, event.occurred_at, received_at)
         row = await self.pool.fetchrow(ADMIT_SQL, *args)
+        assert row is not None  # FROM newer: always one row
         if row["admitted"] is not None:
             return Admission("superseded" if row["newer"] else "new",
                              EventState(row["admitted"]))
@@ -100,11 +127,8 @@ class PostgresStore(ReviewRecords):
         if old is None:
             # Another delivery of this key committed after this statement's snapshot was taken:
             # the insert saw its row (ON CONFLICT) but the statement's read could not.
-            old = await self.pool.fetchrow(
-                "SELECT run_id, payload_fingerprint, state, outcome FROM events"
-                " WHERE tenant_id = $1 AND idempotency_key = $2",
-                event.tenant_id, event.idempotency_key,
-            )
+            old = await self.pool.fetchrow(_EXISTING_SQL, event.tenant_id,
+                                           event.idempotency_key, run_id, fingerprint)
         assert old is not None
         outcome = json.loads(old["outcome"]) if old["outcome"] else None
         if old["run_id"] == run_id:
@@ -112,6 +136,10 @@ class PostgresStore(ReviewRecords):
         if old["payload_fingerprint"] != fingerprint:
             return Admission("conflict", EventState(old["state"]), outcome)
         return Admission("existing", EventState(old["state"]), outcome)
+
+    async def count_duplicate(self, *, tenant_id: str, channel: str, stage: str) -> None:
+        """One more duplicate answered (``tollgate_duplicates_prevented_total``)."""
+        await self.pool.execute(COUNT_DUPLICATE_SQL, tenant_id, channel, stage)
 
     async def quarantine(
         self,

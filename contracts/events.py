@@ -58,6 +58,13 @@ class IntakeResult(Frozen):
     previous: FinalOutcome | None = None
 
 
+class DuplicateSeen(Frozen):
+    """Input of ``count_duplicate``: a running workflow answered one more delivery of its key."""
+
+    tenant_id: Identifier
+    stage: Literal["in_flight", "after_close"]
+
+
 class IntakeAck(Frozen):
     """What a producer is told at once (the ``intake`` update's result)."""
 

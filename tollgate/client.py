@@ -14,6 +14,7 @@ from typing import Any
 
 from temporalio.client import Client
 from temporalio.envconfig import ClientConfigProfile, ClientConnectConfig
+from temporalio.runtime import Runtime
 
 from tollgate.codec import KeyRing, encrypted_data_converter, load_key_ring
 
@@ -58,7 +59,8 @@ def connect_config(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
 
 async def build_client(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
                        keys: KeyRing | None = None,
-                       env: Mapping[str, str] | None = None) -> Client:
+                       env: Mapping[str, str] | None = None,
+                       runtime: Runtime | None = None) -> Client:
     """Connect with the encrypting data converter.
 
     Args:
@@ -67,6 +69,8 @@ async def build_client(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
         keys: the key ring; read from ``env`` (default: the process environment) when omitted.
         env: where ``TOLLGATE_KEYS``/``TOLLGATE_KEYS_FILE``/``TOLLGATE_STATE_DIR`` and the
             ``TEMPORAL_*`` client configuration are read.
+        runtime: the Temporal runtime (one exporting the SDK's metrics,
+            ``tollgate.metrics.sdk_runtime``); the SDK's default one when omitted.
     """
     import os
 
@@ -79,4 +83,4 @@ async def build_client(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
     # and every worker built from it, carries the trace through Temporal.
     tracing.configure_from_env(os.environ if env is None else env)
     return await Client.connect(target, **config, data_converter=encrypted_data_converter(ring),
-                                interceptors=tracing.interceptors())
+                                interceptors=tracing.interceptors(), runtime=runtime)

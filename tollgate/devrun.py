@@ -48,7 +48,11 @@ def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int) -> l
     import subprocess
     import sys
 
-    env = {**stack.env(), "TOLLGATE_DRAIN_SECONDS": str(WORKER_DRAIN.total_seconds())}
+    # Only this process serves /metrics and the SDK's metrics (every worker would report the
+    # same PostgreSQL figures; a second exporter on the same port would not start).
+    env = {k: v for k, v in stack.env().items()
+           if k not in ("TOLLGATE_METRICS_PORT", "TOLLGATE_SDK_METRICS_PORT")}
+    env["TOLLGATE_DRAIN_SECONDS"] = str(WORKER_DRAIN.total_seconds())
     log = (stack.state_dir / "workers.log").open("ab")
     exits.callback(log.close)
     procs: list[subprocess.Popen[bytes]] = []
@@ -76,6 +80,7 @@ def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int) -> l
 
 async def run_dev(stack: DevStack, workers: int = 1) -> None:
     from tollgate.client import build_client
+    from tollgate.metrics import sdk_runtime
     from tollgate.ops import ensure_sweep_schedule
     from tollgate.workers import draft_worker, main_worker
 
@@ -97,9 +102,13 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
             return
         stack.ports.metrics = stack.ports.metrics or free_port()
         ensure_free(stack.ports.metrics, "metrics exporter", "TOLLGATE_METRICS_PORT")
+        stack.ports.sdk_metrics = stack.ports.sdk_metrics or free_port()
+        ensure_free(stack.ports.sdk_metrics, "Temporal SDK metrics", "TOLLGATE_SDK_METRICS_PORT")
         settings = Settings.from_env(
-            {**stack.env(), "TOLLGATE_METRICS_PORT": str(stack.ports.metrics)})
-        client = await build_client(settings.temporal_address, env=settings.env)
+            {**stack.env(), "TOLLGATE_METRICS_PORT": str(stack.ports.metrics),
+             "TOLLGATE_SDK_METRICS_PORT": str(stack.ports.sdk_metrics)})
+        client = await build_client(settings.temporal_address, env=settings.env,
+                                    runtime=sdk_runtime(settings.env))
         async with AsyncExitStack() as group:
             # Entered first, so it stops after the workers have drained (the exit is LIFO).
             await start_http_service(group, stack, settings)
@@ -114,7 +123,8 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
             assert stack.standins is not None
             say(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}")
             say(f"HTTP       http://127.0.0.1:{stack.ports.http}   inbox /inbox, API /docs")
-            say(f"metrics    http://127.0.0.1:{stack.ports.metrics}/metrics")
+            say(f"metrics    http://127.0.0.1:{stack.ports.metrics}/metrics   Temporal SDK "
+                f"http://127.0.0.1:{stack.ports.sdk_metrics}/metrics")
             if extra:
                 say(f"workers    {workers} main workers: this process and pids "
                     f"{', '.join(map(str, extra))} (log {stack.state_dir / 'workers.log'})")

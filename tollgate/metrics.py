@@ -6,7 +6,12 @@ in each open state) are read from PostgreSQL at scrape time by one collector, ne
 process memory. Labels are tenant, adapter, state and reason codes: nothing personal.
 
 The exporter is started by the main worker when ``TOLLGATE_METRICS_PORT`` is set (``tollgate dev``
-sets it); it listens on 127.0.0.1 unless ``TOLLGATE_METRICS_HOST`` says otherwise.
+sets it); it listens on 127.0.0.1 unless ``TOLLGATE_METRICS_HOST`` says otherwise. The families
+themselves are built in ``tollgate/metric_families.py``.
+
+The Temporal SDK's own metrics (workflow task latency, pollers, activity results) come from a
+``Runtime`` with a Prometheus exporter on its own port, ``TOLLGATE_SDK_METRICS_PORT``
+(``sdk_runtime``): the Rust core serves them, so they cannot share Tollgate's registry.
 """
 
 from __future__ import annotations
@@ -17,10 +22,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector, CollectorRegistry
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
-from adapters.postgres_status import MetricsStore
+from adapters.postgres_metrics import MetricsStore
+from tollgate.metric_families import KEYS, families
+
+__all__ = ["KEYS", "PostgresCollector", "families", "sdk_runtime", "start_exporter"]
+
+SDK_PORT_ENV = "TOLLGATE_SDK_METRICS_PORT"
 
 #: How long a scrape waits for PostgreSQL before it answers with what it has (nothing).
 SCRAPE_TIMEOUT_S = 5.0
@@ -33,40 +44,10 @@ class PostgresCollector(Collector):
     def __init__(self, pool: asyncpg.Pool, loop: asyncio.AbstractEventLoop) -> None:
         self._store, self._loop = MetricsStore(pool), loop
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[Metric]:
         future = asyncio.run_coroutine_threadsafe(
             self._store.gauges(datetime.now(UTC)), self._loop)
         yield from families(future.result(SCRAPE_TIMEOUT_S))
-
-
-def _family(name: str, doc: str, labels: list[str], rows: list[dict[str, Any]],
-            value: str = "n") -> GaugeMetricFamily:
-    family = GaugeMetricFamily(name, doc, labels=labels)
-    for row in rows:
-        family.add_metric([str(row[label]) for label in labels], float(row[value] or 0))
-    return family
-
-
-def families(g: Mapping[str, list[dict[str, Any]]]) -> Iterator[GaugeMetricFamily]:
-    yield _family("tollgate_events", "Events by tenant and current state.",
-                  ["tenant_id", "state"], g["events"])
-    yield _family("tollgate_state_oldest_age_seconds",
-                  "Age of the oldest record in each state a record leaves on its own.",
-                  ["state"], g["oldest"], value="age")
-    yield _family("tollgate_receipts", "Receipts by tenant, adapter and status.",
-                  ["tenant_id", "adapter", "status"], g["receipts"])
-    yield _family("tollgate_dead_letters", "Dead letters by tenant, reason code and status.",
-                  ["tenant_id", "error_code", "status"], g["dead_letters"])
-    yield _family("tollgate_quarantined", "Quarantined deliveries by reason code.",
-                  ["reason_code"], g["quarantine"])
-    yield _family("tollgate_reviews_past_sla", "Reviews waiting past their SLA, by tenant.",
-                  ["tenant_id"], g["past_sla"])
-    switches = GaugeMetricFamily("tollgate_kill_switch_closed",
-                                 "1 when the kill switch for (adapter, tenant) is closed.",
-                                 labels=["adapter", "tenant_id"])
-    for row in g["switches"]:
-        switches.add_metric([row["adapter"], row["tenant_id"]], 1.0 if row["closed"] else 0.0)
-    yield switches
 
 
 def start_exporter(pool: asyncpg.Pool, env: Mapping[str, str]) -> Any | None:
@@ -83,3 +64,27 @@ def start_exporter(pool: asyncpg.Pool, env: Mapping[str, str]) -> Any | None:
                                                                  "127.0.0.1"),
                                         registry=registry)
     return server
+
+
+def sdk_runtime(env: Mapping[str, str]) -> Runtime | None:
+    """A Temporal runtime whose Prometheus exporter serves the SDK's metrics on
+    ``TOLLGATE_SDK_METRICS_PORT`` (unset: None, the SDK's default runtime and no exporter).
+
+    Pass it to ``build_client``; every worker built on that client reports through it. It
+    listens on ``TOLLGATE_METRICS_HOST`` (default 127.0.0.1), like Tollgate's own exporter.
+
+    Raises:
+        SystemExit: one line when the port is not a number or is taken.
+    """
+    port = env.get(SDK_PORT_ENV, "").strip()
+    if not port:
+        return None
+    if not port.isdigit() or int(port) > 65535:
+        raise SystemExit(f"{SDK_PORT_ENV}={port!r} is not a port number")
+    address = f"{env.get('TOLLGATE_METRICS_HOST', '127.0.0.1')}:{int(port)}"
+    try:
+        return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=address)))
+    except (RuntimeError, ValueError) as exc:  # the core's "Address already in use"
+        raise SystemExit(f"{SDK_PORT_ENV}: cannot serve the SDK's metrics on {address} "
+                         f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+                         ) from None

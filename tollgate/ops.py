@@ -72,6 +72,7 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
         ReconcileWriteWorkflow.run, request, task_queue=task_queue,
         id=f"reconcile/{request.action.action_key}/replay-{number}",
     )
+    await ops.record_replay_result(dl_id, actor=operator, replay=number, result=result.status)
     receipt_text = (f"receipt {result.receipt.status} {result.receipt.external_id or ''}"
                     if result.receipt else "no receipt")
     code = Exit.OK if result.status in ("succeeded", "resent") else Exit.REFUSED

@@ -25,6 +25,7 @@ PORT_VARIABLES: dict[str, str] = {
     "temporal": "TOLLGATE_TEMPORAL_PORT", "ui": "TOLLGATE_UI_PORT",
     "crm": "TOLLGATE_CRM_PORT", "messaging": "TOLLGATE_MESSAGING_PORT",
     "http": "TOLLGATE_HTTP_PORT", "metrics": "TOLLGATE_METRICS_PORT",
+    "sdk_metrics": "TOLLGATE_SDK_METRICS_PORT",
 }
 
 
@@ -38,6 +39,7 @@ class Ports:
     messaging: int = 8302
     http: int = 8400
     metrics: int = 9464
+    sdk_metrics: int = 9465
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Ports:

@@ -44,7 +44,7 @@ from policies.matrix import load_matrix
 from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.items import relay_loop, temporal_starter
-from tollgate.metrics import start_exporter
+from tollgate.metrics import sdk_runtime, start_exporter
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
@@ -101,7 +101,8 @@ async def main_worker(client: Client, settings: Settings, *,
             restrictions=SandboxRestrictions.default.with_passthrough_all_modules()),
         graceful_shutdown_timeout=drain,
         activities=[
-            intake.validate_event, context.load_context, steps.record_step, steps.record_refusal,
+            intake.validate_event, intake.count_duplicate, context.load_context,
+            steps.record_step, steps.record_refusal,
             review.count_gate_inputs, review.open_review, review.notify_fallback_owner,
             execute.execute_action, reconcile.lookup_write, reconcile.resend_write,
             reconcile.dead_letter_write, sweep.sweep_receipts,
@@ -160,7 +161,10 @@ def check_draft_environment(env: Mapping[str, str]) -> None:
 async def run(queue: str, settings: Settings) -> None:
     if queue == "draft":
         check_draft_environment(settings.env)
-    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
+    # The SDK's metrics are the main worker's to serve (the draft worker holds no port).
+    runtime = sdk_runtime(settings.env) if queue in ("main", "all") else None
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env,
+                                runtime=runtime)
     async with AsyncExitStack() as stack:
         if queue in ("main", "all"):
             await stack.enter_async_context(main_worker(client, settings))

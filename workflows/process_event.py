@@ -37,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
         ReviewDecision,
         ReviewTicket,
     )
+    from contracts.events import DuplicateSeen
     from contracts.policy import PolicySnapshot
     from policies.gate import GateDecision, evaluate_gate
     from policies.keys import action_key, payload_fingerprint
@@ -54,6 +55,7 @@ DRAFT_TASK_QUEUE = "tollgate-draft"
 #: workflow.patched() ids, one per change of the command sequence; never reuse or remove one
 #: while histories recorded before it may still be running (tests/replay keeps both paths).
 INTAKE_AS_LOCAL_ACTIVITY = "intake-as-local-activity"
+COUNT_DUPLICATE_DELIVERIES = "count-duplicate-deliveries"
 
 @workflow.defn(name="ProcessEvent")
 class ProcessEventWorkflow(EventLedger):
@@ -86,6 +88,15 @@ class ProcessEventWorkflow(EventLedger):
             return IntakeAck(status="invalid", workflow_id=wf_id, state=self._state,
                              reason_code=intake.reason_code, message=intake.message)
         if intake.status == "duplicate" or not first:
+            if not first and intake.event is not None and workflow.patched(
+                    COUNT_DUPLICATE_DELIVERIES):
+                # Only this handler sees the delivery; the count must outlive the worker
+                # (docs/metrics.md). The gate counted this run's own first delivery.
+                await workflow.execute_local_activity_method(
+                    IntakeActivities.count_duplicate,
+                    DuplicateSeen(tenant_id=intake.event.tenant_id,
+                                  stage="after_close" if intake.previous else "in_flight"),
+                    start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY)
             return IntakeAck(status="duplicate", workflow_id=wf_id, state=self._state,
                              reason_code="duplicate", previous=intake.previous)
         return IntakeAck(status="accepted", workflow_id=wf_id, state=self._state,

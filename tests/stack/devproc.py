@@ -40,7 +40,8 @@ def stack_folder() -> Iterator[Path]:
 class DevProcess:
     state_dir: Path
     ports: dict[str, int] = field(default_factory=lambda: {
-        name: free_port() for name in ("TEMPORAL", "UI", "CRM", "MESSAGING", "HTTP", "METRICS")})
+        name: free_port() for name in ("TEMPORAL", "UI", "CRM", "MESSAGING", "HTTP", "METRICS",
+                                        "SDK_METRICS")})
     proc: subprocess.Popen[bytes] | None = None
 
     @property
