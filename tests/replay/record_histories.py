@@ -51,15 +51,23 @@ async def record() -> None:
                 "no_consent_stopped": care_due("acme", "C-1002", "rec-stop", now=now),
                 "schema_drift_dead_lettered": care_due("acme", "C-1001", "rec-v2", version=2,
                                                        now=now),
+                # Delivered twice while it waits for review: the running workflow's intake
+                # update answers the second one and counts it (count-duplicate-deliveries).
+                "duplicate_in_flight_approved": care_due("acme", "C-1001", "rec-dup", now=now),
             }
             stack.standins.messaging.inject("fail_after_write", times=1)
             for name, event in scenarios.items():
                 ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
                 handle = client.get_workflow_handle(ack.workflow_id)
-                if name in ("approved_504_reconciled", "rejected_by_reviewer"):
+                if name in ("approved_504_reconciled", "rejected_by_reviewer",
+                            "duplicate_in_flight_approved"):
                     await wait_state(client, ack.workflow_id, EventState.AWAITING_REVIEW)
+                    if name == "duplicate_in_flight_approved":
+                        again = await submit(client, signed(event, secrets),
+                                             task_queue=settings.task_queue)
+                        assert again.status == "duplicate", again
                     ticket = await handle.query("review_ticket")
-                    decision = "approve" if name.startswith("approved") else "reject"
+                    decision = "reject" if name.startswith("rejected") else "approve"
                     await handle.execute_update("review", ReviewDecision(
                         request_id=ticket["request_id"], decision=decision,
                         reviewer="lan.nguyen", role="care_lead", reason="recorded",
