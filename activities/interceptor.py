@@ -7,11 +7,13 @@ workflow id, activity name and attempt with structlog's contextvars, so every li
 or an adapter under it logs carries them without passing them down.
 
 Register it on every worker: ``Worker(..., interceptors=[ActivityContextInterceptor()])``.
-Temporal runs a workflow's local activities through the same activity interceptors.
+Temporal runs a workflow's local activities through the same activity interceptors. An activity
+scheduled with a heartbeat timeout has its lease renewed here for as long as it runs.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -39,7 +41,23 @@ class ActivityContextInterceptor(Interceptor):
 class _ActivityInbound(ActivityInboundInterceptor):
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
         with activity_context(input.args):
-            return await self.next.execute_activity(input)
+            timeout = activity.info().heartbeat_timeout
+            if not timeout or activity.info().is_local:
+                return await self.next.execute_activity(input)
+            # A heartbeat timeout is a lease: while this process is alive and its loop runs, the
+            # lease is renewed; a killed or frozen worker lets it lapse and the server retries
+            # the attempt elsewhere after ``timeout`` instead of the whole start-to-close.
+            beat = asyncio.create_task(_renew_lease(timeout.total_seconds()))
+            try:
+                return await self.next.execute_activity(input)
+            finally:
+                beat.cancel()
+
+
+async def _renew_lease(timeout_s: float) -> None:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(max(timeout_s / 4, 0.2))
 
 
 @contextmanager

@@ -274,7 +274,8 @@ class ProcessEventWorkflow(EventLedger):
             result: ExecuteResult = await workflow.execute_activity_method(
                 ExecuteActivities.execute_action,
                 ExecuteRequest(action=action, draft_version=draft.version, seq=exec_seq),
-                start_to_close_timeout=t.EXECUTE_TIMEOUT, retry_policy=t.EXECUTE_RETRY,
+                start_to_close_timeout=t.EXECUTE_TIMEOUT, heartbeat_timeout=t.EXECUTE_HEARTBEAT,
+                retry_policy=t.EXECUTE_RETRY,
                 summary=f"send via {action.adapter} with the business key (receipt first)",
             )
             if result.status != "held":

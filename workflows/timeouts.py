@@ -32,6 +32,10 @@ DRAFT_RETRY = _retry(timedelta(seconds=1), timedelta(seconds=20), attempts=DRAFT
 #: A send retries only failures known to have happened before the write (and 429s after their
 #: Retry-After); an unknown write is non-retryable here and goes to the reconciler.
 EXECUTE_TIMEOUT = timedelta(seconds=30)
+#: The send's lease: renewed by the worker while the attempt runs (activities/interceptor.py), so
+#: a dead or frozen worker's attempt is retried after 10 s, not after the whole 30 s. Not a
+#: command change: histories recorded without it replay unchanged.
+EXECUTE_HEARTBEAT = timedelta(seconds=10)
 EXECUTE_RETRY = _retry(timedelta(seconds=1), timedelta(seconds=60), attempts=10)
 
 LOOKUP_TIMEOUT = timedelta(seconds=15)

@@ -4,9 +4,11 @@ lines carry the event's context."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
 
+import pytest
 import structlog
 from structlog.testing import capture_logs
 from temporalio import activity, workflow
@@ -94,3 +96,41 @@ async def test_activity_log_lines_carry_the_event_context(env: WorkflowEnvironme
     assert (line["tenant_id"], line["event_id"]) == ("acme", "evt-1")
     assert (line["activity"], line["attempt"]) == ("refuse", 1)
     assert line["workflow_id"].startswith("probe-")
+
+
+@activity.defn
+async def slow_send(step: StepRecord) -> int:
+    """Runs three times its heartbeat timeout without heartbeating itself."""
+    await asyncio.sleep(3)
+    return activity.info().attempt
+
+
+@workflow.defn(sandboxed=False)
+class LeaseProbe:
+    @workflow.run
+    async def run(self) -> str:
+        step = StepRecord(ref=REF, policy_version="v", transitions=[])
+        try:
+            attempt = await workflow.execute_activity(
+                slow_send, step, start_to_close_timeout=timedelta(seconds=20),
+                heartbeat_timeout=timedelta(seconds=1),
+                retry_policy=RetryPolicy(maximum_attempts=1))
+        except ActivityError as err:
+            return f"failed: {type(err.cause).__name__}"
+        return f"attempt {attempt}"
+
+
+@pytest.mark.parametrize("renew", [True, False])
+async def test_a_running_activity_keeps_its_heartbeat_lease(
+    env: WorkflowEnvironment, renew: bool
+) -> None:
+    """With the interceptor the lease is renewed while the attempt runs; without it the same
+    activity loses its lease after a second (the control that shows the timeout is real)."""
+    queue = f"icpt-{uuid.uuid4().hex[:8]}"
+    async with Worker(env.client, task_queue=queue, workflows=[LeaseProbe],
+                      activities=[slow_send],
+                      interceptors=[ActivityContextInterceptor()] if renew else [],
+                      workflow_runner=UnsandboxedWorkflowRunner()):
+        outcome = await env.client.execute_workflow(
+            LeaseProbe.run, id=f"lease-{uuid.uuid4().hex[:8]}", task_queue=queue)
+    assert outcome == ("attempt 1" if renew else "failed: TimeoutError")

@@ -1,9 +1,10 @@
-"""Lease expiry with the worker alive: the send step's lease (start-to-close, 30 s) runs out
-while its write is in flight because the worker process is frozen, not dead. When it thaws,
+"""Lease expiry with the worker alive: the send step's heartbeat lease (10 s, renewed by the
+worker while the attempt runs) runs out while its write is in flight because the worker process
+is frozen, not dead. When it thaws,
 the expired attempt and the server's retry both run: a zombie and its successor.
 
 Only against the non-deduping target: there a second send would show as a second message, so
-it is the strict mode; the wait for the lease makes each run about 40 s.
+it is the strict mode.
 """
 
 from __future__ import annotations
