@@ -38,7 +38,8 @@ from adapters.postgres_rollout import RolloutStore
 from adapters.postgres_store import PostgresStore, create_pool
 from adapters.postgres_tagging import TaggingStore
 from adapters.targets import ENV_VAR as TARGETS_ENV
-from adapters.targets import parse_targets
+from adapters.targets import RATES_ENV_VAR, parse_rates, parse_targets
+from contracts import target_task_queue
 from contracts.errors import InvalidInput
 from policies.matrix import load_matrix
 from tollgate.client import build_client
@@ -63,6 +64,7 @@ async def main_worker(client: Client, settings: Settings, *,
                          "(or run `tollgate dev`)")
     try:
         targets = parse_targets(settings.env.get(TARGETS_ENV))
+        rates = parse_rates(settings.env.get(RATES_ENV_VAR))
     except InvalidInput as exc:
         raise SystemExit(exc.message) from None
     pool = await create_pool(settings.dsn)
@@ -70,6 +72,8 @@ async def main_worker(client: Client, settings: Settings, *,
     messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
     store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
     adapters = {messaging.name: messaging}
+    if unknown := sorted(set(rates) - set(adapters)):
+        raise SystemExit(f"{RATES_ENV_VAR} names no known target: {', '.join(unknown)}")
     matrix = load_matrix()
     intake = IntakeActivities(store, ops, settings.tenant_secrets(), matrix)
     context = ContextActivities(store, crm)
@@ -114,8 +118,21 @@ async def main_worker(client: Client, settings: Settings, *,
     relay = asyncio.create_task(
         relay_loop(tagging_store, temporal_starter(client, settings.task_queue)))
     exporter = start_exporter(pool, settings.env)  # /metrics when TOLLGATE_METRICS_PORT is set
+    # One worker per target on the target's own queue: the server applies its rate limit to
+    # the whole queue, whatever the number of worker processes (docs/deploy.md, scale-out).
+    # The main queue keeps the same activities for runs started before that patch.
+    per_target = [Worker(client, task_queue=target_task_queue(settings.task_queue, name),
+                         activities=[execute.execute_action, reconcile.lookup_write,
+                                     reconcile.resend_write],
+                         max_task_queue_activities_per_second=rates.get(name),
+                         interceptors=[ActivityContextInterceptor()],
+                         graceful_shutdown_timeout=drain)
+                  for name in adapters]
     try:
-        async with worker:
+        async with AsyncExitStack() as running:
+            for target_worker in per_target:
+                await running.enter_async_context(target_worker)
+            await running.enter_async_context(worker)
             yield worker
     finally:
         if exporter is not None:
