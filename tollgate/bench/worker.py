@@ -125,11 +125,14 @@ class WorkerProcess:
         self.proc = proc
 
     @classmethod
-    async def start(cls, pipeline: str, latency: float, stack: DevStack) -> WorkerProcess:
+    async def start(cls, pipeline: str, latency: float, stack: DevStack,
+                    rates: str = "") -> WorkerProcess:
+        """``rates``: ``TOLLGATE_TARGET_RATES`` for this worker (``--rate``)."""
         log = open(stack.state_dir / f"worker-{pipeline}.log", "ab")  # noqa: SIM115, ASYNC230
+        env = {**stack.env(), **({"TOLLGATE_TARGET_RATES": rates} if rates else {})}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tollgate.bench.worker", pipeline,
-            "--model-latency", str(latency), cwd=os.getcwd(), env=stack.env(),
+            "--model-latency", str(latency), cwd=os.getcwd(), env=env,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log)
         log.close()
         worker = cls(proc)
