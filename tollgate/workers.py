@@ -44,6 +44,7 @@ from contracts.errors import InvalidInput
 from policies.matrix import load_matrix
 from tollgate.client import build_client
 from tollgate.config import Settings
+from tollgate.deployment import deployment_config
 from tollgate.items import relay_loop, temporal_starter
 from tollgate.metrics import start_exporter
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
@@ -51,6 +52,7 @@ from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
 from workflows.sweep import ReceiptSweepWorkflow
 from workflows.tag_item import TagItemWorkflow
+from workflows.versioned import VERSIONED_WORKFLOWS
 
 
 @asynccontextmanager
@@ -67,6 +69,8 @@ async def main_worker(client: Client, settings: Settings, *,
         rates = parse_rates(settings.env.get(RATES_ENV_VAR))
     except InvalidInput as exc:
         raise SystemExit(exc.message) from None
+    # The same version on every queue of the process: a pinned run's activities go to it.
+    version = deployment_config(settings.env)
     pool = await create_pool(settings.dsn)
     crm = CrmHttpSource(settings.crm_url)
     messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
@@ -95,8 +99,11 @@ async def main_worker(client: Client, settings: Settings, *,
     worker = Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
-                   TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow],
+        deployment_config=version,
+        # Versioned: the same types with their declared behaviour (workflows/versioned.py).
+        workflows=VERSIONED_WORKFLOWS if version else [
+            ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow, TagItemWorkflow,
+            FanOutWorkflow, ConsumeEventWorkflow],
         interceptors=[ActivityContextInterceptor()],
         # Workflow modules are imported once instead of once per run (-21 % worker CPU,
         # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);
@@ -126,7 +133,7 @@ async def main_worker(client: Client, settings: Settings, *,
                                      reconcile.resend_write],
                          max_task_queue_activities_per_second=rates.get(name),
                          interceptors=[ActivityContextInterceptor()],
-                         graceful_shutdown_timeout=drain)
+                         graceful_shutdown_timeout=drain, deployment_config=version)
                   for name in adapters]
     try:
         async with AsyncExitStack() as running:
@@ -156,7 +163,8 @@ async def draft_worker(client: Client, settings: Settings, *,
     worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
                     activities=[drafts.draft_message, tags.suggest_tags],
                     interceptors=[ActivityContextInterceptor()],
-                    graceful_shutdown_timeout=drain)
+                    graceful_shutdown_timeout=drain,
+                    deployment_config=deployment_config(settings.env))
     async with worker:
         yield worker
 
