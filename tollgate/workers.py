@@ -140,7 +140,11 @@ async def main_worker(client: Client, settings: Settings, *,
             for target_worker in per_target:
                 await running.enter_async_context(target_worker)
             await running.enter_async_context(worker)
-            yield worker
+            try:
+                yield worker
+            finally:
+                # Every queue stops polling at once: one drain, not one per queue in turn.
+                await asyncio.gather(*(w.shutdown() for w in (worker, *per_target)))
     finally:
         if exporter is not None:
             exporter.shutdown()
