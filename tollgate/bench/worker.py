@@ -157,7 +157,10 @@ class WorkerProcess:
         assert self.proc.stdin is not None
         self.proc.stdin.write(b"stats\n")
         await self.proc.stdin.drain()
-        line = await self._line(10)
+        # The SDK core writes its own warnings to stdout (a failed workflow task, say): skip
+        # them, so the answer is the first line that is ours.
+        while (line := await self._line(10)) and not line.startswith('{"round_trips"'):
+            print(f"bench worker: {line}", file=sys.stderr)
         return Counter(json.loads(line)["round_trips"]) if line else Counter()
 
     async def stop(self) -> None:
