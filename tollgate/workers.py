@@ -54,6 +54,10 @@ from workflows.sweep import ReceiptSweepWorkflow
 from workflows.tag_item import TagItemWorkflow
 from workflows.versioned import VERSIONED_WORKFLOWS
 
+#: The workflow types of an unversioned main worker (a versioned one: VERSIONED_WORKFLOWS).
+MAIN_WORKFLOWS: list[type] = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
+                              TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow]
+
 
 @asynccontextmanager
 async def main_worker(client: Client, settings: Settings, *,
@@ -101,9 +105,7 @@ async def main_worker(client: Client, settings: Settings, *,
         task_queue=settings.task_queue,
         deployment_config=version,
         # Versioned: the same types with their declared behaviour (workflows/versioned.py).
-        workflows=VERSIONED_WORKFLOWS if version else [
-            ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow, TagItemWorkflow,
-            FanOutWorkflow, ConsumeEventWorkflow],
+        workflows=VERSIONED_WORKFLOWS if version else MAIN_WORKFLOWS,
         interceptors=[ActivityContextInterceptor()],
         # Workflow modules are imported once instead of once per run (-21 % worker CPU,
         # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);

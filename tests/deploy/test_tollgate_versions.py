@@ -9,6 +9,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from temporalio import workflow
+from temporalio.common import VersioningBehavior
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.standins import StandIns
@@ -17,7 +19,9 @@ from tests.conftest import Handle, signed_event, start, wait_review, worker_sett
 from tests.deploy.test_worker_versions import make_current, pinned_to
 from tollgate.config import Settings
 from tollgate.deployment import deployment_config
+from tollgate.workers import MAIN_WORKFLOWS
 from worker import draft_worker, main_worker
+from workflows.versioned import VERSIONED_WORKFLOWS
 
 
 def versioned(settings: Settings, deployment: str, build_id: str) -> Settings:
@@ -76,3 +80,13 @@ def test_unset_runs_unversioned_and_half_set_is_one_clear_line() -> None:
     assert (config.version.deployment_name, config.version.build_id) == ("tollgate", "0.2.0")
     with pytest.raises(SystemExit, match="TOLLGATE_BUILD_ID is not set"):
         deployment_config({"TOLLGATE_DEPLOYMENT_NAME": "tollgate"})
+
+
+def test_a_versioned_worker_runs_every_type_an_unversioned_one_does() -> None:
+    def names(types: list[type]) -> list[str | None]:
+        return sorted(workflow._Definition.must_from_class(t).name or "" for t in types)
+
+    assert names(VERSIONED_WORKFLOWS) == names(MAIN_WORKFLOWS)
+    for t in VERSIONED_WORKFLOWS:
+        assert workflow._Definition.must_from_class(t).versioning_behavior in (
+            VersioningBehavior.PINNED, VersioningBehavior.AUTO_UPGRADE), t
