@@ -48,3 +48,29 @@ def parse_targets(raw: str | None) -> dict[str, TargetCapabilities]:
                 f"{ENV_VAR}: target {name!r}: {where}: {first['msg'].lower()}",
             ) from None
     return targets
+
+
+RATES_ENV_VAR = "TOLLGATE_TARGET_RATES"
+
+
+def parse_rates(raw: str | None) -> dict[str, float]:
+    """Read ``TOLLGATE_TARGET_RATES`` (``messaging=5,crm=20``: actions per second per target,
+    across every worker); unset, empty or a target left out means no limit.
+
+    Raises:
+        InvalidInput: an entry is not ``name=number`` with a number above 0.
+    """
+    rates: dict[str, float] = {}
+    for entry in (raw or "").split(","):
+        if not entry.strip():
+            continue
+        name, sep, value = (part.strip() for part in entry.partition("="))
+        try:
+            rate = float(value) if sep and name else 0.0
+        except ValueError:
+            rate = 0.0
+        if not rate > 0 or rate == float("inf"):
+            raise InvalidInput("bad_target_rates", f"{RATES_ENV_VAR}: {entry.strip()!r} is not "
+                               "target=actions-per-second with a number above 0")
+        rates[name] = rate
+    return rates

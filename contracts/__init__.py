@@ -16,6 +16,7 @@ from contracts.actions import (
     ReconcileRequest,
     ReconcileResult,
     TargetCapabilities,
+    target_task_queue,
 )
 from contracts.base import (
     EVENT_TYPE_PATTERN,
@@ -68,4 +69,5 @@ __all__ = [
     "OutputShape", "PolicyRule", "PolicySnapshot", "Receipt", "ReceiptStatus", "ReconcileRequest",
     "ReconcileResult", "RefusedDecision", "ReviewAck", "ReviewDecision", "ReviewOpening",
     "ReviewTicket", "Risk", "StepRecord", "TargetCapabilities", "Transition",
+    "target_task_queue",
 ]

@@ -94,3 +94,10 @@ class TargetCapabilities(Frozen):
 
     lookup: bool
     dedupe: bool
+
+
+def target_task_queue(main_queue: str, adapter: str) -> str:
+    """The task queue a target's actions run on, beside the main one: its worker carries the
+    target's rate limit, which the Temporal server then enforces across every worker process
+    (docs/deploy.md, scale-out). The workflow and the worker assembly both name it here."""
+    return f"{main_queue}-target-{adapter}"

@@ -38,11 +38,13 @@ from adapters.postgres_rollout import RolloutStore
 from adapters.postgres_store import PostgresStore, create_pool
 from adapters.postgres_tagging import TaggingStore
 from adapters.targets import ENV_VAR as TARGETS_ENV
-from adapters.targets import parse_targets
+from adapters.targets import RATES_ENV_VAR, parse_rates, parse_targets
+from contracts import target_task_queue
 from contracts.errors import InvalidInput
 from policies.matrix import load_matrix
 from tollgate.client import build_client
 from tollgate.config import Settings
+from tollgate.deployment import deployment_config
 from tollgate.items import relay_loop, temporal_starter
 from tollgate.metrics import sdk_runtime, start_exporter
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
@@ -50,6 +52,11 @@ from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
 from workflows.sweep import ReceiptSweepWorkflow
 from workflows.tag_item import TagItemWorkflow
+from workflows.versioned import VERSIONED_WORKFLOWS
+
+#: The workflow types of an unversioned main worker (a versioned one: VERSIONED_WORKFLOWS).
+MAIN_WORKFLOWS: list[type] = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
+                              TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow]
 
 
 @asynccontextmanager
@@ -63,13 +70,18 @@ async def main_worker(client: Client, settings: Settings, *,
                          "(or run `tollgate dev`)")
     try:
         targets = parse_targets(settings.env.get(TARGETS_ENV))
+        rates = parse_rates(settings.env.get(RATES_ENV_VAR))
     except InvalidInput as exc:
         raise SystemExit(exc.message) from None
+    # The same version on every queue of the process: a pinned run's activities go to it.
+    version = deployment_config(settings.env)
     pool = await create_pool(settings.dsn)
     crm = CrmHttpSource(settings.crm_url)
     messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
     store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
     adapters = {messaging.name: messaging}
+    if unknown := sorted(set(rates) - set(adapters)):
+        raise SystemExit(f"{RATES_ENV_VAR} names no known target: {', '.join(unknown)}")
     matrix = load_matrix()
     intake = IntakeActivities(store, ops, settings.tenant_secrets(), matrix)
     context = ContextActivities(store, crm)
@@ -91,8 +103,9 @@ async def main_worker(client: Client, settings: Settings, *,
     worker = Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
-                   TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow],
+        deployment_config=version,
+        # Versioned: the same types with their declared behaviour (workflows/versioned.py).
+        workflows=VERSIONED_WORKFLOWS if version else MAIN_WORKFLOWS,
         interceptors=[ActivityContextInterceptor()],
         # Workflow modules are imported once instead of once per run (-21 % worker CPU,
         # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);
@@ -115,9 +128,26 @@ async def main_worker(client: Client, settings: Settings, *,
     relay = asyncio.create_task(
         relay_loop(tagging_store, temporal_starter(client, settings.task_queue)))
     exporter = start_exporter(pool, settings.env)  # /metrics when TOLLGATE_METRICS_PORT is set
+    # One worker per target on the target's own queue: the server applies its rate limit to
+    # the whole queue, whatever the number of worker processes (docs/deploy.md, scale-out).
+    # The main queue keeps the same activities for runs started before that patch.
+    per_target = [Worker(client, task_queue=target_task_queue(settings.task_queue, name),
+                         activities=[execute.execute_action, reconcile.lookup_write,
+                                     reconcile.resend_write],
+                         max_task_queue_activities_per_second=rates.get(name),
+                         interceptors=[ActivityContextInterceptor()],
+                         graceful_shutdown_timeout=drain, deployment_config=version)
+                  for name in adapters]
     try:
-        async with worker:
-            yield worker
+        async with AsyncExitStack() as running:
+            for target_worker in per_target:
+                await running.enter_async_context(target_worker)
+            await running.enter_async_context(worker)
+            try:
+                yield worker
+            finally:
+                # Every queue stops polling at once: one drain, not one per queue in turn.
+                await asyncio.gather(*(w.shutdown() for w in (worker, *per_target)))
     finally:
         if exporter is not None:
             exporter.shutdown()
@@ -140,7 +170,8 @@ async def draft_worker(client: Client, settings: Settings, *,
     worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
                     activities=[drafts.draft_message, tags.suggest_tags],
                     interceptors=[ActivityContextInterceptor()],
-                    graceful_shutdown_timeout=drain)
+                    graceful_shutdown_timeout=drain,
+                    deployment_config=deployment_config(settings.env))
     async with worker:
         yield worker
 

@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         ReviewAck,
         ReviewDecision,
         ReviewTicket,
+        target_task_queue,
     )
     from contracts.events import DuplicateSeen
     from contracts.policy import PolicySnapshot
@@ -56,6 +57,8 @@ DRAFT_TASK_QUEUE = "tollgate-draft"
 #: while histories recorded before it may still be running (tests/replay keeps both paths).
 INTAKE_AS_LOCAL_ACTIVITY = "intake-as-local-activity"
 COUNT_DUPLICATE_DELIVERIES = "count-duplicate-deliveries"
+#: The send runs on its target's own task queue, whose workers carry the target's rate limit.
+TARGET_TASK_QUEUE = "target-task-queue"
 
 @workflow.defn(name="ProcessEvent")
 class ProcessEventWorkflow(EventLedger):
@@ -270,10 +273,14 @@ class ProcessEventWorkflow(EventLedger):
         )
         self._set_state(EventState.EXECUTING)
         exec_seq = self._next_seq()
+        # Older runs send from the main queue (its workers still serve execute_action there).
+        queue = (target_task_queue(workflow.info().task_queue, action.adapter)
+                 if workflow.patched(TARGET_TASK_QUEUE) else None)
         while True:
             result: ExecuteResult = await workflow.execute_activity_method(
                 ExecuteActivities.execute_action,
                 ExecuteRequest(action=action, draft_version=draft.version, seq=exec_seq),
+                task_queue=queue,
                 start_to_close_timeout=t.EXECUTE_TIMEOUT, heartbeat_timeout=t.EXECUTE_HEARTBEAT,
                 retry_policy=t.EXECUTE_RETRY,
                 summary=f"send via {action.adapter} with the business key (receipt first)",

@@ -13,11 +13,13 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.reconcile import ReconcileActivities
-    from contracts import ReconcileRequest, ReconcileResult
+    from contracts import ReconcileRequest, ReconcileResult, target_task_queue
     from workflows import timeouts as t
 
 #: Patch id: a target without lookup no longer waits out the lookup window (issue 9).
 NO_LOOKUP_SKIPS_WINDOW = "no-lookup-skips-window"
+#: Patch id: lookups and the resend run on the target's own (rate-limited) task queue.
+TARGET_TASK_QUEUE = "target-task-queue"
 
 
 @workflow.defn(name="ReconcileWrite")
@@ -27,10 +29,13 @@ class ReconcileWriteWorkflow:
         deadline = workflow.now() + request.lookup_window
         delay = t.RECONCILE_FIRST_DELAY
         attempts = 0
+        # Runs started before the patch look up and resend from the main queue, as they did.
+        queue = (target_task_queue(workflow.info().task_queue, request.action.adapter)
+                 if workflow.patched(TARGET_TASK_QUEUE) else None)
         while True:
             attempts += 1
             found = await workflow.execute_activity_method(
-                ReconcileActivities.lookup_write, request,
+                ReconcileActivities.lookup_write, request, task_queue=queue,
                 start_to_close_timeout=t.LOOKUP_TIMEOUT, retry_policy=t.LOOKUP_RETRY,
                 summary=f"look the write up at the target by key (try {attempts})",
             )
@@ -46,7 +51,7 @@ class ReconcileWriteWorkflow:
             delay = min(delay * 2, t.RECONCILE_MAX_DELAY)
         try:
             resent = await workflow.execute_activity_method(
-                ReconcileActivities.resend_write, request,
+                ReconcileActivities.resend_write, request, task_queue=queue,
                 start_to_close_timeout=t.EXECUTE_TIMEOUT, retry_policy=t.EXECUTE_RETRY,
                 summary="one keyed resend, only to a target that dedupes by key",
             )

@@ -18,6 +18,7 @@ from workflows.process_event import ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
 from workflows.sweep import ReceiptSweepWorkflow
 from workflows.tag_item import TagItemWorkflow
+from workflows.versioned import VERSIONED_WORKFLOWS
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 WORKFLOWS = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
@@ -31,6 +32,13 @@ def load(path: Path) -> WorkflowHistory:
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_committed_history_replays_on_current_code(path: Path) -> None:
     replayer = Replayer(workflows=WORKFLOWS, data_converter=CONVERTER)
+    await replayer.replay_workflow(load(path))
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
+async def test_committed_history_replays_on_the_versioned_types(path: Path) -> None:
+    """A versioned worker runs the same code under the same type names (workflows/versioned.py)."""
+    replayer = Replayer(workflows=VERSIONED_WORKFLOWS, data_converter=CONVERTER)
     await replayer.replay_workflow(load(path))
 
 

@@ -29,7 +29,14 @@ from adapters.base import TargetWrite
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_store import create_pool
-from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest, ReconcileResult
+from contracts import (
+    ActionRequest,
+    EventRef,
+    ReceiptStatus,
+    ReconcileRequest,
+    ReconcileResult,
+    target_task_queue,
+)
 from policies.keys import action_key
 from workflows.reconcile_write import ReconcileWriteWorkflow
 
@@ -79,9 +86,11 @@ async def reconcile_unknown_write(
     activities = ReconcileActivities(receipts, ops, {target.name: target})
     queue = f"rc-{uuid.uuid4().hex[:8]}"
     async with Worker(env.client, task_queue=queue, workflows=[ReconcileWriteWorkflow],
-                      activities=[activities.lookup_write, activities.resend_write,
-                                  activities.dead_letter_write],
-                      interceptors=[ActivityContextInterceptor()]):
+                      activities=[activities.dead_letter_write],
+                      interceptors=[ActivityContextInterceptor()]), \
+            Worker(env.client, task_queue=target_task_queue(queue, target.name),
+                   activities=[activities.lookup_write, activities.resend_write],
+                   interceptors=[ActivityContextInterceptor()]):
         handle = await env.client.start_workflow(
             ReconcileWriteWorkflow.run,
             ReconcileRequest(ref=ref, action=action, lookup_window=timedelta(minutes=10)),

@@ -45,6 +45,13 @@ def check_args(args: argparse.Namespace) -> str | None:
         return f"--workers must be 1..{MAX_WORKERS}"
     if not 0 <= args.parked <= MAX_PARKED:
         return f"--parked must be 0..{MAX_PARKED}"
+    from adapters.targets import parse_rates
+    from contracts.errors import InvalidInput
+
+    try:
+        parse_rates(",".join(getattr(args, "rates", ())))
+    except InvalidInput as exc:
+        return f"--rate: {exc.message}"
     if args.model_latency < 0 or args.review_poll <= 0 or args.warmup < 0:
         return "--model-latency and --warmup must be >= 0, --review-poll > 0"
     return None

@@ -77,6 +77,10 @@ def _phase_table(name: str, phase: dict[str, Any]) -> list[str]:
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(summary["outcomes"].items()))
         review = ", ".join(f"{k} {v}" for k, v in sorted(summary["reviewer"].items()))
         lines.append(f"  {pipeline:10} outcomes: {outcomes or '-'};  reviewer: {review or '-'}")
+    sends = phase["tollgate"].get("target_sends")
+    if sends:
+        lines.append(f"  messaging target: {sends['sends']} sends, at most {sends['peak_in_1s']}"
+                     f" in any 1 s, {sends['mean_per_s']:g}/s first to last")
     for pipeline in pipelines:
         marks = phase[pipeline]["worker_rss_mb_at"]
         if marks:
@@ -161,7 +165,8 @@ def render(report: dict[str, Any]) -> str:
         f"{env['temporal_cli']}, commit {env.get('commit')}",
         f"{s['events']} events per pipeline per phase, concurrency {s['concurrency']}, "
         f"{s['rounds']} rounds each (A B C, C B A ...), warm-up {s['warmup']}, reviewer polls "
-        f"every {s['review_poll']} s",
+        f"every {s['review_poll']} s, target rate limits: "
+        f"{', '.join(s.get('rates') or ()) or 'none'}",
     ]
     for name, phase in report["phases"].items():
         lines += _phase_table(name, phase)

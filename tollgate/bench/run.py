@@ -40,6 +40,22 @@ RSS_EVERY = 1000
 HISTORY_SAMPLES = 3
 
 
+def send_rate(messages: list[dict[str, Any]], since: datetime) -> dict[str, float]:
+    """What the messaging target saw after ``since`` (measured rounds only): the most sends in
+    any one second, and the mean per second from its first send to its last."""
+    at = sorted(t for m in messages if (t := datetime.fromisoformat(m["created_at"])) >= since)
+    if len(at) < 2:
+        return {"sends": len(at), "peak_in_1s": len(at), "mean_per_s": 0.0}
+    peak, j = 0, 0
+    for i, t in enumerate(at):
+        while (t - at[j]).total_seconds() >= 1.0:
+            j += 1
+        peak = max(peak, i - j + 1)
+    span = (at[-1] - at[0]).total_seconds()
+    return {"sends": len(at), "peak_in_1s": peak,
+            "mean_per_s": round((len(at) - 1) / span, 2) if span else float(len(at))}
+
+
 class WorkerGroup:
     """One pipeline's worker processes (several only for Tollgate with ``--workers``): CPU and
     round trips summed over them, memory the largest of them."""
@@ -48,8 +64,10 @@ class WorkerGroup:
         self.processes = processes
 
     @classmethod
-    async def start(cls, pipeline: str, n: int, latency: float, stack: DevStack) -> WorkerGroup:
-        return cls([await WorkerProcess.start(pipeline, latency, stack) for _ in range(n)])
+    async def start(cls, pipeline: str, n: int, latency: float, stack: DevStack,
+                    rates: str = "") -> WorkerGroup:
+        return cls([await WorkerProcess.start(pipeline, latency, stack, rates)
+                    for _ in range(n)])
 
     def cpu_ms(self) -> float:
         return sum(tree_cpu_ms(w.pid) for w in self.processes)
@@ -109,14 +127,16 @@ class Bench:
     async def run_phase(self, phase: Phase) -> dict[str, Any]:
         await self.close()
         for pipeline in self.pipelines:
+            tollgate = pipeline == "tollgate"
             self.workers[pipeline] = await WorkerGroup.start(
-                pipeline, self.args.workers if pipeline == "tollgate" else 1,
-                phase.model_latency, self.stack)
+                pipeline, self.args.workers if tollgate else 1, phase.model_latency,
+                self.stack, ",".join(self.args.rates) if tollgate else "")
         tallies = {p: Tally() for p in self.pipelines}
         parked_rss = await self._park(phase) if phase.parked else None
         for pipeline in self.pipelines:
             if self.args.warmup:
                 await self.run_round(phase, pipeline, self.args.warmup, Tally(), dups=False)
+        since = datetime.now(UTC)
         sizes = split(self.args.events, self.args.rounds)
         for r, size in enumerate(sizes):
             order = self.pipelines if r % 2 == 0 else self.pipelines[::-1]
@@ -127,10 +147,15 @@ class Bench:
         await self.close()
         if phase.name == "plain":
             self.samples = {p: t.samples for p, t in tallies.items()}
+        assert self.stack.standins is not None
+        summaries = {p: t.summary() for p, t in tallies.items()}
+        # Only Tollgate sends to the stand-in: what the target saw is Tollgate's.
+        summaries["tollgate"]["target_sends"] = send_rate(
+            self.stack.standins.messaging.messages(TENANT), since)
         return {"settings": {"duplicates": phase.duplicates,
                              "model_latency_s": phase.model_latency, "parked": phase.parked,
                              "worker_rss_mb_once_parked": parked_rss},
-                **{p: t.summary() for p, t in tallies.items()}}
+                **summaries}
 
     async def _park(self, phase: Phase) -> float:
         """Submit ``phase.parked`` Tollgate events nobody will decide and wait until all of

@@ -125,11 +125,14 @@ class WorkerProcess:
         self.proc = proc
 
     @classmethod
-    async def start(cls, pipeline: str, latency: float, stack: DevStack) -> WorkerProcess:
+    async def start(cls, pipeline: str, latency: float, stack: DevStack,
+                    rates: str = "") -> WorkerProcess:
+        """``rates``: ``TOLLGATE_TARGET_RATES`` for this worker (``--rate``)."""
         log = open(stack.state_dir / f"worker-{pipeline}.log", "ab")  # noqa: SIM115, ASYNC230
+        env = {**stack.env(), **({"TOLLGATE_TARGET_RATES": rates} if rates else {})}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tollgate.bench.worker", pipeline,
-            "--model-latency", str(latency), cwd=os.getcwd(), env=stack.env(),
+            "--model-latency", str(latency), cwd=os.getcwd(), env=env,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log)
         log.close()
         worker = cls(proc)
@@ -154,7 +157,10 @@ class WorkerProcess:
         assert self.proc.stdin is not None
         self.proc.stdin.write(b"stats\n")
         await self.proc.stdin.drain()
-        line = await self._line(10)
+        # The SDK core writes its own warnings to stdout (a failed workflow task, say): skip
+        # them, so the answer is the first line that is ours.
+        while (line := await self._line(10)) and not line.startswith('{"round_trips"'):
+            print(f"bench worker: {line}", file=sys.stderr)
         return Counter(json.loads(line)["round_trips"]) if line else Counter()
 
     async def stop(self) -> None:

@@ -23,6 +23,9 @@ import click
               help="add a phase with N Tollgate events held waiting for review")
 @click.option("--workers", type=int, default=1, metavar="N",
               help="Tollgate worker processes (main and draft worker each)")
+@click.option("--rate", "rates", multiple=True, metavar="TARGET=N",
+              help="limit a target's actions to N/s across Tollgate's workers "
+                   "(TOLLGATE_TARGET_RATES; repeatable; none: no limit)")
 @click.option("--review-poll", type=float, default=0.1, metavar="S",
               help="how often the scripted reviewer lists waiting records")
 @click.option("--event-timeout", type=float, default=120.0, metavar="S",
