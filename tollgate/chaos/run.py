@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from contracts import TERMINAL_STATES, EventState, FinalOutcome, ReviewDecision
 from policies.keys import action_key
@@ -49,6 +50,7 @@ class ChaosRun:
         self.outcomes: dict[str, FinalOutcome | str] = {}
         self.submitted = 0
         self.kills_done = 0
+        self.restarts_done: list[str] = []
         self.main_runs: dict[int, str] = {}
         self._kill_lock = asyncio.Lock()
 
@@ -82,6 +84,7 @@ class ChaosRun:
                 continue
             self.submitted += 1
             await self._maybe_kill()
+            await self._maybe_restart()
             return ack.workflow_id
         return None
 
@@ -98,6 +101,16 @@ class ChaosRun:
             await self.worker.proc.wait()
             await asyncio.sleep(pause_ms / 1000)
             self.worker = await WorkerProcess.start("tollgate", 0.0, self.stack)
+
+    async def _maybe_restart(self) -> None:
+        async with self._kill_lock:
+            pending = self.plan.restarts[len(self.restarts_done):]
+            if not pending or self.submitted < pending[0][0]:
+                return
+            server = pending[0][1]
+            self.restarts_done.append(server)
+            await asyncio.to_thread(self.stack.restart_postgres if server == "postgres"
+                                    else self.stack.restart_temporal)
 
     async def _review(self, wf_id: str, e: EventPlan) -> None:
         handle = self.client.get_workflow_handle(wf_id)
@@ -137,11 +150,22 @@ class ChaosRun:
                 await asyncio.sleep(1)
 
     async def _outcome(self, wf_id: str) -> None:
+        """The run's result; asked again while the Temporal server is away (a restart)."""
         handle = self.client.get_workflow_handle(wf_id, result_type=FinalOutcome)
-        try:
-            self.outcomes[wf_id] = await asyncio.wait_for(handle.result(), EVENT_DEADLINE_S)
-        except Exception as exc:
-            self.outcomes[wf_id] = f"no outcome: {type(exc).__name__}"
+        deadline = time.monotonic() + EVENT_DEADLINE_S
+        while True:
+            try:
+                self.outcomes[wf_id] = await asyncio.wait_for(
+                    handle.result(), max(1.0, deadline - time.monotonic()))
+                return
+            except RPCError as exc:
+                if time.monotonic() >= deadline:
+                    self.outcomes[wf_id] = f"no outcome: {type(exc).__name__}"
+                    return
+                await asyncio.sleep(1)
+            except Exception as exc:
+                self.outcomes[wf_id] = f"no outcome: {type(exc).__name__}"
+                return
 
     async def one(self, e: EventPlan, gate: asyncio.Semaphore) -> None:
         async with gate:
@@ -179,7 +203,7 @@ def _sent(outcome: object) -> bool:
 
 
 async def chaos(seed: int, events: int, state_dir: Path,
-                kills: int | None = None) -> dict[str, Any]:
+                kills: int | None = None, restarts: int | None = None) -> dict[str, Any]:
     started = time.monotonic()
     # The worker process takes its environment from this one (DevStack.env); put it back after.
     previous = os.environ.get("TOLLGATE_TARGETS")
@@ -194,7 +218,7 @@ async def chaos(seed: int, events: int, state_dir: Path,
         client = await build_client(settings.temporal_address, settings.namespace,
                                     env=settings.env)
         plan = make_plan(seed, events, run_tag=datetime.now(UTC).strftime("%H%M%S"),
-                         kills=kills)
+                         kills=kills, restarts=restarts)
         run = ChaosRun(plan, stack, client, settings)
         await run.run()
         assert stack.database_url is not None
@@ -219,7 +243,7 @@ async def chaos(seed: int, events: int, state_dir: Path,
     return {
         "seed": seed, "events": events, "workflows": len(run.outcomes),
         "seconds": round(time.monotonic() - started, 1),
-        "worker_kills": run.kills_done,
+        "worker_kills": run.kills_done, "server_restarts": run.restarts_done,
         "target_faults": {k: sum(1 for e in plan.events if e.fault == k)
                           for k in sorted({e.fault for e in plan.events})},
         "deliveries": {k: sum(1 for e in plan.events if e.delivery == k)
@@ -232,7 +256,7 @@ async def chaos(seed: int, events: int, state_dir: Path,
 
 
 def run_chaos(seed: int, events: int, state_dir: Path, *, kills: int | None = None,
-              keep: bool = False) -> dict[str, Any]:
+              restarts: int | None = None, keep: bool = False) -> dict[str, Any]:
     import shutil
 
     runtime = state_dir.parent / "run"
@@ -240,7 +264,7 @@ def run_chaos(seed: int, events: int, state_dir: Path, *, kills: int | None = No
     os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
     shutil.rmtree(state_dir, ignore_errors=True)
     try:
-        return asyncio.run(chaos(seed, events, state_dir, kills))
+        return asyncio.run(chaos(seed, events, state_dir, kills, restarts))
     finally:
         if not keep:
             with contextlib.suppress(OSError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 TargetFault = Literal[
@@ -18,6 +18,7 @@ TargetFault = Literal[
 ]
 Delivery = Literal["once", "duplicate", "out_of_order"]
 Review = Literal["approve", "reject", "race"]
+Restart = Literal["postgres", "temporal"]
 
 #: (fault, weight): half the events meet no fault at the target.
 _TARGET_FAULTS: tuple[tuple[TargetFault, int], ...] = (
@@ -50,6 +51,9 @@ class Plan:
     events: list[EventPlan]
     #: Worker SIGKILLs: after this many submissions, kill, wait ``pause_ms``, start again.
     kills: list[tuple[int, int]]
+    #: Server restarts: after this many submissions, restart PostgreSQL (fast mode: every
+    #: connection cut) or the Temporal dev server (same SQLite file) under the running worker.
+    restarts: list[tuple[int, Restart]] = field(default_factory=list)
 
 
 def _pick(rng: random.Random, table: tuple[tuple[str, int], ...]) -> str:
@@ -60,10 +64,12 @@ def _marker(rng: random.Random) -> str:
     return "Qx" + "".join(rng.choices(string.ascii_lowercase, k=8))
 
 
-def make_plan(seed: int, events: int, *, run_tag: str, kills: int | None = None) -> Plan:
+def make_plan(seed: int, events: int, *, run_tag: str, kills: int | None = None,
+              restarts: int | None = None) -> Plan:
     """``run_tag`` keeps keys unique across runs on one server; it takes no part in the
     randomness, so the same seed gives the same faults. ``kills``: worker SIGKILLs (default
-    one per 25 events, at least one)."""
+    one per 25 events, at least one). ``restarts``: restarts of each server, PostgreSQL and
+    Temporal (default one of each per 50 events from 25 events on, none below)."""
     rng = random.Random(seed)
     plans = []
     for i in range(events):
@@ -79,4 +85,10 @@ def make_plan(seed: int, events: int, *, run_tag: str, kills: int | None = None)
     kill_count = (max(1, events // 25) if events >= 4 else 0) if kills is None else kills
     kill_points = sorted((rng.randint(1, max(1, events - 1)), rng.randint(100, 1500))
                    for _ in range(kill_count))
-    return Plan(seed=seed, events=plans, kills=kill_points)
+    # Drawn after everything above, so a seed's events and kills are what they were before
+    # server restarts existed.
+    each = (max(1, events // 50) if events >= 25 else 0) if restarts is None else restarts
+    restart_points: list[tuple[int, Restart]] = sorted(
+        (rng.randint(1, max(1, events - 1)), server)
+        for server in ("postgres", "temporal") for _ in range(each))
+    return Plan(seed=seed, events=plans, kills=kill_points, restarts=restart_points)

@@ -13,24 +13,28 @@ import click
 @click.option("--events", type=click.IntRange(1, 100_000), default=20, help="events to run")
 @click.option("--kills", type=click.IntRange(min=0), metavar="N",
               help="worker SIGKILLs [default: one per 25 events, at least one]")
+@click.option("--restarts", type=click.IntRange(min=0), metavar="N",
+              help="restarts of PostgreSQL and of the Temporal dev server, N each "
+                   "[default: one each per 50 events from 25 events on]")
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path(".tollgate"), help="parent of chaos-<seed>/")
 @click.option("--keep", is_flag=True, help="keep chaos-<seed>/ (worker logs, databases)")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               help="also write the report here")
-def chaos(seed: int, events: int, kills: int | None, state_dir: Path, keep: bool,
-          json_path: Path | None) -> int:
+def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state_dir: Path,
+          keep: bool, json_path: Path | None) -> int:
     """Run EVENTS events on a stack of its own while a seeded schedule injects faults (target
     5xx, 429, delays, 504/502/drop after the write, slow lookups, duplicate and out-of-order
-    deliveries, racing reviewers, worker SIGKILL), then check the invariants. Exit 1 when one
-    does not hold. An unknown write that never landed waits the reconciler's 10-minute window
-    (a 503 from a target that does not dedupe, a kill between fence and POST)."""
+    deliveries, racing reviewers, worker SIGKILL, PostgreSQL and Temporal restarts), then check
+    the invariants. Exit 1 when one does not hold. An unknown write that never landed waits the
+    reconciler's 10-minute window (a 503 from a target that does not dedupe, a kill between
+    fence and POST)."""
     from tollgate.chaos.run import run_chaos
     from tollgate.logging import configure_logging
 
     configure_logging()
     report = run_chaos(seed, events, state_dir.resolve() / f"chaos-{seed}", kills=kills,
-                       keep=keep)
+                       restarts=restarts, keep=keep)
     text = json.dumps(report, indent=2)
     click.echo(text)
     if json_path:
