@@ -26,7 +26,8 @@ EXAMPLE_ID = "event/acme/care-C-1001-0930"
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     state = tmp_path_factory.mktemp("dev")
-    env = base_env(state, TOLLGATE_METRICS_PORT="0")  # 0: any free port
+    env = base_env(state, TOLLGATE_METRICS_PORT="0",  # 0: any free port
+                   TOLLGATE_SDK_METRICS_PORT="0")
     log = (state / "dev.log").open("w")
     proc = subprocess.Popen(  # noqa: S603 - our own console script
         [TOLLGATE, "dev", "--temporal-port", str(free_port()), "--ui-port", str(free_port()),

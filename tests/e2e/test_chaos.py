@@ -12,11 +12,20 @@ import pytest
 
 from adapters.postgres_pool import migrate
 from adapters.standins import StandIns
+from contracts import EventState, FinalOutcome
 from tollgate.chaos.checks import check_invariants
 from tollgate.chaos.run import chaos
 from tollgate.chaos.schedule import make_plan
 
 pytestmark = pytest.mark.e2e
+
+
+def test_run_tags_carry_no_digits_that_read_as_a_phone_number() -> None:
+    from datetime import UTC, datetime
+
+    from tollgate.chaos.run import letters_tag
+
+    assert letters_tag(datetime(2026, 12, 1, 3, 20, 42, tzinfo=UTC)) == "adcaec"
 
 
 def test_the_seed_reproduces_the_schedule() -> None:
@@ -75,13 +84,17 @@ async def test_the_check_catches_a_second_message_for_one_key(
         async with httpx.AsyncClient(base_url=standins.messaging_url) as http:
             for _ in range(2):
                 await http.post("/messages", json=body, headers={"Idempotency-Key": "k-dup"})
-        found = await check_invariants(make_plan(1, 1, run_tag="x"), {}, standins,
-                                       database_url, [])
+        refused = FinalOutcome(workflow_id="event/acme/k-q", state=EventState.QUARANTINED,
+                               reason_code="personal_data_in_key")
+        found = await check_invariants(make_plan(1, 1, run_tag="x"),
+                                       {"event/acme/k-q": refused}, standins, database_url, [])
     finally:
         standins.messaging.dedupe = True
         standins.messaging.reset()
     assert found["at_most_one_message_per_action_key"] == ["k-dup: 2 messages"]
     assert found["receipts_agree_with_target"] == [
         "k-dup: message at the target, no SUCCEEDED receipt"]
+    assert found["no_valid_event_quarantined"] == [
+        "event/acme/k-q: quarantined personal_data_in_key"]
     assert found["no_personal_data_in_logs"] == [
         "no worker log to look in: this check would prove nothing"]

@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 
 from adapters.standins import StandIns
-from contracts import TERMINAL_STATES, FinalOutcome
+from contracts import TERMINAL_STATES, EventState, FinalOutcome
 from tollgate.chaos.schedule import Plan
 
 
@@ -48,6 +48,12 @@ async def check_invariants(
         elif wf in rows and rows[wf] != out.state.value:
             terminal.append(f"{wf}: workflow says {out.state.value}, PostgreSQL {rows[wf]}")
     found["one_terminal_state_per_event"] = terminal
+    # The schedule sends only well-formed, signed events: a quarantine means intake refused one
+    # it should have taken (a run where every event is quarantined sends nothing and would
+    # otherwise pass every other check).
+    found["no_valid_event_quarantined"] = [
+        f"{wf}: quarantined {out.reason_code}" for wf, out in outcomes.items()
+        if isinstance(out, FinalOutcome) and out.state == EventState.QUARANTINED]
 
     agree = []
     held = set(per_key)
