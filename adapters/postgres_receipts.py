@@ -15,7 +15,7 @@ import asyncpg
 
 from contracts import ActionRequest, Receipt, ReceiptStatus
 
-_RECEIPT_COLUMNS = (
+RECEIPT_COLUMNS = (
     "action_key, tenant_id, event_id, adapter, action, request_fingerprint, status, external_id,"
     " error_class, error_code, attempts, policy_version, rollout_mode, created_at, updated_at"
 )
@@ -40,7 +40,7 @@ class ReceiptStore:
             "INSERT INTO receipts (action_key, tenant_id, adapter, action, event_id,"
             " workflow_id, correlation_id, request_fingerprint, status, policy_version,"
             " rollout_mode, error_code) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)"
-            f" ON CONFLICT (action_key) DO NOTHING RETURNING {_RECEIPT_COLUMNS}",
+            f" ON CONFLICT (action_key) DO NOTHING RETURNING {RECEIPT_COLUMNS}",
             request.action_key, ref.tenant_id, request.adapter, request.action, ref.event_id,
             ref.workflow_id, ref.correlation_id, fingerprint, status.value,
             request.policy_version, mode, reason_code,
@@ -84,7 +84,7 @@ class ReceiptStore:
             "UPDATE receipts SET status = $2, external_id = COALESCE($3, external_id),"
             " error_class = $4, error_code = $5, updated_at = now()"
             " WHERE action_key = $1 AND status IN ('PENDING', 'UNKNOWN')"
-            f" AND ($6::int IS NULL OR fence = $6) RETURNING {_RECEIPT_COLUMNS}",
+            f" AND ($6::int IS NULL OR fence = $6) RETURNING {RECEIPT_COLUMNS}",
             action_key, status.value, external_id, error_class, error_code, fence,
         )
         if row is not None:
@@ -104,7 +104,7 @@ class ReceiptStore:
 
     async def get(self, action_key: str) -> Receipt | None:
         row = await self.pool.fetchrow(
-            f"SELECT {_RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key
+            f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key
         )
         return _receipt(row) if row else None
 
