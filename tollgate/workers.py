@@ -51,6 +51,22 @@ from workflows.reconcile_write import ReconcileWriteWorkflow
 from workflows.sweep import ReceiptSweepWorkflow
 from workflows.tag_item import TagItemWorkflow
 
+#: Workflows the main worker keeps in its sticky cache (the SDK's default is 1,000). Each cached
+#: run costs ≈ 0.12 MB, and runs waiting for review stay cached until evicted, so the SDK default
+#: let 2,000 parked reviews grow the worker past 200 MB; an evicted run costs one replay when its
+#: next task arrives (docs/performance.md, "Parked reviews").
+MAX_CACHED_WORKFLOWS = 400
+MAX_CACHED_ENV = "TOLLGATE_MAX_CACHED_WORKFLOWS"
+
+
+def max_cached_workflows(env: Mapping[str, str]) -> int:
+    raw = env.get(MAX_CACHED_ENV, "").strip()
+    if not raw:
+        return MAX_CACHED_WORKFLOWS
+    if not raw.isdigit() or int(raw) < 1:
+        raise SystemExit(f"{MAX_CACHED_ENV} must be a whole number of at least 1, not {raw!r}")
+    return int(raw)
+
 
 @asynccontextmanager
 async def main_worker(client: Client, settings: Settings, *,
@@ -100,6 +116,7 @@ async def main_worker(client: Client, settings: Settings, *,
         workflow_runner=SandboxedWorkflowRunner(
             restrictions=SandboxRestrictions.default.with_passthrough_all_modules()),
         graceful_shutdown_timeout=drain,
+        max_cached_workflows=max_cached_workflows(settings.env),
         activities=[
             intake.validate_event, intake.count_duplicate, context.load_context,
             steps.record_step, steps.record_refusal,
