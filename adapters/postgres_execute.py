@@ -11,14 +11,16 @@ still goes through its store's own locked transaction (``OpsStore.pass_switch``,
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 
-from adapters.postgres_receipts import RECEIPT_COLUMNS
+from adapters.postgres_receipts import INSERT_RECEIPT_SQL, RECEIPT_COLUMNS, receipt_args
 from adapters.postgres_rollout import COVERING_SQL
-from contracts import Receipt
+from adapters.postgres_steps import TRANSITION_SQL, step_args
+from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
 
 #: $1 tenant, $2 adapter (as in ``COVERING_SQL``), $3 workflow id, $4 draft version, $5 action
 #: key. The switch test is ``OpsStore.pass_switch``'s fast path, the approval test
@@ -58,3 +60,36 @@ async def read_before_send(pool: asyncpg.Pool, *, tenant_id: str, adapter: str,
         receipt=Receipt.model_validate_json(row["receipt"]) if row["receipt"] else None,
         rollout=json.loads(row["rollout"]) if row["rollout"] else None,
     )
+
+
+_T_CTE = """WITH t AS (
+    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
+        AS t(seq, from_state, to_state, actor, reason)
+)"""
+_WRITTEN = "SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr) AS written"
+assert TRANSITION_SQL.count(_T_CTE) == 1 and TRANSITION_SQL.count(_WRITTEN) == 1
+#: ``TRANSITION_SQL`` ($1-$14) behind ``INSERT_RECEIPT_SQL`` (moved to $15-$26): the steps run
+#: only when this statement inserted the receipt. The receipt's audit entry is queued before
+#: the transition's, the order the two statements wrote them in.
+OPEN_AND_RECORD_SQL = TRANSITION_SQL.replace(_T_CTE, f"""WITH rc AS (
+    {re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}", INSERT_RECEIPT_SQL)}
+    RETURNING {RECEIPT_COLUMNS}
+), t AS (
+    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
+        AS t(seq, from_state, to_state, actor, reason)
+    WHERE EXISTS (SELECT 1 FROM rc)
+)""").replace(_WRITTEN, "SELECT (SELECT to_jsonb(rc) FROM rc) AS receipt,"
+                        " (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr) AS written")
+
+
+async def open_and_record(pool: asyncpg.Pool, request: ActionRequest, fingerprint: str, *,
+                          mode: str | None, step: StepRecord) -> Receipt | None:
+    """Open a PENDING receipt and record ``step`` in one round trip. None when the key was
+    already held (a concurrent attempt opened it): then nothing was written, and the caller
+    reads that receipt and records the step itself."""
+    row = await pool.fetchrow(
+        OPEN_AND_RECORD_SQL, *step_args(step),
+        *receipt_args(request, fingerprint, mode=mode, status=ReceiptStatus.PENDING,
+                      reason_code=None))
+    assert row is not None
+    return Receipt.model_validate_json(row["receipt"]) if row["receipt"] else None
