@@ -8,6 +8,7 @@ one call with the business key, then settle the receipt with this attempt's fenc
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import structlog
 from temporalio import activity
@@ -15,6 +16,7 @@ from temporalio import activity
 from activities.attempt import ALREADY_HELD, attempt_write, sent_nothing_yet
 from activities.circuit import Circuit
 from adapters.base import ActionAdapter, ContextSource
+from adapters.postgres_execute import open_and_record, read_before_send
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
 from adapters.postgres_rollout import RolloutStore
@@ -78,16 +80,34 @@ class ExecuteActivities:
         action = request.action
         ref = action.ref
         adapter = self.adapters[action.adapter]
-        switch = await self.ops.pass_switch(action.adapter, ref.tenant_id)
-        if switch is not None:
+        # Switch, approval, receipt and rollout row in one round trip; the checks below still
+        # run in the order of the module doc, and the two that change a row (a canary switch,
+        # a canary slot) still take their own locked statement.
+        reads = await read_before_send(
+            self.store.pool, tenant_id=ref.tenant_id, adapter=action.adapter,
+            workflow_id=ref.workflow_id, draft_version=request.draft_version,
+            action_key=action.action_key)
+        if reads.switch_row and await self.ops.pass_switch(
+                action.adapter, ref.tenant_id, row_seen=True) is not None:
             return ExecuteResult(status="held", reason_code="kill_switch_closed")
         record = await self.source.fetch_customer(ref.tenant_id, ref.entity_id)
         if record is None or not record.consent_messaging:
             return ExecuteResult(status="stopped", reason_code="no_consent_at_send")
-        if not await self.store.has_approval(ref.workflow_id, request.draft_version):
+        # Approvals are only ever added, and before this activity is scheduled: the read above
+        # is as good as one made now.
+        if not reads.approved:
             raise RejectedError("no_approval_on_record", "no accepted approval for this draft")
 
-        receipt = await self._open_receipt(action)
+        executing = StepRecord(
+            ref=ref, policy_version=action.policy_version,
+            transitions=[Transition(seq=request.seq, from_state=EventState.APPROVED,
+                                    to_state=EventState.EXECUTING, actor="execute",
+                                    reason="receipt opened, calling the target")],
+        )
+        recorded = False
+        receipt = reads.receipt
+        if receipt is None:
+            receipt, recorded = await self._open_receipt(action, reads.rollout, executing)
         if receipt.status == ReceiptStatus.WOULD_SEND:
             return ExecuteResult(status="stopped", receipt=receipt,
                                  reason_code=receipt.error_code or "shadow_would_send")
@@ -95,12 +115,8 @@ class ExecuteActivities:
             return ExecuteResult(status="succeeded", receipt=receipt, reason_code="already_sent")
         if receipt.status == ReceiptStatus.REJECTED:
             return ExecuteResult(status="rejected", receipt=receipt, reason_code=receipt.error_code)
-        await self.store.record_step(StepRecord(
-            ref=ref, policy_version=action.policy_version,
-            transitions=[Transition(seq=request.seq, from_state=EventState.APPROVED,
-                                    to_state=EventState.EXECUTING, actor="execute",
-                                    reason="receipt opened, calling the target")],
-        ))
+        if not recorded:
+            await self.store.record_step(executing)
         if receipt.attempts > 0 and not sent_nothing_yet(receipt):
             # An earlier attempt may have reached the target: ask it before sending again.
             if not adapter.supports_lookup:
@@ -128,22 +144,27 @@ class ExecuteActivities:
         return ExecuteResult(status=attempt.status, receipt=attempt.receipt,
                              reason_code=attempt.reason_code)
 
-    async def _open_receipt(self, action: ActionRequest) -> Receipt:
-        """The receipt, opened under the rollout mode in force: PENDING when the mode lets the
-        action send, a final WOULD_SEND (recording what would have gone out) when it does not.
+    async def _open_receipt(self, action: ActionRequest, rollout: dict[str, Any] | None,
+                            executing: StepRecord) -> tuple[Receipt, bool]:
+        """The receipt, opened under the rollout mode in force (``rollout``: the covering row
+        read with the others): PENDING when the mode lets the action send, with ``executing``
+        recorded in the same statement (then True), or a final WOULD_SEND (recording what
+        would have gone out) when it does not.
 
-        The mode is decided once per action key; a retried attempt finds its receipt and
-        follows the mode stamped on it, so a canary slot is never taken twice."""
+        Called only when no receipt was found: the mode is decided once per action key; a
+        retried attempt finds its receipt and follows the mode stamped on it, so a canary slot
+        is never taken twice (and ``decide_row`` takes none once any receipt holds the key)."""
         fingerprint = request_fingerprint(action)
-        existing = await self.receipts.get(action.action_key)
-        if existing is not None:
-            return existing
-        ref = action.ref
-        decision = await self.rollout.decide(ref.tenant_id, action.adapter, ref.event_id,
-                                             action.action_key)
+        decision = await self.rollout.decide_row(rollout, action.ref.event_id, action.action_key)
         if decision.send:
-            return await self.receipts.open_receipt(action, fingerprint,
-                                                    mode=decision.mode.value)
+            opened = await open_and_record(self.store.pool, action, fingerprint,
+                                           mode=decision.mode.value, step=executing)
+            if opened is not None:
+                return opened, True
+            # A concurrent attempt opened it first: its receipt stands, nothing was recorded.
+            held = await self.receipts.get(action.action_key)
+            assert held is not None
+            return held, False
         return await self.receipts.open_receipt(action, fingerprint, mode=decision.mode.value,
                                                 status=ReceiptStatus.WOULD_SEND,
-                                                reason_code=decision.reason_code)
+                                                reason_code=decision.reason_code), False

@@ -30,14 +30,17 @@ class OpsStore:
 
     # --- kill switches --------------------------------------------------------------------
 
-    async def pass_switch(self, adapter: str, tenant_id: str) -> str | None:
+    async def pass_switch(self, adapter: str, tenant_id: str, *,
+                          row_seen: bool = False) -> str | None:
         """Ask to let one action through. Returns why not (a closed switch) or None.
 
         A canary switch lets its remaining count through, one per call, and closes itself when
-        the count is used up, until an operator confirms.
+        the count is used up, until an operator confirms. ``row_seen``: the caller's own read
+        (``adapters.postgres_execute``) already found a closed or counting row, so skip the
+        fast path's read and go straight to the locked transaction.
         """
         # The common case, no switch row at all, costs one read and no transaction.
-        if not await self.pool.fetchval(
+        if not row_seen and not await self.pool.fetchval(
             f"SELECT EXISTS (SELECT 1 FROM kill_switches WHERE {_COVERING}"
             " AND (closed OR canary_remaining IS NOT NULL))", adapter, tenant_id,
         ):

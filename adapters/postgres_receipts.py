@@ -15,10 +15,27 @@ import asyncpg
 
 from contracts import ActionRequest, Receipt, ReceiptStatus
 
-_RECEIPT_COLUMNS = (
+RECEIPT_COLUMNS = (
     "action_key, tenant_id, event_id, adapter, action, request_fingerprint, status, external_id,"
     " error_class, error_code, attempts, policy_version, rollout_mode, created_at, updated_at"
 )
+
+
+#: $1-$12 (``receipt_args``); a key already held inserts nothing.
+INSERT_RECEIPT_SQL = (
+    "INSERT INTO receipts (action_key, tenant_id, adapter, action, event_id,"
+    " workflow_id, correlation_id, request_fingerprint, status, policy_version,"
+    " rollout_mode, error_code) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)"
+    " ON CONFLICT (action_key) DO NOTHING"
+)
+
+
+def receipt_args(request: ActionRequest, fingerprint: str, *, mode: str | None,
+                 status: ReceiptStatus, reason_code: str | None) -> tuple[Any, ...]:
+    ref = request.ref
+    return (request.action_key, ref.tenant_id, request.adapter, request.action, ref.event_id,
+            ref.workflow_id, ref.correlation_id, fingerprint, status.value,
+            request.policy_version, mode, reason_code)
 
 
 def _receipt(row: asyncpg.Record) -> Receipt:
@@ -35,15 +52,10 @@ class ReceiptStore:
                            reason_code: str | None = None) -> Receipt:
         """Insert a receipt for the key (PENDING, or WOULD_SEND when the rollout mode holds
         the send back, with why in ``error_code``), or return the one already there."""
-        ref = request.ref
         row = await self.pool.fetchrow(
-            "INSERT INTO receipts (action_key, tenant_id, adapter, action, event_id,"
-            " workflow_id, correlation_id, request_fingerprint, status, policy_version,"
-            " rollout_mode, error_code) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)"
-            f" ON CONFLICT (action_key) DO NOTHING RETURNING {_RECEIPT_COLUMNS}",
-            request.action_key, ref.tenant_id, request.adapter, request.action, ref.event_id,
-            ref.workflow_id, ref.correlation_id, fingerprint, status.value,
-            request.policy_version, mode, reason_code,
+            f"{INSERT_RECEIPT_SQL} RETURNING {RECEIPT_COLUMNS}",
+            *receipt_args(request, fingerprint, mode=mode, status=status,
+                          reason_code=reason_code),
         )
         # A separate read on conflict: within the INSERT's own statement a row committed by a
         # concurrent insert of the same key is not visible yet.
@@ -84,7 +96,7 @@ class ReceiptStore:
             "UPDATE receipts SET status = $2, external_id = COALESCE($3, external_id),"
             " error_class = $4, error_code = $5, updated_at = now()"
             " WHERE action_key = $1 AND status IN ('PENDING', 'UNKNOWN')"
-            f" AND ($6::int IS NULL OR fence = $6) RETURNING {_RECEIPT_COLUMNS}",
+            f" AND ($6::int IS NULL OR fence = $6) RETURNING {RECEIPT_COLUMNS}",
             action_key, status.value, external_id, error_class, error_code, fence,
         )
         if row is not None:
@@ -104,7 +116,7 @@ class ReceiptStore:
 
     async def get(self, action_key: str) -> Receipt | None:
         row = await self.pool.fetchrow(
-            f"SELECT {_RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key
+            f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key
         )
         return _receipt(row) if row else None
 

@@ -15,7 +15,7 @@ import asyncpg
 from contracts.rollout import RolloutDecision, RolloutMode, is_fixture_event
 
 #: Rows covering (tenant, adapter), the most specific first.
-_COVERING = (
+COVERING_SQL = (
     "SELECT tenant_id, adapter, mode, canary_remaining, canary_percent FROM rollout_modes"
     " WHERE tenant_id IN ($1, '*') AND adapter IN ($2, '*')"
     " ORDER BY (tenant_id = '*'), (adapter = '*') LIMIT 1"
@@ -38,7 +38,13 @@ class RolloutStore:
         Call it only for an action that has no receipt yet: a retried attempt follows the mode
         already stamped on its receipt, so it never takes a second canary slot.
         """
-        row = await self.pool.fetchrow(_COVERING, tenant_id, adapter)
+        row = await self.pool.fetchrow(COVERING_SQL, tenant_id, adapter)
+        return await self.decide_row(dict(row) if row else None, event_id, action_key)
+
+    async def decide_row(self, row: dict[str, Any] | None, event_id: str,
+                         action_key: str) -> RolloutDecision:
+        """``decide`` on the covering row already read (``adapters.postgres_execute``): only a
+        canary send costs a statement more, the locked take of one slot."""
         if row is None:
             return RolloutDecision(mode=RolloutMode.ASSISTED, send=True)
         mode = RolloutMode(row["mode"])
@@ -53,13 +59,17 @@ class RolloutStore:
         percent = row["canary_percent"]
         if percent is not None and canary_bucket(action_key) >= percent:
             return RolloutDecision(mode=mode, send=False, reason_code="canary_shadow_share")
-        async with self.pool.acquire() as conn, conn.transaction():
-            taken = await conn.fetchval(
-                "UPDATE rollout_modes SET canary_remaining = canary_remaining - 1"
-                " WHERE tenant_id = $1 AND adapter = $2 AND mode = 'canary'"
-                " AND canary_remaining > 0 RETURNING canary_remaining",
-                row["tenant_id"], row["adapter"],
-            )
+        # One statement, so its own transaction; the UPDATE locks the row. A receipt for the
+        # key (a concurrent attempt of the same action opened it since the caller read) takes
+        # no slot: that attempt's receipt wins the insert and its mode stands.
+        taken = await self.pool.fetchval(
+            "UPDATE rollout_modes SET canary_remaining = canary_remaining - 1"
+            " WHERE tenant_id = $1 AND adapter = $2 AND mode = 'canary'"
+            " AND canary_remaining > 0"
+            " AND NOT EXISTS (SELECT 1 FROM receipts WHERE action_key = $3)"
+            " RETURNING canary_remaining",
+            row["tenant_id"], row["adapter"], action_key,
+        )
         if taken is None:
             # The switch closed when the last slot went: the rest stay in shadow until an
             # owner confirms (moves the row to assisted, or grants a new canary).
@@ -67,7 +77,7 @@ class RolloutStore:
         return RolloutDecision(mode=mode, send=True)
 
     async def mode_of(self, tenant_id: str, adapter: str) -> dict[str, Any] | None:
-        row = await self.pool.fetchrow(_COVERING, tenant_id, adapter)
+        row = await self.pool.fetchrow(COVERING_SQL, tenant_id, adapter)
         return dict(row) if row else None
 
     async def set_mode(self, *, tenant_id: str, adapter: str, mode: RolloutMode, actor: str,

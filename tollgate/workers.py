@@ -58,6 +58,22 @@ from workflows.versioned import VERSIONED_WORKFLOWS
 MAIN_WORKFLOWS: list[type] = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
                               TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow]
 
+#: Workflows the main worker keeps in its sticky cache (the SDK's default is 1,000). Each cached
+#: run costs ≈ 0.14 MB and runs waiting for review stay cached until evicted: with 2,000 parked
+#: the SDK default took the worker to 276 MB, 400 to 188 MB (the goal is 200; 300 leaves room).
+#: An evicted run costs one replay when its next task arrives (docs/performance.md, "Parked").
+MAX_CACHED_WORKFLOWS = 300
+MAX_CACHED_ENV = "TOLLGATE_MAX_CACHED_WORKFLOWS"
+
+
+def max_cached_workflows(env: Mapping[str, str]) -> int:
+    raw = env.get(MAX_CACHED_ENV, "").strip()
+    if not raw:
+        return MAX_CACHED_WORKFLOWS
+    if not raw.isdigit() or int(raw) < 1:
+        raise SystemExit(f"{MAX_CACHED_ENV} must be a whole number of at least 1, not {raw!r}")
+    return int(raw)
+
 
 @asynccontextmanager
 async def main_worker(client: Client, settings: Settings, *,
@@ -113,6 +129,7 @@ async def main_worker(client: Client, settings: Settings, *,
         workflow_runner=SandboxedWorkflowRunner(
             restrictions=SandboxRestrictions.default.with_passthrough_all_modules()),
         graceful_shutdown_timeout=drain,
+        max_cached_workflows=max_cached_workflows(settings.env),
         activities=[
             intake.validate_event, intake.count_duplicate, context.load_context,
             steps.record_step, steps.record_refusal,

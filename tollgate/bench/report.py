@@ -146,7 +146,8 @@ def _replay(found: dict[str, Any] | None) -> list[str]:
         for sandbox, figures in found[name].items():
             lines.append(f"  {label:22}{sandbox:17}{figures['histories']:>6} histories "
                          f"{_fmt(figures['per_s']):>8}/s  {_fmt(figures['cpu_ms_per_history'])}"
-                         f" ms CPU each, {figures['failures']} failed")
+                         f" ms CPU each, {figures['failures']} failed,"
+                         f" {figures.get('streams', 1)} streams")
     return lines
 
 

@@ -1,0 +1,98 @@
+"""The send step's one-statement reads and its receipt-plus-transition write, in real PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+
+from adapters.postgres_execute import SendReads, open_and_record, read_before_send
+from adapters.postgres_ops import OpsStore
+from adapters.postgres_receipts import ReceiptStore
+from adapters.postgres_rollout import RolloutStore
+from adapters.postgres_store import create_pool
+from contracts import (
+    ActionRequest,
+    EventRef,
+    EventState,
+    ReceiptStatus,
+    StepRecord,
+    Transition,
+)
+from contracts.rollout import RolloutMode
+from policies.keys import action_key
+
+
+@pytest.fixture
+async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    pool = await create_pool(database_url, max_size=4)
+    yield pool
+    await pool.close()
+
+
+def action() -> ActionRequest:
+    # A tenant of its own: switches and rollout modes are per (adapter, tenant).
+    tenant, event_id = f"t-{uuid.uuid4().hex[:8]}", f"evt-{uuid.uuid4().hex[:8]}"
+    ref = EventRef(workflow_id=f"event/{tenant}/{event_id}", tenant_id=tenant,
+                   event_id=event_id, event_type="CARE_DUE", entity_id="C-1",
+                   correlation_id="c", schema_version=3)
+    return ActionRequest(ref=ref, adapter="messaging", action="send_message",
+                         action_key=action_key(tenant, event_id, "messaging", "send_message"),
+                         channel="sms", body="hello", policy_version="v", approved_by="r")
+
+
+def executing(a: ActionRequest) -> StepRecord:
+    return StepRecord(ref=a.ref, policy_version="v", transitions=[Transition(
+        seq=9, from_state=EventState.APPROVED, to_state=EventState.EXECUTING, actor="execute",
+        reason="receipt opened, calling the target")])
+
+
+async def reads(pool: asyncpg.Pool, a: ActionRequest) -> SendReads:
+    return await read_before_send(pool, tenant_id=a.ref.tenant_id, adapter=a.adapter,
+                                  workflow_id=a.ref.workflow_id, draft_version=1,
+                                  action_key=a.action_key)
+
+
+async def test_one_read_sees_what_the_four_stores_see(pool: asyncpg.Pool) -> None:
+    a = action()
+    first = await reads(pool, a)
+    assert (first.switch_row, first.approved, first.receipt, first.rollout) == (
+        False, False, None, None)
+    await OpsStore(pool).set_switch(adapter="messaging", tenant_id=a.ref.tenant_id,
+                                    closed=True, reason="drill", actor="ops")
+    await RolloutStore(pool).set_mode(tenant_id=a.ref.tenant_id, adapter="messaging",
+                                      mode=RolloutMode.CANARY, actor="ops", reason="r", canary=2)
+    opened = await ReceiptStore(pool).open_receipt(a, "fp")
+    later = await reads(pool, a)
+    assert later.switch_row
+    assert later.receipt == opened == await ReceiptStore(pool).get(a.action_key)
+    assert later.rollout is not None
+    assert (later.rollout["mode"], later.rollout["canary_remaining"]) == ("canary", 2)
+
+
+async def test_no_canary_slot_is_taken_once_a_receipt_holds_the_key(pool: asyncpg.Pool) -> None:
+    a = action()
+    rollout = RolloutStore(pool)
+    await rollout.set_mode(tenant_id=a.ref.tenant_id, adapter="messaging",
+                           mode=RolloutMode.CANARY, actor="ops", reason="r", canary=1)
+    row = (await reads(pool, a)).rollout
+    await ReceiptStore(pool).open_receipt(a, "fp")  # a concurrent attempt got there first
+    decision = await rollout.decide_row(row, a.ref.event_id, a.action_key)
+    assert not decision.send
+    assert (await rollout.mode_of(a.ref.tenant_id, "messaging") or {})["canary_remaining"] == 1
+
+
+async def test_receipt_and_transition_are_written_together_or_not_at_all(
+        pool: asyncpg.Pool) -> None:
+    a, b = action(), action()
+    opened = await open_and_record(pool, a, "fp", mode="assisted", step=executing(a))
+    assert opened is not None and opened.status == ReceiptStatus.PENDING
+    assert opened.attempts == 0
+    await ReceiptStore(pool).open_receipt(b, "fp")
+    assert await open_and_record(pool, b, "fp", mode="assisted", step=executing(b)) is None
+    seqs = {r["workflow_id"]: r["to_state"] for r in await pool.fetch(
+        "SELECT workflow_id, to_state FROM state_transitions WHERE workflow_id = ANY($1)",
+        [a.ref.workflow_id, b.ref.workflow_id])}
+    assert seqs == {a.ref.workflow_id: "EXECUTING"}
