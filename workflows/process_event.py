@@ -48,16 +48,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES, FINAL_STATE, EventLedger
     from workflows.reconcile_write import ReconcileWriteWorkflow
     from workflows.review import ReviewDesk
-
-    # REVIEW_DUE: still imported from here by the CLI (home: workflows.search_attributes).
-    from workflows.search_attributes import EVENT_TYPE, REVIEW_DUE, TENANT  # noqa: F401
+    from workflows.search_attributes import EVENT_TYPE, TENANT
 
 DRAFT_TASK_QUEUE = "tollgate-draft"
 #: workflow.patched() ids, one per change of the command sequence; never reuse or remove one
 #: while histories recorded before it may still be running (tests/replay keeps both paths).
+#: TARGET_TASK_QUEUE: the send runs on its target's queue, whose workers carry its rate limit.
 INTAKE_AS_LOCAL_ACTIVITY = "intake-as-local-activity"
 COUNT_DUPLICATE_DELIVERIES = "count-duplicate-deliveries"
-#: The send runs on its target's own task queue, whose workers carry the target's rate limit.
 TARGET_TASK_QUEUE = "target-task-queue"
 
 @workflow.defn(name="ProcessEvent")

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 def test_run_tags_carry_no_digits_that_read_as_a_phone_number() -> None:
     from datetime import UTC, datetime
 
-    from tollgate.chaos.run import letters_tag
+    from tollgate.chaos.oncall import letters_tag
 
     assert letters_tag(datetime(2026, 12, 1, 3, 20, 42, tzinfo=UTC)) == "adcaec"
 

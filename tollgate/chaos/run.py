@@ -24,6 +24,7 @@ from policies.keys import action_key
 from policies.signing import sign_json
 from tollgate.bench.worker import WorkerProcess
 from tollgate.chaos.checks import check_invariants, summary
+from tollgate.chaos.oncall import letters_tag, on_call
 from tollgate.chaos.schedule import EventPlan, Plan, make_plan
 from tollgate.client import build_client
 from tollgate.config import Settings
@@ -37,8 +38,6 @@ TENANT = "acme"
 #: runtime never relies on the target to absorb a second send.
 TARGETS = json.dumps({"messaging": {"lookup": True, "dedupe": False}})
 CONCURRENCY = 8
-#: How often the run's operator looks for a kill switch the circuit closed.
-OPERATOR_EVERY_S = 2.0
 #: A send answered 503 by a target that does not dedupe is an unknown write: correctly, it waits
 #: out the reconciler's whole lookup window before it ends STOPPED with a dead letter.
 EVENT_DEADLINE_S = RECONCILE_WINDOW.total_seconds() + 120
@@ -195,48 +194,13 @@ class ChaosRun:
     async def run(self) -> None:
         self.worker = await WorkerProcess.start("tollgate", 0.0, self.stack)
         gate = asyncio.Semaphore(CONCURRENCY)
-        operator = asyncio.create_task(self._operator())
+        operator = asyncio.create_task(on_call(self.stack, self))
         try:
             await asyncio.gather(*(self.one(e, gate) for e in self.plan.events))
         finally:
             operator.cancel()
             await self.worker.stop()
 
-    async def _operator(self) -> None:
-        """The on-call operator: the schedule's unknown writes are meant to trip the circuit
-        (docs/metrics.md), which closes the target's switch and holds every later send; the
-        operator reopens it, audited, as the runbook says, and the held sends go on."""
-        import asyncpg
-
-        from adapters.postgres_ops import OpsStore
-
-        assert self.stack.database_url is not None
-        while True:
-            await asyncio.sleep(OPERATOR_EVERY_S)
-            try:
-                pool = await asyncpg.create_pool(self.stack.database_url, min_size=1,
-                                                 max_size=1)
-            except (OSError, asyncpg.PostgresError):
-                continue  # PostgreSQL is being restarted by the schedule
-            try:
-                ops = OpsStore(pool)
-                for row in await ops.switches():
-                    if row["closed"]:
-                        await ops.set_switch(
-                            adapter=row["adapter"], tenant_id=row["tenant_id"], closed=False,
-                            reason="chaos run: reopened after the circuit closed",
-                            actor="chaos-operator")
-                        self.reopened += 1
-            except (OSError, asyncpg.PostgresError):
-                pass
-            finally:
-                await pool.close()
-
-
-def letters_tag(now: datetime) -> str:
-    """The run's tag in event keys, in letters: a run of digits in a key reads as a phone
-    number to intake's personal-data check, which rightly quarantines such a key."""
-    return "".join(chr(ord("a") + int(d)) for d in now.strftime("%H%M%S"))
 
 
 def _sent(outcome: object) -> bool:

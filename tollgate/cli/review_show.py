@@ -38,7 +38,7 @@ def seen_token(draft_version: int, request_id: str) -> str:
 async def review_list(client: Client, *, tenant: str | None, now: datetime | None = None,
                       as_json: bool = False) -> int:
     """Records waiting for review, the nearest SLA first."""
-    from workflows.process_event import REVIEW_DUE, TENANT
+    from workflows.search_attributes import REVIEW_DUE, TENANT
 
     query = "TollgateState = 'AWAITING_REVIEW'"
     if tenant is not None:

@@ -54,7 +54,7 @@ class DecisionOut(BaseModel):
 
 async def list_reviews(svc: Services, who: Identity) -> list[ReviewSummary]:
     """The identity's tenant's open reviews, nearest SLA first."""
-    from workflows.process_event import EVENT_TYPE, REVIEW_DUE
+    from workflows.search_attributes import EVENT_TYPE, REVIEW_DUE
 
     if not re.fullmatch(ID_PATTERN, who.tenant):  # it goes into the query text
         raise HTTPException(403, "the token's tenant is not a valid tenant id")
