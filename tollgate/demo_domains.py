@@ -94,15 +94,18 @@ async def fan_out_scene(client: Client, pool: asyncpg.Pool, task_queue: str) -> 
 async def domain_scenes(client: Client, database_url: str, task_queue: str) -> list[str]:
     """Both scenes side by side (the fan-out waits on the down consumer's retries)."""
     pool = await asyncpg.create_pool(database_url, min_size=1, max_size=4)
-    # The down consumer's failed attempts are the point of the scene, and the scene prints them
-    # as outcomes; the SDK's traceback per attempt would bury them.
-    sdk_log = logging.getLogger("temporalio.activity")
-    level = sdk_log.level
-    sdk_log.setLevel(logging.ERROR)
+    # The down consumer's failed attempts and its dead letter are the point of the scene, and the
+    # scene prints them as outcomes; the SDK's traceback per attempt and the dead letter's
+    # warning line would bury them.
+    quiet = [logging.getLogger(name) for name in ("temporalio.activity", "tollgate.fanout")]
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.ERROR)
     try:
         tagging, fan_out = await asyncio.gather(
             tagging_scene(client, pool, task_queue), fan_out_scene(client, pool, task_queue))
     finally:
-        sdk_log.setLevel(level)
+        for q, level in zip(quiet, levels, strict=True):
+            q.setLevel(level)
         await pool.close()
     return tagging + fan_out
