@@ -29,24 +29,27 @@ async def on_call(stack: _Stack, tally: _Tally) -> None:
     operator reopens it, audited, as the runbook says, and the held sends go on. Runs until
     cancelled; each reopening is counted on ``tally.reopened``."""
     assert stack.database_url is not None
-    while True:
-        await asyncio.sleep(OPERATOR_EVERY_S)
-        try:
-            pool = await asyncpg.create_pool(stack.database_url, min_size=1, max_size=1)
-        except (OSError, asyncpg.PostgresError):
-            continue  # PostgreSQL is being restarted by the schedule
-        try:
-            ops = OpsStore(pool)
-            for row in await ops.switches():
-                if row["closed"]:
-                    await ops.set_switch(
-                        adapter=row["adapter"], tenant_id=row["tenant_id"], closed=False,
-                        reason="chaos run: reopened after the circuit closed",
-                        actor="chaos-operator")
-                    tally.reopened += 1
-        except (OSError, asyncpg.PostgresError):
-            pass
-        finally:
+    pool: asyncpg.Pool | None = None
+    try:
+        while True:
+            await asyncio.sleep(OPERATOR_EVERY_S)
+            try:
+                # One pool for the run; a connection PostgreSQL's restart cut is replaced on
+                # the next acquire.
+                pool = pool or await asyncpg.create_pool(stack.database_url, min_size=1,
+                                                         max_size=1)
+                ops = OpsStore(pool)
+                for row in await ops.switches():
+                    if row["closed"]:
+                        await ops.set_switch(
+                            adapter=row["adapter"], tenant_id=row["tenant_id"], closed=False,
+                            reason="chaos run: reopened after the circuit closed",
+                            actor="chaos-operator")
+                        tally.reopened += 1
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                continue  # PostgreSQL is being restarted by the schedule
+    finally:
+        if pool is not None:
             await pool.close()
 
 

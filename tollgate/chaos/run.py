@@ -267,8 +267,8 @@ async def chaos(seed: int, events: int, state_dir: Path,
     }
 
 
-def run_chaos(seed: int, events: int, state_dir: Path, *, kills: int | None = None,
-              restarts: int | None = None, keep: bool = False) -> dict[str, Any]:
+async def run_chaos(seed: int, events: int, state_dir: Path, *, kills: int | None = None,
+                    restarts: int | None = None, keep: bool = False) -> dict[str, Any]:
     import shutil
 
     runtime = state_dir.parent / "run"
@@ -276,7 +276,7 @@ def run_chaos(seed: int, events: int, state_dir: Path, *, kills: int | None = No
     os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
     shutil.rmtree(state_dir, ignore_errors=True)
     try:
-        return asyncio.run(chaos(seed, events, state_dir, kills, restarts))
+        return await chaos(seed, events, state_dir, kills, restarts)
     finally:
         if not keep:
             with contextlib.suppress(OSError):

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import click
+
+from tollgate.cli.common import Command
+from tollgate.config import Settings
+from tollgate.exits import Exit
 
 
 @click.command(context_settings={"show_default": True})
@@ -22,21 +27,26 @@ import click
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               help="also write the report here")
 def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state_dir: Path,
-          keep: bool, json_path: Path | None) -> int:
+          keep: bool, json_path: Path | None) -> Command:
     """Run EVENTS events on a stack of its own while a seeded schedule injects faults (target
     5xx, 429, delays, 504/502/drop after the write, slow lookups, duplicate and out-of-order
     deliveries, racing reviewers, worker SIGKILL, PostgreSQL and Temporal restarts), then check
     the invariants. Exit 1 when one does not hold. An unknown write that never landed waits the
     reconciler's 10-minute window (a 503 from a target that does not dedupe, a kill between
     fence and POST)."""
-    from tollgate.chaos.run import run_chaos
-    from tollgate.logging import configure_logging
+    folder = state_dir.resolve() / f"chaos-{seed}"
 
-    configure_logging()
-    report = run_chaos(seed, events, state_dir.resolve() / f"chaos-{seed}", kills=kills,
-                       restarts=restarts, keep=keep)
-    text = json.dumps(report, indent=2)
-    click.echo(text)
-    if json_path:
-        json_path.write_text(text)
-    return 0 if report["ok"] else 1
+    async def go(s: Settings) -> int:
+        from tollgate.chaos.run import run_chaos
+        from tollgate.logging import configure_logging
+
+        configure_logging()
+        report = await run_chaos(seed, events, folder, kills=kills, restarts=restarts,
+                                 keep=keep)
+        text = json.dumps(report, indent=2)
+        click.echo(text)
+        if json_path:
+            await asyncio.to_thread(json_path.write_text, text)
+        return Exit.OK if report["ok"] else Exit.REFUSED
+
+    return go
