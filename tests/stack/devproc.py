@@ -43,10 +43,12 @@ class DevProcess:
         name: free_port() for name in ("TEMPORAL", "UI", "CRM", "MESSAGING", "HTTP", "METRICS",
                                         "SDK_METRICS")})
     proc: subprocess.Popen[bytes] | None = None
+    #: Tells apart the output files of two processes started on one state folder.
+    label: str = ""
 
     @property
     def output_file(self) -> Path:
-        return self.state_dir.parent / f"{self.state_dir.name}.out"
+        return self.state_dir.parent / f"{self.state_dir.name}{self.label}.out"
 
     def output(self) -> str:
         return self.output_file.read_text(errors="replace") if self.output_file.exists() else ""

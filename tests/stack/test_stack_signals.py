@@ -64,7 +64,9 @@ def test_a_killed_parent_takes_its_servers_with_it(dev: DevProcess) -> None:
 def test_a_second_start_on_a_running_folder_is_refused_in_one_line(dev: DevProcess) -> None:
     dev.start()
     try:
-        second = DevProcess(dev.state_dir)
+        # Its own output file: the running stack keeps writing to the first one (a sweep line at
+        # the top of a 5-minute schedule once landed in the second's output).
+        second = DevProcess(dev.state_dir, label="-second")
         with pytest.raises(AssertionError) as refused:
             second.start(within=30)
         assert second.proc is not None and second.proc.returncode == 1
