@@ -8,10 +8,13 @@ for a model. ``starter.py`` and ``tollgate submit`` are thin callers of this mod
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import re
-from collections.abc import Callable, Iterable
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -30,10 +33,12 @@ from workflows.process_event import ProcessEventWorkflow
 
 _ID = re.compile(ID_PATTERN)
 _EVENT_TYPE = re.compile(EVENT_TYPE_PATTERN)
-#: How often one delivery is offered again while the server is busy with the same workflow's
-#: other deliveries (RESOURCE_EXHAUSTED), and the base wait between offers.
-BUSY_ATTEMPTS = 8
-BUSY_BACKOFF_S = 0.2
+#: How long one delivery keeps being offered while the server is busy with the same workflow's
+#: other deliveries, and the first and longest wait between offers (doubling, jittered in full
+#: so a crowd of copies spreads out instead of returning together).
+BUSY_PATIENCE_S = 30.0
+BUSY_BACKOFF_S = 0.05
+BUSY_BACKOFF_MAX_S = 2.0
 _INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUPERSEDED}
 
 
@@ -99,29 +104,41 @@ async def submit(client: Client, raw: str, *, task_queue: str) -> IntakeAck:
     return ack
 
 
+#: What the server answers when one workflow gets many deliveries at once: past 10 updates in
+#: flight it turns the rest away (RESOURCE_EXHAUSTED), and doing so can clear the workflow's
+#: update registry, aborting updates it had admitted but not yet handed to the worker
+#: (UNAVAILABLE "workflow update was aborted"). Both say "ask again".
+BUSY_CODES = frozenset({RPCStatusCode.RESOURCE_EXHAUSTED, RPCStatusCode.UNAVAILABLE})
+
+
+#: How many deliveries of one workflow this process offers the server at once; the rest wait
+#: their turn here. The server's own limit is 10 per workflow, and going past it is what clears
+#: the registry above, so one process's crowd of copies stays below it.
+LANE_WIDTH = 4
+_lanes: dict[str, tuple[asyncio.Semaphore, int]] = {}
+
+
+@contextlib.asynccontextmanager
+async def _lane(wf_id: str) -> AsyncIterator[None]:
+    gate, users = _lanes.get(wf_id) or (asyncio.Semaphore(LANE_WIDTH), 0)
+    _lanes[wf_id] = (gate, users + 1)
+    try:
+        async with gate:
+            yield
+    finally:
+        gate, users = _lanes[wf_id]
+        if users == 1:
+            del _lanes[wf_id]
+        else:
+            _lanes[wf_id] = (gate, users - 1)
+
+
 async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str) -> IntakeAck:
     request = intake_request(raw)
-    for attempt in range(BUSY_ATTEMPTS):
-        start = WithStartWorkflowOperation(
-            ProcessEventWorkflow.run, request, id=wf_id, task_queue=task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-            static_summary=summary_of(raw),
-        )
-        try:
-            return await client.execute_update_with_start_workflow(
-                ProcessEventWorkflow.intake, request, start_workflow_operation=start)
-        except WorkflowAlreadyStartedError:
-            break
-        except RPCError as exc:
-            # Many copies of one event at once: the server takes 10 updates in flight per
-            # workflow and turns the rest away. The same delivery again is safe (the workflow
-            # id dedupes it), so wait a little and ask again rather than fail the producer.
-            if exc.status != RPCStatusCode.RESOURCE_EXHAUSTED or attempt == BUSY_ATTEMPTS - 1:
-                raise
-            await asyncio.sleep(BUSY_BACKOFF_S * (attempt + 1) * (0.5 + random.random()))
-        finally:
-            _retrieve_start_error(start)
+    async with _lane(wf_id):
+        ack = await _offer(client, request, wf_id, task_queue)
+    if ack is not None:
+        return ack
     # The first delivery already finished: answer with its outcome.
     previous = await client.get_workflow_handle(wf_id, result_type=FinalOutcome).result()
     fingerprint = payload_fingerprint(request.raw)
@@ -135,6 +152,42 @@ async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str) -> Int
     return IntakeAck(status=status, workflow_id=wf_id, state=previous.state,
                      reason_code=previous.reason_code if status == "invalid" else "duplicate",
                      message=message, previous=previous)
+
+
+async def _offer(client: Client, request: IntakeRequest, wf_id: str,
+                 task_queue: str) -> IntakeAck | None:
+    """The intake update's answer, or None when the workflow already closed."""
+    # The update id names this one delivery call, not the event (the workflow id does that):
+    # every retry below reuses it, so a retry of an update the workflow already took returns
+    # that update's own answer instead of being counted as a second delivery.
+    delivery_id = f"intake-{uuid.uuid4().hex}"
+    deadline = time.monotonic() + BUSY_PATIENCE_S
+    attempt = 0
+    while True:
+        start = WithStartWorkflowOperation(
+            ProcessEventWorkflow.run, request, id=wf_id, task_queue=task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            static_summary=summary_of(request.raw),
+        )
+        try:
+            ack: IntakeAck = await client.execute_update_with_start_workflow(
+                ProcessEventWorkflow.intake, request, start_workflow_operation=start,
+                id=delivery_id)
+            return ack
+        except WorkflowAlreadyStartedError:
+            return None
+        except RPCError as exc:
+            # Many copies of one event at once (BUSY_CODES). The same delivery again is safe
+            # (the workflow id dedupes the event, the update id this call), so wait a little
+            # and ask again rather than fail the producer.
+            if exc.status not in BUSY_CODES or time.monotonic() >= deadline:
+                raise
+            ceiling = min(BUSY_BACKOFF_MAX_S, BUSY_BACKOFF_S * 2 ** min(attempt, 16))
+            await asyncio.sleep(ceiling * random.random())
+            attempt += 1
+        finally:
+            _retrieve_start_error(start)
 
 
 def summary_of(raw: str) -> str | None:
