@@ -8,6 +8,7 @@ one call with the business key, then settle the receipt with this attempt's fenc
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 import structlog
@@ -53,8 +54,12 @@ class ExecuteActivities:
         source: ContextSource,
         rollout: RolloutStore,
         circuit: Circuit | None = None,
+        lookup_windows: Mapping[str, timedelta] | None = None,
     ) -> None:
         self.circuit = circuit
+        #: Per adapter, the lookup window its target declares (TOLLGATE_TARGETS); it travels
+        #: with an unknown result to the reconciler, which cannot read configuration itself.
+        self.lookup_windows = dict(lookup_windows or {})
         self.store = store
         self.receipts = receipts
         self.ops = ops
@@ -66,6 +71,9 @@ class ExecuteActivities:
     async def execute_action(self, request: ExecuteRequest) -> ExecuteResult:
         try:
             result = await self._execute(request)
+            if result.status == "unknown":
+                result = result.model_copy(
+                    update={"lookup_window": self.lookup_windows.get(request.action.adapter)})
         except TollgateError as exc:
             log.info("execute_action", workflow_id=request.action.ref.workflow_id,
                      status="error", error_class=exc.error_class.value, code=exc.code,

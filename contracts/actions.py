@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 
 from contracts.base import EventRef, Frozen
 
@@ -61,11 +61,14 @@ class ExecuteRequest(Frozen):
 
 
 class ExecuteResult(Frozen):
-    """``held``: a kill switch covers this adapter/tenant; nothing was sent, try again later."""
+    """``held``: a kill switch covers this adapter/tenant; nothing was sent, try again later.
+    ``lookup_window``: with ``unknown``, how long the target's own declaration says a write it
+    holds may stay invisible to lookups (``TOLLGATE_TARGETS``); None: the runtime's default."""
 
     status: Literal["succeeded", "rejected", "unknown", "stopped", "held"]
     receipt: Receipt | None = None
     reason_code: str | None = None
+    lookup_window: timedelta | None = None
 
 
 class ReconcileRequest(Frozen):
@@ -90,10 +93,14 @@ class TargetCapabilities(Frozen):
     ``lookup``: the target answers "do you hold a write with this key?". ``dedupe``: a second
     write with the same key is a no-op at the target. Without lookup an unknown write is never
     waited on; without dedupe it is never resent; with neither it goes to an operator.
+    ``lookup_window_s``: the longest a write the target holds may stay invisible to a lookup
+    (its replication lag, with a margin); the reconciler looks for that long before it decides
+    the write never landed. Unset: the runtime's 10 minutes.
     """
 
     lookup: bool
     dedupe: bool
+    lookup_window_s: float | None = Field(default=None, gt=0, le=86_400)
 
 
 def target_task_queue(main_queue: str, adapter: str) -> str:

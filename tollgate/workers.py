@@ -104,8 +104,10 @@ async def main_worker(client: Client, settings: Settings, *,
     steps = StepActivities(store)
     review = ReviewActivities(store)
     circuit = Circuit(CircuitStore(pool), matrix)
-    execute = ExecuteActivities(store, receipts, ops, adapters, crm, RolloutStore(pool),
-                                circuit=circuit)
+    execute = ExecuteActivities(
+        store, receipts, ops, adapters, crm, RolloutStore(pool), circuit=circuit,
+        lookup_windows={name: timedelta(seconds=c.lookup_window_s)
+                        for name, c in targets.items() if c.lookup_window_s})
     reconcile = ReconcileActivities(receipts, ops, adapters)
     sweep = SweepActivities(receipts, adapters, circuit)
     tagging_store = TaggingStore(pool)

@@ -293,7 +293,11 @@ class ProcessEventWorkflow(EventLedger):
                            "the target may hold the write; reconciling by key")
         settled: ReconcileResult = await workflow.execute_child_workflow(
             ReconcileWriteWorkflow.run,
-            ReconcileRequest(ref=ref, action=action, lookup_window=t.RECONCILE_WINDOW),
+            # The target's declared window when it has one (TOLLGATE_TARGETS), else the
+            # default. Not a patch: the child's input is not compared on replay, and a result
+            # recorded before the field existed reads as None, the default it had then.
+            ReconcileRequest(ref=ref, action=action,
+                             lookup_window=result.lookup_window or t.RECONCILE_WINDOW),
             id=f"reconcile/{action.action_key}",
         )
         return await self._finish(FINAL_STATE[settled.status],

@@ -20,6 +20,14 @@ def test_declared_capabilities_reach_the_adapter() -> None:
     assert (adapter.supports_lookup, adapter.dedupes_by_key) == (False, False)
 
 
+def test_a_declared_lookup_window_is_read_in_seconds() -> None:
+    targets = parse_targets('{"messaging": {"lookup": true, "dedupe": false, '
+                            '"lookup_window_s": 20}}')
+    assert targets["messaging"].lookup_window_s == 20.0
+    assert parse_targets('{"messaging": {"lookup": true, "dedupe": true}}')[
+        "messaging"].lookup_window_s is None
+
+
 def test_an_undeclared_target_keeps_its_default() -> None:
     assert parse_targets(None) == parse_targets("  ") == {}
     adapter = MessagingHttpAdapter("http://messaging.test", capabilities=None)
@@ -34,6 +42,10 @@ def test_an_undeclared_target_keeps_its_default() -> None:
         ('{"messaging": {"lookup": true}}', "target 'messaging': dedupe: field required"),
         ('{"messaging": {"lookup": "yes", "dedupe": true}}', "lookup: input should be a valid"),
         ('{"messaging": {"lookup": true, "dedupe": true, "x": 1}}', "x: extra inputs"),
+        ('{"messaging": {"lookup": true, "dedupe": false, "lookup_window_s": 0}}',
+         "lookup_window_s: input should be greater than 0"),
+        ('{"messaging": {"lookup": true, "dedupe": false, "lookup_window_s": "20"}}',
+         "lookup_window_s: input should be a valid number"),
     ],
 )
 def test_a_bad_declaration_is_one_clear_line(raw: str, says: str) -> None:

@@ -48,9 +48,13 @@ def target_mode(request: pytest.FixtureRequest, standins: StandIns) -> Iterator[
     standins.messaging.dedupe = True
 
 
-def targets_declaration(mode: str) -> str:
-    """``TOLLGATE_TARGETS`` for a messaging target in ``mode``: it can always be looked up."""
-    return json.dumps({"messaging": {"lookup": True, "dedupe": mode == "dedupe"}})
+def targets_declaration(mode: str, lookup_window_s: float | None = None) -> str:
+    """``TOLLGATE_TARGETS`` for a messaging target in ``mode``: it can always be looked up;
+    ``lookup_window_s`` declares how long a write it holds may stay invisible to lookups."""
+    entry: dict[str, Any] = {"lookup": True, "dedupe": mode == "dedupe"}
+    if lookup_window_s is not None:
+        entry["lookup_window_s"] = lookup_window_s
+    return json.dumps({"messaging": entry})
 
 
 async def wait_until(
@@ -197,15 +201,21 @@ class Rig:
 
 
 @pytest.fixture
+def lookup_window_s() -> float | None:
+    """The target's declared lookup window; a test module overrides it to declare one."""
+    return None
+
+
+@pytest.fixture
 async def rig(
     dev_server: WorkflowEnvironment, database_url: str, standins: StandIns, tmp_path: Path,
-    target_mode: str,
+    target_mode: str, lookup_window_s: float | None,
 ) -> AsyncIterator[Rig]:
     queue = f"faults-{uuid.uuid4().hex[:8]}"
     settings = worker_settings(
         database_url, standins, tmp_path, queue,
         TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host,
-        TOLLGATE_TARGETS=targets_declaration(target_mode))
+        TOLLGATE_TARGETS=targets_declaration(target_mode, lookup_window_s))
     standins.messaging.clear_faults()
     async with main_worker(dev_server.client, settings), draft_worker(dev_server.client,
                                                                       settings):

@@ -26,15 +26,26 @@ from tollgate.exits import Exit
 @click.option("--keep", is_flag=True, help="keep chaos-<seed>/ (worker logs, databases)")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               help="also write the report here")
+@click.option("--seeds", "seed_list", metavar="LIST",
+              help="a campaign: these seeds one after another (1-200, 3,7,11), each on a fresh "
+                   "stack, then one summary; --seed is ignored")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
+              help="a campaign launches no new seed after this long (the summary says which "
+                   "seeds did not run)")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="a campaign writes each seed's report here as seed-N.json")
 def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state_dir: Path,
-          keep: bool, json_path: Path | None) -> Command:
+          keep: bool, json_path: Path | None, seed_list: str | None, budget: float | None,
+          out: Path | None) -> Command:
     """Run EVENTS events on a stack of its own while a seeded schedule injects faults (target
     5xx, 429, delays, 504/502/drop after the write, slow lookups, duplicate and out-of-order
     deliveries, racing reviewers, worker SIGKILL, PostgreSQL and Temporal restarts), then check
     the invariants. Exit 1 when one does not hold. An unknown write that never landed waits the
-    reconciler's 10-minute window (a 503 from a target that does not dedupe, a kill between
-    fence and POST)."""
+    stand-in's declared 30 s lookup window (a 503 from a target that does not dedupe, a kill
+    between fence and POST)."""
     folder = state_dir.resolve() / f"chaos-{seed}"
+    if seed_list is not None:
+        return _campaign(seed_list, events, kills, restarts, state_dir, json_path, budget, out)
 
     async def go(s: Settings) -> int:
         from tollgate.chaos.run import run_chaos
@@ -48,5 +59,35 @@ def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state
         if json_path:
             await asyncio.to_thread(json_path.write_text, text)
         return Exit.OK if report["ok"] else Exit.REFUSED
+
+    return go
+
+
+def _campaign(seed_list: str, events: int, kills: int | None, restarts: int | None,
+              state_dir: Path, json_path: Path | None, budget: float | None,
+              out: Path | None) -> Command:
+    from tollgate.chaos.campaign import parse_seeds
+
+    try:
+        seeds = parse_seeds(seed_list)
+    except ValueError as exc:
+        raise click.UsageError(f"--seeds: {exc}") from None
+
+    parent = state_dir.resolve()
+
+    async def go(s: Settings) -> int:
+        from tollgate.chaos.campaign import campaign
+        from tollgate.logging import configure_logging
+
+        configure_logging()
+        summary = await campaign(seeds, events, parent, kills=kills,
+                                 restarts=restarts, out=out,
+                                 budget_s=budget * 60 if budget else None,
+                                 echo=lambda line: click.echo(line, err=True))
+        text = json.dumps(summary, indent=2)
+        click.echo(text)
+        if json_path:
+            await asyncio.to_thread(json_path.write_text, text)
+        return Exit.OK if summary["ok"] else Exit.REFUSED
 
     return go

@@ -1,0 +1,71 @@
+"""`tollgate chaos --seeds`: many seeds, one summary that names every failing seed and every
+seed the budget left out. The runs themselves are `tests/e2e/test_chaos.py`'s; here a seed's
+run is replaced by its report so the campaign's own bookkeeping can be checked quickly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tollgate.chaos import campaign as module
+from tollgate.chaos.campaign import campaign, parse_seeds
+
+
+def test_seed_lists_and_ranges() -> None:
+    assert parse_seeds("1-4") == [1, 2, 3, 4]
+    assert parse_seeds("3,7, 11") == [3, 7, 11]
+    assert parse_seeds("1-3,2,9") == [1, 2, 3, 9]
+    for bad in ("x", "5-2", "1-", "-3", ""):
+        with pytest.raises(ValueError):
+            parse_seeds(bad)
+
+
+def report(seed: int, ok: bool) -> dict[str, Any]:
+    return {"seed": seed, "events": 10, "workflows": 12, "seconds": 1.0, "worker_kills": 1,
+            "server_restarts": ["postgres", "temporal"], "switches_reopened": 0,
+            "target_faults": {"none": 8, "unavailable": 2}, "faults_not_fired": 0,
+            "terminal_states": {"SUCCEEDED": 11, "STOPPED": 1},
+            "invariants": {"at_most_one_message_per_action_key":
+                           "held" if ok else ["k: 2 messages"], "no_event_lost": "held"},
+            "ok": ok}
+
+
+async def test_the_summary_adds_every_seed_up_and_names_the_failing_ones(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    async def fake_run(seed: int, events: int, folder: Path, **_: Any) -> dict[str, Any]:
+        if seed == 4:
+            raise OSError("port in use")
+        return report(seed, ok=seed != 2)
+
+    monkeypatch.setattr(module, "run_chaos", fake_run)
+    lines: list[str] = []
+    summary = await campaign([1, 2, 3, 4], 10, tmp_path, out=tmp_path / "out",
+                             echo=lines.append)
+    assert summary["seeds_run"] == 4 and summary["events"] == 30
+    assert summary["workflows"] == 36 and summary["worker_kills"] == 3
+    assert summary["terminal_states"] == {"SUCCEEDED": 33, "STOPPED": 3}
+    assert summary["server_restarts"] == {"postgres": 3, "temporal": 3}
+    assert summary["failed_seeds"] == {
+        2: {"at_most_one_message_per_action_key": ["k: 2 messages"]},
+        4: {"run": ["did not run: OSError: port in use"]}}
+    assert summary["ok"] is False
+    assert [line.split(":")[0] for line in lines] == ["seed 1", "seed 2", "seed 3", "seed 4"]
+    assert json.loads((tmp_path / "out" / "seed-3.json").read_text())["ok"] is True
+
+
+async def test_a_spent_budget_launches_no_new_seed_and_says_which_did_not_run(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    ticks = iter(range(0, 1000, 10))  # each look at the clock is 10 s later
+
+    async def fake_run(seed: int, events: int, folder: Path, **_: Any) -> dict[str, Any]:
+        return report(seed, ok=True)
+
+    monkeypatch.setattr(module, "run_chaos", fake_run)
+    summary = await campaign([1, 2, 3, 4, 5], 10, tmp_path, budget_s=25, echo=lambda _: None,
+                             clock=lambda: float(next(ticks)))
+    # started at 0; seed 1 looks at 10 s, seed 2 at 20 s, seed 3 at 30 s: past the budget
+    assert (summary["seeds_run"], summary["seeds_not_run"]) == (2, [3, 4, 5])
+    assert summary["ok"] is True
