@@ -43,6 +43,10 @@ LOOKUP_WINDOW_S = 30
 TARGETS = json.dumps({"messaging": {"lookup": True, "dedupe": False,
                                     "lookup_window_s": LOOKUP_WINDOW_S}})
 CONCURRENCY = 8
+#: The schedule's faults the stand-in knows by another name. ``timeout_late_write``: a delay
+#: past the client's timeout before the write is stored, so it lands after the client gave up.
+STANDIN_FAULT = {"slow_lookup_after_write": "fail_after_write",
+                 "timeout_after_write": "hang_after_write", "timeout_late_write": "delay"}
 #: A send answered 503 by a target that does not dedupe is an unknown write: correctly, it waits
 #: out the reconciler's whole lookup window before it ends STOPPED with a dead letter.
 EVENT_DEADLINE_S = LOOKUP_WINDOW_S + 120
@@ -72,11 +76,11 @@ class ChaosRun:
             consent_messaging=True, updated_at=datetime.now(UTC) - timedelta(hours=1))
         if e.fault == "none":
             return
-        kind = {"slow_lookup_after_write": "fail_after_write"}.get(e.fault, e.fault)
+        kind = STANDIN_FAULT.get(e.fault, e.fault)
         self.stack.standins.messaging.inject(
             kind, times=e.fault_times,  # type: ignore[arg-type]
             key=action_key(TENANT, f"evt-{e.key}", "messaging", "send_message"),
-            ms=e.fault_ms if e.fault == "delay" else None,
+            ms=e.fault_ms if kind in ("delay", "hang_after_write") else None,
             lookup_delay_ms=e.fault_ms if e.fault == "slow_lookup_after_write" else 0)
 
     async def _submit(self, raw: str) -> str | None:

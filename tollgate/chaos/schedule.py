@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 TargetFault = Literal[
     "none", "unavailable", "rate_limit", "delay", "fail_after_write", "bad_gateway_after_write",
-    "drop_after_write", "slow_lookup_after_write",
+    "drop_after_write", "slow_lookup_after_write", "timeout_after_write", "timeout_late_write",
 ]
+#: How long a timeout fault holds the answer: past the messaging adapter's 10 s client timeout.
+TIMEOUT_FAULT_MS = 11_000
 Delivery = Literal["once", "duplicate", "out_of_order"]
 Review = Literal["approve", "reject", "race"]
 Restart = Literal["postgres", "temporal"]
@@ -91,4 +93,15 @@ def make_plan(seed: int, events: int, *, run_tag: str, kills: int | None = None,
     restart_points: list[tuple[int, Restart]] = sorted(
         (rng.randint(1, max(1, events - 1)), server)
         for server in ("postgres", "temporal") for _ in range(each))
+    # Target timeouts, from a stream of their own so that asking for more or fewer restarts
+    # leaves them be, and added after the rest so a seed's other faults are what they were
+    # before timeouts existed: one event in five that met no fault times out instead, half
+    # with the write stored before the silence, half with the write landing only after the
+    # client gave up.
+    timeouts = random.Random(f"timeouts-{seed}")
+    for i, plan in enumerate(plans):
+        roll = timeouts.random()
+        if plan.fault == "none" and roll < 0.2:
+            plans[i] = replace(plan, fault="timeout_after_write" if roll < 0.1
+                               else "timeout_late_write", fault_ms=TIMEOUT_FAULT_MS)
     return Plan(seed=seed, events=plans, kills=kill_points, restarts=restart_points)
