@@ -18,7 +18,7 @@ class Exit(IntEnum):
     UNREACHABLE = 3
     #: No such workflow, dead letter or record.
     NOT_FOUND = 4
-    #: An input file is missing, unreadable or not UTF-8.
+    #: An input file is missing, unreadable or not UTF-8; a file or folder to write cannot be.
     FILE = 5
     #: `ops status`: something needs a human (a threshold passed); the screen says what.
     ATTENTION = 6

@@ -98,6 +98,17 @@ def test_json_is_offered_on_every_command_that_prints_records(env: dict[str, str
         assert said.code == 0 and "--json" in said.out, argv
 
 
+@pytest.mark.parametrize("argv", [
+    ["chaos", "--seed", "1", "--events", "1"], ["chaos", "--seeds", "1-2", "--events", "1"]])
+def test_a_folder_that_cannot_be_made_is_a_file_error(
+        env: dict[str, str], tmp_path: Path, argv: list[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    said = tollgate(*argv, "--state-dir", str(blocker / "state"), env=env)
+    line = one_line_error(said)
+    assert said.code == Exit.FILE and str(blocker) in line and "not a directory" in line
+
+
 def test_sign_without_a_tenants_file_is_a_file_error(env: dict[str, str], tmp_path: Path) -> None:
     event = tmp_path / "e.json"
     event.write_text(json.dumps({"tenant_id": "acme"}))

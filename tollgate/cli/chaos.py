@@ -80,6 +80,11 @@ def _campaign(seed_list: str, events: int, kills: int | None, restarts: int | No
         from tollgate.logging import configure_logging
 
         configure_logging()
+        # A folder that cannot be made fails the campaign once, in one line (exit 5), rather
+        # than every seed in turn.
+        for folder in (parent, out):
+            if folder is not None:
+                await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
         summary = await campaign(seeds, events, parent, kills=kills,
                                  restarts=restarts, out=out,
                                  budget_s=budget * 60 if budget else None,

@@ -89,6 +89,10 @@ def classify(exc: BaseException, s: Settings | None) -> Failure:
     if isinstance(exc, KeyRingError):
         # No payload key ring (or a broken one): a file the command needs and cannot read.
         return Failure(Exit.FILE, str(exc.code))
+    if isinstance(exc, OSError) and not isinstance(exc, ConnectionError) and exc.filename:
+        # A file or folder a command reads or writes (--state-dir, --out, --json): its path
+        # and the system's reason, which name no secret and no customer.
+        return Failure(Exit.FILE, f"{exc.filename}: {(exc.strerror or str(exc)).lower()}")
     if isinstance(exc, SystemExit) and isinstance(exc.code, str):
         # A start-up or configuration problem already said in one line (a port in use...).
         return Failure(Exit.REFUSED, exc.code)
