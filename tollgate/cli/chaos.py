@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -54,11 +55,7 @@ def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state
         configure_logging()
         report = await run_chaos(seed, events, folder, kills=kills, restarts=restarts,
                                  keep=keep)
-        text = json.dumps(report, indent=2)
-        click.echo(text)
-        if json_path:
-            await asyncio.to_thread(json_path.write_text, text)
-        return Exit.OK if report["ok"] else Exit.REFUSED
+        return await _report(report, json_path)
 
     return go
 
@@ -89,10 +86,15 @@ def _campaign(seed_list: str, events: int, kills: int | None, restarts: int | No
                                  restarts=restarts, out=out,
                                  budget_s=budget * 60 if budget else None,
                                  echo=lambda line: click.echo(line, err=True))
-        text = json.dumps(summary, indent=2)
-        click.echo(text)
-        if json_path:
-            await asyncio.to_thread(json_path.write_text, text)
-        return Exit.OK if summary["ok"] else Exit.REFUSED
+        return await _report(summary, json_path)
 
     return go
+
+
+async def _report(report: dict[str, Any], json_path: Path | None) -> int:
+    """Print a run's report or a campaign's summary, save it with --json; exit 1 unless ok."""
+    text = json.dumps(report, indent=2)
+    click.echo(text)
+    if json_path:
+        await asyncio.to_thread(json_path.write_text, text)
+    return Exit.OK if report["ok"] else Exit.REFUSED
