@@ -167,24 +167,33 @@ class DevStack:
         _write_pid_file(self.state_dir / "temporal.pid", self.temporal_proc.pid,
                         self.ports.temporal)
         self.temporal_address = f"127.0.0.1:{self.ports.temporal}"
+        # Ready when both its ports answer: the server opens the frontend first and exits
+        # when the UI's port turns out taken, so the frontend alone does not prove it is up.
+        waiting = [self.ports.temporal, self.ports.ui]
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        while waiting and time.monotonic() < deadline:
             if self.temporal_proc.poll() is not None:
                 raise StackError(f"Temporal dev server exited; see {self.state_dir/'temporal.log'}")
             try:
-                with socket.create_connection(("127.0.0.1", self.ports.temporal), timeout=0.5):
-                    return
+                with socket.create_connection(("127.0.0.1", waiting[0]), timeout=0.5):
+                    waiting.pop(0)
             except OSError:
                 time.sleep(0.2)
-        raise StackError("Temporal dev server did not open its port within 60 s")
+        if waiting:
+            raise StackError("Temporal dev server did not open its ports within 60 s")
 
     def restart_temporal(self) -> None:
         """Stop the Temporal dev server and start it again on its port and SQLite file (what
-        `tollgate chaos` does to the workers and clients under it)."""
+        `tollgate chaos` does to the workers and clients under it). When the Web UI's port was
+        taken in between, the UI moves to another one; the frontend's port never moves."""
         assert self.temporal_proc is not None
         self.temporal_proc.terminate()
         self.temporal_proc.wait(30)
-        self._start_temporal(restart=True)
+        try:
+            self._start_temporal(restart=True)
+        except StackError:
+            self.ports.ui = free_port()
+            self._start_temporal(restart=True)
 
     def restart_postgres(self) -> None:
         """Restart PostgreSQL in fast mode (every connection cut), as `tollgate chaos` does."""

@@ -293,9 +293,8 @@ class ProcessEventWorkflow(EventLedger):
                            "the target may hold the write; reconciling by key")
         settled: ReconcileResult = await workflow.execute_child_workflow(
             ReconcileWriteWorkflow.run,
-            # The target's declared window when it has one (TOLLGATE_TARGETS), else the
-            # default. Not a patch: the child's input is not compared on replay, and a result
-            # recorded before the field existed reads as None, the default it had then.
+            # The target's declared window, else the default; no patch: replay does not compare
+            # a child's input, and a result recorded before the field reads None (the default).
             ReconcileRequest(ref=ref, action=action,
                              lookup_window=result.lookup_window or t.RECONCILE_WINDOW),
             id=f"reconcile/{action.action_key}",

@@ -30,7 +30,7 @@ from tollgate.chaos.schedule import EventPlan, Plan, make_plan
 from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.demo import care_due
-from tollgate.devstack import DevStack, Ports, free_port
+from tollgate.devstack import DevStack, Ports, StackError, free_port
 from tollgate.intake import submit
 
 TENANT = "acme"
@@ -217,6 +217,21 @@ class ChaosRun:
 
 
 
+async def _start_stack(state_dir: Path, tries: int = 3) -> DevStack:
+    """A stack on free ports. A port picked free can be taken before the server binds it
+    (campaign lanes side by side do that): pick others and start again."""
+    for attempt in range(tries):
+        stack = DevStack(state_dir=state_dir, ports=Ports(
+            temporal=free_port(), ui=free_port(), crm=0, messaging=0))
+        try:
+            await asyncio.to_thread(stack.start)
+            return stack
+        except StackError:
+            if attempt == tries - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 def _sent(outcome: object) -> bool:
     return isinstance(outcome, FinalOutcome) and outcome.state == EventState.SUCCEEDED
 
@@ -227,9 +242,7 @@ async def chaos(seed: int, events: int, state_dir: Path,
     # The worker process takes its environment from this one (DevStack.env); put it back after.
     previous = os.environ.get("TOLLGATE_TARGETS")
     os.environ["TOLLGATE_TARGETS"] = TARGETS
-    stack = DevStack(state_dir=state_dir, ports=Ports(
-        temporal=free_port(), ui=free_port(), crm=0, messaging=0))
-    await asyncio.to_thread(stack.start)
+    stack = await _start_stack(state_dir)
     try:
         assert stack.standins is not None
         stack.standins.messaging.dedupe = False
