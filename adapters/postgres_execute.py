@@ -66,7 +66,8 @@ _T_CTE = """WITH t AS (
     SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
         AS t(seq, from_state, to_state, actor, reason)
 )"""
-_WRITTEN = "SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr) AS written"
+_WRITTEN = ("SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr)\n"
+            "    + 0 * (SELECT count(*) FROM chained) AS written")
 assert TRANSITION_SQL.count(_T_CTE) == 1 and TRANSITION_SQL.count(_WRITTEN) == 1
 #: ``TRANSITION_SQL`` ($1-$14) behind ``INSERT_RECEIPT_SQL`` (moved to $15-$26): the steps run
 #: only when this statement inserted the receipt. The receipt's audit entry is queued before
@@ -79,7 +80,8 @@ OPEN_AND_RECORD_SQL = TRANSITION_SQL.replace(_T_CTE, f"""WITH rc AS (
         AS t(seq, from_state, to_state, actor, reason)
     WHERE EXISTS (SELECT 1 FROM rc)
 )""").replace(_WRITTEN, "SELECT (SELECT to_jsonb(rc) FROM rc) AS receipt,"
-                        " (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr) AS written")
+                        " (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr)"
+                        " + 0 * (SELECT count(*) FROM chained) AS written")
 
 
 async def open_and_record(pool: asyncpg.Pool, request: ActionRequest, fingerprint: str, *,

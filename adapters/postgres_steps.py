@@ -3,6 +3,16 @@ new state and the step's own write (draft, accepted decision, outcome), in one r
 
 Every insert is keyed (``workflow_id``, ``seq``; draft version; decision key), so a retried
 step writes nothing new and ``last_seq`` keeps a stale step from moving the state back.
+
+One exception, found by the chaos campaign: a step is a local activity, which runs inside a
+workflow task. When that task is lost (the worker killed, the server restarted before the task
+completed), its writes stay but its history does not, and the task runs again; if a new input
+arrived meanwhile (the other of two racing review decisions, a timer), it takes another path
+and writes other transitions under the same numbers. The run that goes on is the second one,
+so a transition whose content differs from the one stored under its number replaces it (the
+events row follows), an accepted decision under that number is replaced or marked
+``lost_workflow_task``, and each replaced row is chained again as a new version
+(docs/receipts.md, "Lost workflow tasks").
 """
 
 from __future__ import annotations
@@ -17,21 +27,33 @@ WITH t AS (
         AS t(seq, from_state, to_state, actor, reason)
 ), last AS (
     SELECT seq, to_state FROM t ORDER BY seq DESC LIMIT 1
+), rewrite AS (
+    SELECT EXISTS (
+        SELECT 1 FROM t JOIN state_transitions s ON s.workflow_id = $1 AND s.seq = t.seq
+        WHERE (s.from_state, s.to_state, s.actor, s.reason)
+              IS DISTINCT FROM (t.from_state, t.to_state, t.actor, t.reason)) AS yes
 ), upd AS (
     UPDATE events e SET state = last.to_state, last_seq = last.seq, updated_at = now(),
-        reason_code = COALESCE($8, e.reason_code),
+        reason_code = CASE WHEN rewrite.yes THEN $8 ELSE COALESCE($8, e.reason_code) END,
         policy_version = COALESCE($7, e.policy_version),
         artifact_version = COALESCE($9, e.artifact_version),
         receipt_key = COALESCE($10, e.receipt_key),
-        outcome = COALESCE($11::jsonb, e.outcome)
-    FROM last WHERE e.workflow_id = $1 AND e.last_seq < last.seq
+        outcome = CASE WHEN rewrite.yes THEN $11::jsonb ELSE COALESCE($11::jsonb, e.outcome) END
+    FROM last, rewrite
+    WHERE e.workflow_id = $1 AND (e.last_seq < last.seq OR rewrite.yes)
     RETURNING e.workflow_id
 ), tr AS (
     INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor, reason,
                                    policy_version)
     SELECT $1, seq, from_state, to_state, actor, reason, $7 FROM t
-    ON CONFLICT (workflow_id, seq) DO NOTHING
-    RETURNING seq
+    ON CONFLICT (workflow_id, seq) DO UPDATE SET from_state = EXCLUDED.from_state,
+        to_state = EXCLUDED.to_state, actor = EXCLUDED.actor, reason = EXCLUDED.reason,
+        policy_version = EXCLUDED.policy_version, at = now()
+    WHERE (state_transitions.from_state, state_transitions.to_state, state_transitions.actor,
+           state_transitions.reason)
+          IS DISTINCT FROM (EXCLUDED.from_state, EXCLUDED.to_state, EXCLUDED.actor,
+                            EXCLUDED.reason)
+    RETURNING state_transitions.*
 ), dr AS (
     INSERT INTO drafts (workflow_id, version, status, draft, provider, model, prompt_version,
                         findings, raw_excerpt)
@@ -48,15 +70,44 @@ WITH t AS (
            (r->>'draft_version')::int, r->>'decision', r->>'reviewer', r->>'role',
            r->>'reason', true, $7
     FROM (SELECT $14::jsonb AS r) s WHERE s.r IS NOT NULL
-    ON CONFLICT (decision_key) DO NOTHING
-    RETURNING 1
+    ON CONFLICT (decision_key) DO UPDATE SET request_id = EXCLUDED.request_id,
+        draft_version = EXCLUDED.draft_version, decision = EXCLUDED.decision,
+        reviewer = EXCLUDED.reviewer, role = EXCLUDED.role, reason = EXCLUDED.reason,
+        accepted = true, refusal_code = NULL, policy_version = EXCLUDED.policy_version,
+        at = now()
+    WHERE (review_decisions.request_id, review_decisions.decision, review_decisions.reviewer,
+           review_decisions.role, review_decisions.reason, review_decisions.accepted)
+          IS DISTINCT FROM (EXCLUDED.request_id, EXCLUDED.decision, EXCLUDED.reviewer,
+                            EXCLUDED.role, EXCLUDED.reason, true)
+    RETURNING review_decisions.*
+), lost AS (
+    UPDATE review_decisions d SET accepted = false, refusal_code = 'lost_workflow_task'
+    WHERE d.decision_key IN (SELECT $1 || '#a' || seq FROM t) AND d.accepted
+      AND ($14::jsonb IS NULL OR d.decision_key <> $1 || '#a' || (SELECT seq FROM last))
+    RETURNING d.*
+), chained AS (
+    -- A row rewritten above is chained here as a new version (its INSERT trigger does not
+    -- fire for an update), so `ops audit --verify` holds it to its newest content. The
+    -- CTEs read the table as it was before this statement: a row found there was rewritten.
+    SELECT audit_chain_link('state_transitions', $1, $13, r.seq::text, 'UPDATE',
+                            audit_row_json(r)) FROM tr r
+    WHERE EXISTS (SELECT 1 FROM state_transitions o WHERE o.workflow_id = $1 AND o.seq = r.seq)
+    UNION ALL
+    SELECT audit_chain_link('review_decisions', $1, $13, r.decision_key, 'UPDATE',
+                            audit_row_json(r)) FROM rd r
+    WHERE EXISTS (SELECT 1 FROM review_decisions o WHERE o.decision_key = r.decision_key)
+    UNION ALL
+    SELECT audit_chain_link('review_decisions', $1, $13, r.decision_key, 'UPDATE',
+                            audit_row_json(r)) FROM lost r
 )
-SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr) AS written
+SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr)
+    + 0 * (SELECT count(*) FROM chained) AS written
 """
 
 # Entering review also stamps the SLA due time on the events row, in the same statement (two
 # UPDATEs of one row in one statement would be undefined, so it joins the one UPDATE).
-SET_OUTCOME = "outcome = COALESCE($11::jsonb, e.outcome)"
+SET_OUTCOME = ("outcome = CASE WHEN rewrite.yes THEN $11::jsonb ELSE COALESCE($11::jsonb, "
+               "e.outcome) END")
 assert TRANSITION_SQL.count(SET_OUTCOME) == 1
 OPEN_REVIEW_SQL = TRANSITION_SQL.replace(
     SET_OUTCOME, f"{SET_OUTCOME},\n        review_due_at = $15::timestamptz"
