@@ -296,9 +296,12 @@ async def run_chaos(seed: int, events: int, state_dir: Path, *, kills: int | Non
     runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
     shutil.rmtree(state_dir, ignore_errors=True)
-    try:
-        return await chaos(seed, events, state_dir, kills, restarts)
-    finally:
-        if not keep:
-            with contextlib.suppress(OSError):
-                shutil.rmtree(state_dir, ignore_errors=True)
+    report = await chaos(seed, events, state_dir, kills, restarts)
+    # A failed run's folder is its evidence (worker log, Temporal's SQLite file with every
+    # history, the database): kept, and named in the report.
+    if report["ok"] and not keep:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(state_dir, ignore_errors=True)
+    else:
+        report["kept"] = str(state_dir)
+    return report

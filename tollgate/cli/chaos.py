@@ -24,7 +24,8 @@ from tollgate.exits import Exit
                    "[default: one each per 50 events from 25 events on]")
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path(".tollgate"), help="parent of chaos-<seed>/")
-@click.option("--keep", is_flag=True, help="keep chaos-<seed>/ (worker logs, databases)")
+@click.option("--keep", is_flag=True, help="keep chaos-<seed>/ (worker logs, databases) when "
+              "every invariant held too (a failed run's folder is always kept)")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               help="also write the report here")
 @click.option("--seeds", "seed_list", metavar="LIST",
