@@ -6,9 +6,9 @@ from collections.abc import Iterator
 import pytest
 
 from adapters.standins import StandIns
-from tests.faults.conftest import rig
+from tests.faults.conftest import lookup_window_s, rig
 
-__all__ = ["rig", "target_mode"]
+__all__ = ["lookup_window_s", "rig", "target_mode"]
 #: What worker processes in these tests declare about the target (adapters/targets.py).
 NO_DEDUPE_TARGETS = '{"messaging": {"lookup": true, "dedupe": false}}'
 
