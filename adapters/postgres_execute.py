@@ -80,8 +80,7 @@ OPEN_AND_RECORD_SQL = TRANSITION_SQL.replace(_T_CTE, f"""WITH rc AS (
         AS t(seq, from_state, to_state, actor, reason)
     WHERE EXISTS (SELECT 1 FROM rc)
 )""").replace(_WRITTEN, "SELECT (SELECT to_jsonb(rc) FROM rc) AS receipt,"
-                        " (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr)"
-                        " + 0 * (SELECT count(*) FROM chained) AS written")
+                        + _WRITTEN.removeprefix("SELECT"))
 
 
 async def open_and_record(pool: asyncpg.Pool, request: ActionRequest, fingerprint: str, *,

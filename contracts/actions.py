@@ -63,7 +63,9 @@ class ExecuteRequest(Frozen):
 class ExecuteResult(Frozen):
     """``held``: a kill switch covers this adapter/tenant; nothing was sent, try again later.
     ``lookup_window``: with ``unknown``, how long the target's own declaration says a write it
-    holds may stay invisible to lookups (``TOLLGATE_TARGETS``); None: the runtime's default."""
+    holds may stay invisible to lookups (``TOLLGATE_TARGETS``); None: the runtime's default.
+    The workflow hands it to the reconciler without a patch: replay does not compare a child's
+    input, and a result recorded before the field existed reads None, the default it had then."""
 
     status: Literal["succeeded", "rejected", "unknown", "stopped", "held"]
     receipt: Receipt | None = None

@@ -14,10 +14,8 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ from tollgate.stackconfig import (
     free_port,
     search_attribute_args,
     temporal_binary,
+    wait_listening,
 )
 from tollgate.stackguard import Guard, is_same_process, start_time, stop_process
 
@@ -169,18 +168,8 @@ class DevStack:
         self.temporal_address = f"127.0.0.1:{self.ports.temporal}"
         # Ready when both its ports answer: the server opens the frontend first and exits
         # when the UI's port turns out taken, so the frontend alone does not prove it is up.
-        waiting = [self.ports.temporal, self.ports.ui]
-        deadline = time.monotonic() + 60
-        while waiting and time.monotonic() < deadline:
-            if self.temporal_proc.poll() is not None:
-                raise StackError(f"Temporal dev server exited; see {self.state_dir/'temporal.log'}")
-            try:
-                with socket.create_connection(("127.0.0.1", waiting[0]), timeout=0.5):
-                    waiting.pop(0)
-            except OSError:
-                time.sleep(0.2)
-        if waiting:
-            raise StackError("Temporal dev server did not open its ports within 60 s")
+        wait_listening(self.temporal_proc, [self.ports.temporal, self.ports.ui],
+                       "Temporal dev server", self.state_dir / "temporal.log")
 
     def restart_temporal(self) -> None:
         """Stop the Temporal dev server and start it again on its port and SQLite file (what

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import shutil
 import socket
+import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +81,24 @@ def ensure_free(port: int, what: str, variable: str) -> None:
         except OSError:
             raise StackError(f"port {port} ({what}) is already in use on 127.0.0.1; stop what "
                              f"holds it or set {variable}") from None
+
+
+def wait_listening(proc: subprocess.Popen[bytes], ports: list[int], what: str, log: Path,
+                   within_s: float = 60) -> None:
+    """Return once every port answers on 127.0.0.1, in order. Raises ``StackError`` when
+    ``proc`` exits first (naming ``log``) or the ports stay shut for ``within_s``."""
+    waiting = list(ports)
+    deadline = time.monotonic() + within_s
+    while waiting and time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise StackError(f"{what} exited; see {log}")
+        try:
+            with socket.create_connection(("127.0.0.1", waiting[0]), timeout=0.5):
+                waiting.pop(0)
+        except OSError:
+            time.sleep(0.2)
+    if waiting:
+        raise StackError(f"{what} did not open its ports within {within_s:.0f} s")
 
 
 def temporal_binary() -> str:

@@ -292,11 +292,8 @@ class ProcessEventWorkflow(EventLedger):
         await self._record([EventState.UNKNOWN_WRITE, EventState.RECONCILING],
                            "the target may hold the write; reconciling by key")
         settled: ReconcileResult = await workflow.execute_child_workflow(
-            ReconcileWriteWorkflow.run,
-            # The target's declared window, else the default; no patch: replay does not compare
-            # a child's input, and a result recorded before the field reads None (the default).
-            ReconcileRequest(ref=ref, action=action,
-                             lookup_window=result.lookup_window or t.RECONCILE_WINDOW),
+            ReconcileWriteWorkflow.run, ReconcileRequest(
+                ref=ref, action=action, lookup_window=result.lookup_window or t.RECONCILE_WINDOW),
             id=f"reconcile/{action.action_key}",
         )
         return await self._finish(FINAL_STATE[settled.status],

@@ -8,13 +8,11 @@ the APPROVED written by the lost task, with an approval nobody acted on."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 
 import asyncpg
-import pytest
 
 from adapters.postgres_audit import AuditStore
-from adapters.postgres_store import PostgresStore, create_pool
+from adapters.postgres_store import PostgresStore
 from contracts import (
     EventRef,
     EventState,
@@ -23,13 +21,6 @@ from contracts import (
     StepRecord,
     Transition,
 )
-
-
-@pytest.fixture
-async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    made = await create_pool(database_url, max_size=4)
-    yield made
-    await made.close()
 
 
 async def awaiting_review(pool: asyncpg.Pool) -> EventRef:

@@ -45,7 +45,6 @@ async def campaign(seeds: Iterable[int], events: int, parent: Path, *,
     started = clock()
     planned = list(seeds)
     reports: list[dict[str, Any]] = []
-    failed: dict[int, Any] = {}
     for seed in planned:
         if budget_s is not None and clock() - started >= budget_s:
             break
@@ -58,15 +57,17 @@ async def campaign(seeds: Iterable[int], events: int, parent: Path, *,
         reports.append(report)
         if out is not None:
             await asyncio.to_thread(_save, out / f"seed-{seed}.json", report)
-        if not report["ok"]:
-            failed[seed] = {k: v for k, v in report["invariants"].items() if v != "held"}
         echo(f"seed {seed}: {'held' if report['ok'] else 'FAILED'}  "
              f"{report.get('workflows', 0)} workflows  {report.get('seconds', 0)} s")
-    return summarise(planned, reports, failed, clock() - started)
+    return summarise(planned, reports, clock() - started)
 
 
-def summarise(planned: list[int], reports: list[dict[str, Any]], failed: dict[int, Any],
+def summarise(planned: list[int], reports: list[dict[str, Any]],
               seconds: float) -> dict[str, Any]:
+    """One summary of many seed reports; a failed seed is named with what did not hold."""
+    failed = {r["seed"]: {k: v for k, v in r["invariants"].items() if v != "held"}
+              for r in reports if not r["ok"]}
+    ran = {r["seed"] for r in reports}
     states: Counter[str] = Counter()
     faults: Counter[str] = Counter()
     restarts: Counter[str] = Counter()
@@ -76,7 +77,7 @@ def summarise(planned: list[int], reports: list[dict[str, Any]], failed: dict[in
         restarts.update(r.get("server_restarts", []))
     return {
         "seeds_planned": len(planned), "seeds_run": len(reports),
-        "seeds_not_run": [s for s in planned if s not in {r["seed"] for r in reports}][:20],
+        "seeds_not_run": [s for s in planned if s not in ran][:20],
         "events": sum(r.get("events", 0) for r in reports if "workflows" in r),
         "workflows": sum(r.get("workflows", 0) for r in reports),
         "worker_kills": sum(r.get("worker_kills", 0) for r in reports),

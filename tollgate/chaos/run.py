@@ -27,21 +27,14 @@ from tollgate.bench.worker import WorkerProcess
 from tollgate.chaos.checks import check_invariants, summary
 from tollgate.chaos.oncall import letters_tag, on_call
 from tollgate.chaos.schedule import EventPlan, Plan, make_plan
+from tollgate.chaos.stack import LOOKUP_WINDOW_S, TARGETS, start_stack
 from tollgate.client import build_client
 from tollgate.config import Settings
 from tollgate.demo import care_due
-from tollgate.devstack import DevStack, Ports, StackError, free_port
+from tollgate.devstack import DevStack
 from tollgate.intake import submit
 
 TENANT = "acme"
-#: How long the stand-in declares a write it holds may stay invisible to a lookup. Its slowest
-#: lookup fault hides a write for 1.5 s; 30 s leaves a wide margin under restarts, and spares
-#: each lost write the runtime's 10-minute default (docs/receipts.md, lookup window).
-LOOKUP_WINDOW_S = 30
-#: A target that keeps every written POST as its own message, declared as such, so the
-#: runtime never relies on the target to absorb a second send.
-TARGETS = json.dumps({"messaging": {"lookup": True, "dedupe": False,
-                                    "lookup_window_s": LOOKUP_WINDOW_S}})
 CONCURRENCY = 8
 #: The schedule's faults the stand-in knows by another name. ``timeout_late_write``: a delay
 #: past the client's timeout before the write is stored, so it lands after the client gave up.
@@ -216,22 +209,6 @@ class ChaosRun:
             await self.worker.stop()
 
 
-
-async def _start_stack(state_dir: Path, tries: int = 3) -> DevStack:
-    """A stack on free ports. A port picked free can be taken before the server binds it
-    (campaign lanes side by side do that): pick others and start again."""
-    for attempt in range(tries):
-        stack = DevStack(state_dir=state_dir, ports=Ports(
-            temporal=free_port(), ui=free_port(), crm=0, messaging=0))
-        try:
-            await asyncio.to_thread(stack.start)
-            return stack
-        except StackError:
-            if attempt == tries - 1:
-                raise
-    raise AssertionError("unreachable")
-
-
 def _sent(outcome: object) -> bool:
     return isinstance(outcome, FinalOutcome) and outcome.state == EventState.SUCCEEDED
 
@@ -242,7 +219,7 @@ async def chaos(seed: int, events: int, state_dir: Path,
     # The worker process takes its environment from this one (DevStack.env); put it back after.
     previous = os.environ.get("TOLLGATE_TARGETS")
     os.environ["TOLLGATE_TARGETS"] = TARGETS
-    stack = await _start_stack(state_dir)
+    stack = await start_stack(state_dir)
     try:
         assert stack.standins is not None
         stack.standins.messaging.dedupe = False

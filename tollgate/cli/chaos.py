@@ -45,9 +45,9 @@ def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state
     the invariants. Exit 1 when one does not hold. An unknown write that never landed waits the
     stand-in's declared 30 s lookup window (a 503 from a target that does not dedupe, a kill
     between fence and POST)."""
-    folder = state_dir.resolve() / f"chaos-{seed}"
     if seed_list is not None:
         return _campaign(seed_list, events, kills, restarts, state_dir, json_path, budget, out)
+    folder = state_dir.resolve() / f"chaos-{seed}"
 
     async def go(s: Settings) -> int:
         from tollgate.chaos.run import run_chaos
