@@ -79,6 +79,17 @@ class ReconcileRequest(Frozen):
     lookup_window: timedelta = timedelta(minutes=10)
 
 
+class SendFailure(Frozen):
+    """A send step that failed for good: its retries spent, or a refusal such as
+    ``no_approval_on_record``. The event ends DEAD_LETTERED; ``error_class`` and ``code`` are the
+    taxonomy's (``contracts.errors``), or ``timeout``/``send_timed_out`` when the step never
+    answered."""
+
+    action: ActionRequest
+    error_class: str
+    code: str
+
+
 class ReconcileResult(Frozen):
     """``unverifiable``: only from ``lookup_write``, the target cannot be looked up at all, so
     waiting out the lookup window would tell nothing."""

@@ -16,7 +16,6 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from activities.context import ContextActivities
     from activities.draft import DraftActivities
-    from activities.execute import ExecuteActivities
     from activities.intake import IntakeActivities
     from contracts import (
         ActionRequest,
@@ -26,7 +25,6 @@ with workflow.unsafe.imports_passed_through():
         EventRef,
         EventState,
         ExecuteRequest,
-        ExecuteResult,
         FinalOutcome,
         IntakeAck,
         IntakeRequest,
@@ -36,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
         ReviewAck,
         ReviewDecision,
         ReviewTicket,
+        SendFailure,
         target_task_queue,
     )
     from contracts.events import DuplicateSeen
@@ -49,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.reconcile_write import ReconcileWriteWorkflow
     from workflows.review import ReviewDesk
     from workflows.search_attributes import EVENT_TYPE, TENANT
+    from workflows.send import send
 
 DRAFT_TASK_QUEUE = "tollgate-draft"
 #: workflow.patched() ids, one per change of the command sequence; never reuse or remove one
@@ -274,18 +274,10 @@ class ProcessEventWorkflow(EventLedger):
         # Older runs send from the main queue (its workers still serve execute_action there).
         queue = (target_task_queue(workflow.info().task_queue, action.adapter)
                  if workflow.patched(TARGET_TASK_QUEUE) else None)
-        while True:
-            result: ExecuteResult = await workflow.execute_activity_method(
-                ExecuteActivities.execute_action,
-                ExecuteRequest(action=action, draft_version=draft.version, seq=exec_seq),
-                task_queue=queue,
-                start_to_close_timeout=t.EXECUTE_TIMEOUT, heartbeat_timeout=t.EXECUTE_HEARTBEAT,
-                retry_policy=t.EXECUTE_RETRY,
-                summary=f"send via {action.adapter} with the business key (receipt first)",
-            )
-            if result.status != "held":
-                break
-            await workflow.sleep(t.KILL_SWITCH_RECHECK)
+        result = await send(ExecuteRequest(action=action, draft_version=draft.version,
+                                           seq=exec_seq), queue)
+        if isinstance(result, SendFailure):
+            return await self._finish(EventState.DEAD_LETTERED, result.code)
         if result.status != "unknown":
             return await self._finish(FINAL_STATE[result.status], result.reason_code,
                                       receipt=result.receipt)

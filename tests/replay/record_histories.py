@@ -9,11 +9,15 @@ runs already in flight in production.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
 import tempfile
+from datetime import datetime
 from pathlib import Path
+
+from temporalio.client import Client, WorkflowFailureError
 
 from contracts import EventState, ReviewDecision
 from starter import submit
@@ -26,11 +30,13 @@ from worker import draft_worker, main_worker
 OUT = Path(__file__).parent / "histories"
 #: Files are named ``<prefix><scenario>.json``; give each recording a new prefix (the patch it
 #: follows) so the histories of older code stay: `python -m tests.replay.record_histories p1-`.
+#: Scenario names after the prefix record only those (`... p1- send_refused_dead_lettered`).
 PREFIX = sys.argv[1] if len(sys.argv) > 1 else ""
+ONLY = set(sys.argv[2:])
 
 
 async def record() -> None:
-    from datetime import UTC, datetime
+    from datetime import UTC
 
     # Encrypted under the committed test keys, which the replay tests decrypt with.
     os.environ["TOLLGATE_KEYS_FILE"] = str(OUT.parent.parent / "fixtures" / "test_keys.json")
@@ -56,7 +62,11 @@ async def record() -> None:
                 "duplicate_in_flight_approved": care_due("acme", "C-1001", "rec-dup", now=now),
             }
             stack.standins.messaging.inject("fail_after_write", times=1)
+            if not ONLY or "send_refused_dead_lettered" in ONLY:
+                await _send_refused(client, settings, secrets, now)
             for name, event in scenarios.items():
+                if ONLY and name not in ONLY:
+                    continue
                 ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
                 handle = client.get_workflow_handle(ack.workflow_id)
                 if name in ("approved_504_reconciled", "rejected_by_reviewer",
@@ -80,6 +90,41 @@ async def record() -> None:
                         await _write("reconcile_found_at_target", await child.fetch_history())
     finally:
         await asyncio.to_thread(stack.stop)
+
+
+async def _send_refused(client: Client, settings: Settings, secrets: dict[str, str],
+                        now: datetime) -> None:
+    """Approved, then the send finds no accepted approval on record (a database restored from
+    before the approval): the kill switch holds the send while the approval is withdrawn."""
+    import asyncpg
+
+    from adapters.postgres_ops import OpsStore
+
+    assert settings.database_url is not None
+    pool = await asyncpg.create_pool(settings.database_url.get_secret_value(), min_size=1,
+                                     max_size=2)
+    ops = OpsStore(pool)
+    try:
+        await ops.set_switch(adapter="messaging", tenant_id="acme", closed=True,
+                             reason="recording", actor="recorder")
+        event = care_due("acme", "C-1001", "rec-refused", now=now)
+        ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
+        handle = client.get_workflow_handle(ack.workflow_id)
+        await wait_state(client, ack.workflow_id, EventState.AWAITING_REVIEW)
+        ticket = await handle.query("review_ticket")
+        await handle.execute_update("review", ReviewDecision(
+            request_id=ticket["request_id"], decision="approve", reviewer="lan.nguyen",
+            role="care_lead", reason="recorded", draft_version=ticket["draft_version"]))
+        await wait_state(client, ack.workflow_id, EventState.EXECUTING)
+        await pool.execute("UPDATE review_decisions SET accepted = false WHERE workflow_id = $1",
+                           ack.workflow_id)
+        await ops.set_switch(adapter="messaging", tenant_id="acme", closed=False,
+                             reason="recording", actor="recorder")
+        with contextlib.suppress(WorkflowFailureError):  # how runs before the patch ended
+            await handle.result()
+        await _write("send_refused_dead_lettered", await handle.fetch_history())
+    finally:
+        await pool.close()
 
 
 async def _write(name: str, history: object) -> None:

@@ -1,0 +1,75 @@
+"""A send step that fails for good ends the event DEAD_LETTERED with a dead letter for an
+operator, instead of failing the workflow (workflows/send.py)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+from temporalio.client import Client
+
+from adapters.postgres_ops import OpsStore
+from adapters.standins import StandIns
+from contracts import EventState
+from tests.conftest import signed_event, worker_settings
+from tests.faults.conftest import send_key, wait_until
+from tests.faults.test_kill_switch import approved, customer, held_and_waiting, sent
+from tollgate.cli.ops import ops_main
+
+
+@pytest.fixture
+async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    p = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
+    yield p
+    await OpsStore(p).set_switch(adapter="messaging", tenant_id="acme", closed=False,
+                                 reason="test end", actor="test")
+    await p.close()
+
+
+async def test_a_send_without_an_approval_on_record_is_dead_lettered(
+    worker_client: tuple[Client, str], standins: StandIns, pool: asyncpg.Pool,
+    database_url: str, tmp_path: Path, target_mode: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Fault: the approval is no longer on record when the send step runs (a database restored
+    from before it); a closed kill switch holds the send while it is withdrawn.
+    Evidence: the send step answered "held", then refused with no_approval_on_record.
+    Invariant: nothing sent; the workflow completes DEAD_LETTERED (not failed), the events row
+    agrees, one dead letter names the refusal, and `tollgate ops dlq replay` refuses it."""
+    client, queue = worker_client
+    ops = OpsStore(pool)
+    await ops.set_switch(adapter="messaging", tenant_id="acme", closed=True,
+                         reason="incident 43", actor="op.kim")
+    key = f"refused-{uuid.uuid4().hex[:10]}"
+    handle = await approved(client, queue, signed_event(customer(standins), key=key))
+    await wait_until(lambda: held_and_waiting(client, handle), "a held send and its re-check")
+    withdrawn = await pool.execute(
+        "UPDATE review_decisions SET accepted = false WHERE workflow_id = $1", handle.id)
+    assert withdrawn == "UPDATE 1"
+    await ops.set_switch(adapter="messaging", tenant_id="acme", closed=False,
+                         reason="fixed", actor="op.kim")
+
+    outcome = await handle.result()  # the re-check passes in simulated time
+    assert (outcome.state, outcome.reason_code) == (EventState.DEAD_LETTERED,
+                                                    "no_approval_on_record")
+    assert sent(standins, send_key(key)) == (0, 0)
+    assert await pool.fetchval("SELECT count(*) FROM receipts WHERE action_key = $1",
+                               send_key(key)) == 0  # refused before a receipt was opened
+    assert await pool.fetchval("SELECT state FROM events WHERE workflow_id = $1",
+                               handle.id) == "DEAD_LETTERED"
+    letters = await pool.fetch(
+        "SELECT id, error_class, error_code, state, replay_input FROM dead_letters"
+        " WHERE workflow_id = $1", handle.id)
+    assert [(r["error_class"], r["error_code"], r["state"], r["replay_input"])
+            for r in letters] == [("rejected", "no_approval_on_record", "DEAD_LETTERED", None)]
+
+    settings = worker_settings(database_url, standins, tmp_path, queue)
+    dl_id = str(letters[0]["id"])
+    assert await ops_main(["dlq", "approve", dl_id, "--operator", "op.kim", "--reason",
+                           "checked"], settings) == 0
+    capsys.readouterr()
+    assert await ops_main(["dlq", "replay", dl_id, "--operator", "op.kim"], settings) == 1
+    assert "not replayed from here" in capsys.readouterr().err
+    assert sent(standins, send_key(key)) == (0, 0)
