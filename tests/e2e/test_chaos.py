@@ -91,8 +91,11 @@ async def test_the_check_catches_a_second_message_for_one_key(
                 await http.post("/messages", json=body, headers={"Idempotency-Key": "k-dup"})
         refused = FinalOutcome(workflow_id="event/acme/k-q", state=EventState.QUARANTINED,
                                reason_code="personal_data_in_key")
+        lettered = FinalOutcome(workflow_id="event/acme/k-d", state=EventState.DEAD_LETTERED,
+                                reason_code="no_approval_on_record")
         found = await check_invariants(make_plan(1, 1, run_tag="x"),
-                                       {"event/acme/k-q": refused}, standins, database_url, [])
+                                       {"event/acme/k-q": refused, "event/acme/k-d": lettered},
+                                       standins, database_url, [])
     finally:
         standins.messaging.dedupe = True
         standins.messaging.reset()
@@ -101,5 +104,7 @@ async def test_the_check_catches_a_second_message_for_one_key(
         "k-dup: message at the target, no SUCCEEDED receipt"]
     assert found["no_valid_event_quarantined"] == [
         "event/acme/k-q: quarantined personal_data_in_key"]
+    assert found["no_send_dead_lettered"] == [
+        "event/acme/k-d: dead-lettered no_approval_on_record"]
     assert found["no_personal_data_in_logs"] == [
         "no worker log to look in: this check would prove nothing"]

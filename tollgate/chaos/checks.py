@@ -54,6 +54,12 @@ async def check_invariants(
     found["no_valid_event_quarantined"] = [
         f"{wf}: quarantined {out.reason_code}" for wf, out in outcomes.items()
         if isinstance(out, FinalOutcome) and out.state == EventState.QUARANTINED]
+    # Nor a retired schema version: DEAD_LETTERED can only be a send step that failed for good
+    # (workflows/send.py), which no fault of the schedule should cause; no_approval_on_record
+    # is the store losing an approval the workflow holds (docs/receipts.md, lost tasks).
+    found["no_send_dead_lettered"] = [
+        f"{wf}: dead-lettered {out.reason_code}" for wf, out in outcomes.items()
+        if isinstance(out, FinalOutcome) and out.state == EventState.DEAD_LETTERED]
 
     agree = []
     held = set(per_key)
