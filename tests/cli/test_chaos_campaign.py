@@ -69,3 +69,60 @@ async def test_a_spent_budget_launches_no_new_seed_and_says_which_did_not_run(
     # started at 0; seed 1 looks at 10 s, seed 2 at 20 s, seed 3 at 30 s: past the budget
     assert (summary["seeds_run"], summary["seeds_not_run"]) == (2, [3, 4, 5])
     assert summary["ok"] is True
+
+
+
+async def test_a_server_that_does_not_come_back_ends_the_run_and_its_other_events(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The schedule restarts Temporal and it does not come back (StackError, a SystemExit that
+    would stop the event loop from inside a task): the run ends with an ordinary error the
+    campaign records as a failed seed, and the other events' tasks are cancelled rather than
+    left retrying against a stack being torn down."""
+    import asyncio
+
+    from tollgate.chaos import run as chaos_run
+    from tollgate.chaos.schedule import make_plan
+    from tollgate.config import Settings
+    from tollgate.stackconfig import StackError
+
+    stopped: list[str] = []
+
+    class Worker:
+        async def stop(self) -> None:
+            stopped.append("worker")
+
+    async def start(*_: Any) -> Worker:
+        return Worker()
+
+    async def on_call(*_: Any) -> None:
+        await asyncio.Event().wait()
+
+    class Stack:
+        def restart_temporal(self) -> None:
+            raise StackError("Temporal dev server did not open its ports within 60 s")
+
+    monkeypatch.setattr(chaos_run.WorkerProcess, "start", start)
+    monkeypatch.setattr(chaos_run, "on_call", on_call)
+    cancelled: list[int] = []
+
+    class Run(chaos_run.ChaosRun):
+        async def one(self, e: Any, gate: asyncio.Semaphore) -> None:
+            if e.index == 0:
+                await asyncio.sleep(0.05)
+                self.submitted = 1
+                await self._maybe_restart()
+                return
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                cancelled.append(e.index)
+                raise
+
+    plan = make_plan(3, 5, run_tag="x", restarts=0)
+    plan.restarts.append((1, "temporal"))
+    (tmp_path / "tenants.json").write_text('{"acme": "s"}')
+    settings = Settings(state_dir=tmp_path)
+    run = Run(plan, Stack(), None, settings)  # type: ignore[arg-type]
+    with pytest.raises(chaos_run.RestartFailed, match="temporal did not come back"):
+        await asyncio.wait_for(run.run(), 10)
+    assert sorted(cancelled) == [1, 2, 3, 4] and stopped == ["worker"]

@@ -33,6 +33,7 @@ from tollgate.config import Settings
 from tollgate.demo import care_due
 from tollgate.devstack import DevStack
 from tollgate.intake import submit
+from tollgate.stackconfig import StackError
 
 TENANT = "acme"
 CONCURRENCY = 8
@@ -43,6 +44,10 @@ STANDIN_FAULT = {"slow_lookup_after_write": "fail_after_write",
 #: A send answered 503 by a target that does not dedupe is an unknown write: correctly, it waits
 #: out the reconciler's whole lookup window before it ends STOPPED with a dead letter.
 EVENT_DEADLINE_S = LOOKUP_WINDOW_S + 120
+
+
+class RestartFailed(RuntimeError):
+    """A server the schedule restarted did not come back: the run ends, named in its report."""
 
 
 class ChaosRun:
@@ -113,8 +118,11 @@ class ChaosRun:
                 return
             server = pending[0][1]
             self.restarts_done.append(server)
-            await asyncio.to_thread(self.stack.restart_postgres if server == "postgres"
-                                    else self.stack.restart_temporal)
+            try:
+                await asyncio.to_thread(self.stack.restart_postgres if server == "postgres"
+                                        else self.stack.restart_temporal)
+            except StackError as exc:  # a SystemExit: raised in a task it would stop the loop
+                raise RestartFailed(f"{server} did not come back: {exc}") from None
 
     async def _review(self, wf_id: str, e: EventPlan) -> None:
         handle = self.client.get_workflow_handle(wf_id)
@@ -203,7 +211,14 @@ class ChaosRun:
         gate = asyncio.Semaphore(CONCURRENCY)
         operator = asyncio.create_task(on_call(self.stack, self))
         try:
-            await asyncio.gather(*(self.one(e, gate) for e in self.plan.events))
+            # A task group, not gather: when one step fails (a server that did not come back
+            # from its restart), the other events' tasks stop with it instead of retrying
+            # against a stack that is being torn down.
+            async with asyncio.TaskGroup() as tasks:
+                for e in self.plan.events:
+                    tasks.create_task(self.one(e, gate))
+        except ExceptionGroup as group:
+            raise group.exceptions[0] from None
         finally:
             operator.cancel()
             await self.worker.stop()
