@@ -28,6 +28,7 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from adapters.postgres_ops import OpsStore
 from adapters.standins import StandIns
 from contracts import EventState, FinalOutcome, IntakeAck, ReviewDecision
 from policies.keys import action_key
@@ -221,3 +222,15 @@ async def rig(
                                                                       settings):
         yield Rig(dev_server.client, queue, standins, database_url, settings, target_mode)
     standins.messaging.clear_faults()
+
+
+@pytest.fixture
+async def db(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    """A pool on the test database; on the way out it reopens the messaging/acme switch (a
+    plain reopening also restarts the circuit's count), so the next test and target mode start
+    from an open switch."""
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
+    yield pool
+    await OpsStore(pool).set_switch(adapter="messaging", tenant_id="acme", closed=False,
+                                    reason="test end", actor="test")
+    await pool.close()

@@ -7,7 +7,6 @@ resolves by lookup either way, so the mode does not change what the circuit sees
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
@@ -15,7 +14,6 @@ import pytest
 from temporalio.client import Client
 
 import activities.circuit
-from adapters.postgres_ops import OpsStore
 from adapters.standins import StandIns
 from contracts import EventState
 from contracts.policy import CircuitLimits
@@ -24,16 +22,6 @@ from tests.faults.conftest import send_key, wait_until
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, new_key, sent
 from tollgate.cli.ops import ops_main
 from tollgate.config import Settings
-
-
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
-    yield pool
-    # A plain reopening also restarts the count, so the next target mode starts from zero.
-    await OpsStore(pool).set_switch(adapter="messaging", tenant_id="acme", closed=False,
-                                    reason="test end", actor="test")
-    await pool.close()
 
 
 async def test_unknown_writes_past_the_limit_close_the_switch_until_a_canary_reopening(

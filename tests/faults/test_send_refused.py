@@ -4,7 +4,6 @@ operator, instead of failing the workflow (workflows/send.py)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
@@ -20,17 +19,8 @@ from tests.faults.test_kill_switch import approved, customer, held_and_waiting, 
 from tollgate.cli.ops import ops_main
 
 
-@pytest.fixture
-async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    p = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
-    yield p
-    await OpsStore(p).set_switch(adapter="messaging", tenant_id="acme", closed=False,
-                                 reason="test end", actor="test")
-    await p.close()
-
-
 async def test_a_send_without_an_approval_on_record_is_dead_lettered(
-    worker_client: tuple[Client, str], standins: StandIns, pool: asyncpg.Pool,
+    worker_client: tuple[Client, str], standins: StandIns, db: asyncpg.Pool,
     database_url: str, tmp_path: Path, target_mode: str, capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Fault: the approval is no longer on record when the send step runs (a database restored
@@ -39,7 +29,7 @@ async def test_a_send_without_an_approval_on_record_is_dead_lettered(
     Invariant: nothing sent; the workflow completes DEAD_LETTERED (not failed), the events row
     agrees, one dead letter names the refusal, and `tollgate ops dlq replay` refuses it."""
     client, queue = worker_client
-    ops = OpsStore(pool)
+    pool, ops = db, OpsStore(db)
     await ops.set_switch(adapter="messaging", tenant_id="acme", closed=True,
                          reason="incident 43", actor="op.kim")
     key = f"refused-{uuid.uuid4().hex[:10]}"
