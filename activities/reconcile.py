@@ -12,7 +12,7 @@ from activities.attempt import attempt_write
 from adapters.base import ActionAdapter
 from adapters.postgres_ops import OpsStore
 from adapters.postgres_receipts import ReceiptStore
-from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult, SendFailure
+from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
 from contracts.errors import ErrorClass, RejectedError
 from policies.redaction import redact
 
@@ -74,22 +74,4 @@ class ReconcileActivities:
                                      "tenant_id": ref.tenant_id, "event_id": ref.event_id}),
             tenant_id=ref.tenant_id, event_id=ref.event_id, correlation_id=ref.correlation_id,
             action_key=action.action_key, replay_input=request.model_dump(mode="json"),
-        )
-
-    @activity.defn
-    async def dead_letter_send(self, failure: SendFailure) -> None:
-        """A send step that failed for good goes to an operator, not back round: the receipt,
-        if the step opened one, is left to the receipt sweep, which settles it by key."""
-        action = failure.action
-        ref = action.ref
-        await self.ops.dead_letter(
-            workflow_id=ref.workflow_id, error_class=failure.error_class,
-            error_code=failure.code, state="DEAD_LETTERED", owner="messaging-oncall",
-            replay_plan="The send step gave up; nothing is retried from here. Read the event "
-            "(`tollgate trace`) and its receipt; if the approval is on record and the customer "
-            "still needs the message, submit the event again under a new event id.",
-            redacted_payload=redact({"action_key": action.action_key, "adapter": action.adapter,
-                                     "tenant_id": ref.tenant_id, "event_id": ref.event_id}),
-            tenant_id=ref.tenant_id, event_id=ref.event_id, correlation_id=ref.correlation_id,
-            action_key=action.action_key,
         )

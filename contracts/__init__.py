@@ -15,7 +15,7 @@ from contracts.actions import (
     ReceiptStatus,
     ReconcileRequest,
     ReconcileResult,
-    SendFailure,
+    StepFailure,
     TargetCapabilities,
     target_task_queue,
 )
@@ -69,6 +69,6 @@ __all__ = [
     "GateCountsRequest", "Identifier", "IntakeAck", "IntakeRequest", "IntakeResult",
     "OutputShape", "PolicyRule", "PolicySnapshot", "Receipt", "ReceiptStatus", "ReconcileRequest",
     "ReconcileResult", "RefusedDecision", "ReviewAck", "ReviewDecision", "ReviewOpening",
-    "ReviewTicket", "Risk", "SendFailure", "StepRecord", "TargetCapabilities", "Transition",
+    "ReviewTicket", "Risk", "StepFailure", "StepRecord", "TargetCapabilities", "Transition",
     "target_task_queue",
 ]

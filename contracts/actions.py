@@ -79,15 +79,18 @@ class ReconcileRequest(Frozen):
     lookup_window: timedelta = timedelta(minutes=10)
 
 
-class SendFailure(Frozen):
-    """A send step that failed for good: its retries spent, or a refusal such as
-    ``no_approval_on_record``. The event ends DEAD_LETTERED; ``error_class`` and ``code`` are the
-    taxonomy's (``contracts.errors``), or ``timeout``/``send_timed_out`` when the step never
-    answered."""
+class StepFailure(Frozen):
+    """A step that failed for good (its retries spent, or a refusal such as
+    ``no_approval_on_record``): the event ends DEAD_LETTERED with a dead letter for an operator.
+    ``error_class`` and ``code`` are the taxonomy's (``contracts.errors``), or
+    ``timeout``/``<step>_timed_out`` when the step never answered. ``action``: the send's, when
+    the send step failed."""
 
-    action: ActionRequest
+    ref: EventRef
+    step: Literal["load_context", "execute_action"]
     error_class: str
     code: str
+    action: ActionRequest | None = None
 
 
 class ReconcileResult(Frozen):

@@ -15,6 +15,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities.circuit import Circuit
 from activities.context import ContextActivities
+from activities.dead_letters import DeadLetterActivities
 from activities.draft import DraftActivities
 from activities.execute import ExecuteActivities
 from activities.fanout import FanOutActivities
@@ -109,6 +110,7 @@ async def main_worker(client: Client, settings: Settings, *,
         lookup_windows={name: timedelta(seconds=c.lookup_window_s)
                         for name, c in targets.items() if c.lookup_window_s})
     reconcile = ReconcileActivities(receipts, ops, adapters)
+    dead_letters = DeadLetterActivities(ops)
     sweep = SweepActivities(receipts, adapters, circuit)
     tagging_store = TaggingStore(pool)
     tagging = TaggingActivities(tagging_store)
@@ -137,7 +139,7 @@ async def main_worker(client: Client, settings: Settings, *,
             steps.record_step, steps.record_refusal,
             review.count_gate_inputs, review.open_review, review.notify_fallback_owner,
             execute.execute_action, reconcile.lookup_write, reconcile.resend_write,
-            reconcile.dead_letter_write, reconcile.dead_letter_send, sweep.sweep_receipts,
+            reconcile.dead_letter_write, sweep.sweep_receipts, dead_letters.dead_letter_step,
             tagging.claim_tag_job, tagging.apply_item_tags, tagging.record_tag_failure,
             fanout.deliver_event, fanout.dead_letter_event,
         ],

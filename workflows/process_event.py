@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
         ReviewAck,
         ReviewDecision,
         ReviewTicket,
-        SendFailure,
+        StepFailure,
         target_task_queue,
     )
     from contracts.events import DuplicateSeen
@@ -43,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from policies.keys import action_key, payload_fingerprint
     from policies.prompts import PROMPT_VERSION
     from workflows import timeouts as t
+    from workflows.failures import dead_letter_failure
     from workflows.gate import count_gate_inputs, pass_gate
     from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES, FINAL_STATE, EventLedger
     from workflows.reconcile_write import ReconcileWriteWorkflow
@@ -191,12 +192,17 @@ class ProcessEventWorkflow(EventLedger):
     async def _process(
         self, ref: EventRef, policy: PolicySnapshot, payload: dict[str, Any]
     ) -> FinalOutcome:
-        context = await workflow.execute_activity_method(
-            ContextActivities.load_context,
-            ContextRequest(ref=ref, payload=payload, policy=policy, seq=self._next_seq()),
-            start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY,
-            summary="read the minimal customer record; check consent and freshness",
-        )
+        try:
+            context = await workflow.execute_activity_method(
+                ContextActivities.load_context,
+                ContextRequest(ref=ref, payload=payload, policy=policy, seq=self._next_seq()),
+                start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY,
+                summary="read the minimal customer record; check consent and freshness",
+            )
+        except ActivityError as err:
+            if (failure := await dead_letter_failure(ref, "load_context", err)) is None:
+                raise
+            return await self._finish(EventState.DEAD_LETTERED, failure.code)
         if context.status == "stopped":
             return await self._finish(EventState.STOPPED, context.reason_code)
         self._set_state(EventState.CONTEXT_READY)
@@ -276,7 +282,7 @@ class ProcessEventWorkflow(EventLedger):
                  if workflow.patched(TARGET_TASK_QUEUE) else None)
         result = await send(ExecuteRequest(action=action, draft_version=draft.version,
                                            seq=exec_seq), queue)
-        if isinstance(result, SendFailure):
+        if isinstance(result, StepFailure):
             return await self._finish(EventState.DEAD_LETTERED, result.code)
         if result.status != "unknown":
             return await self._finish(FINAL_STATE[result.status], result.reason_code,

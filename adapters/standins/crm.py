@@ -6,8 +6,9 @@
     POST|GET|DELETE /_faults              fault queue (see ``server.StandIn``)
 
 Faults apply to reads (GET), optionally for one customer id: ``delay`` (sleep, then normal),
-``unavailable`` (503), ``rate_limit`` (429 + Retry-After) and ``malformed`` (200 with a body
-that is not a record). ``down()``/``up()`` come from the runner. Given a ``path``, the
+``unavailable`` (503), ``rate_limit`` (429 + Retry-After), ``reject`` (403: this customer's
+record is not to be read, e.g. a revoked grant) and ``malformed`` (200 with a body that is not a
+record). ``down()``/``up()`` come from the runner. Given a ``path``, the
 customers live in that SQLite file (``store.py``) and survive a restart.
 """
 
@@ -30,7 +31,7 @@ def _key(tenant_id: str, customer_id: str) -> str:
 
 
 class CrmStandIn(StandIn):
-    fault_kinds = frozenset({"delay", "unavailable", "rate_limit", "malformed"})
+    fault_kinds = frozenset({"delay", "unavailable", "rate_limit", "reject", "malformed"})
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, path: Path | None = None) -> None:
         """``path``: the SQLite file that keeps the customers across restarts (None: memory)."""
@@ -120,6 +121,8 @@ class CrmStandIn(StandIn):
             return Response(503, {"error": "unavailable"})
         elif fault and fault.kind == "rate_limit":
             return Response(429, {"error": "rate_limited"}, {"Retry-After": str(fault.retry_after)})
+        elif fault and fault.kind == "reject":
+            return Response(403, {"error": "forbidden"})
         elif fault and fault.kind == "malformed":
             return Response(200, raw=b'{"tenant_id": "' + tenant_id.encode() + b'", "first_')
         record = self.get(tenant_id, customer_id)

@@ -60,6 +60,8 @@ async def record() -> None:
                 # Delivered twice while it waits for review: the running workflow's intake
                 # update answers the second one and counts it (count-duplicate-deliveries).
                 "duplicate_in_flight_approved": care_due("acme", "C-1001", "rec-dup", now=now),
+                # The CRM answers 403 for the record: DEAD_LETTERED (step-failure-dead-letters).
+                "context_refused_dead_lettered": care_due("acme", "C-1001", "rec-crm", now=now),
             }
             stack.standins.messaging.inject("fail_after_write", times=1)
             if not ONLY or "send_refused_dead_lettered" in ONLY:
@@ -67,6 +69,8 @@ async def record() -> None:
             for name, event in scenarios.items():
                 if ONLY and name not in ONLY:
                     continue
+                if name == "context_refused_dead_lettered":
+                    stack.standins.crm.inject("reject", key="C-1001")
                 ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
                 handle = client.get_workflow_handle(ack.workflow_id)
                 if name in ("approved_504_reconciled", "rejected_by_reviewer",

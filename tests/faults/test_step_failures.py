@@ -1,5 +1,6 @@
-"""A send step that fails for good ends the event DEAD_LETTERED with a dead letter for an
-operator, instead of failing the workflow (workflows/send.py)."""
+"""A step that fails for good (reading the customer record, the send) ends the event
+DEAD_LETTERED with a dead letter for an operator, instead of failing the workflow
+(workflows/failures.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from temporalio.client import Client
 from adapters.postgres_ops import OpsStore
 from adapters.standins import StandIns
 from contracts import EventState
-from tests.conftest import signed_event, worker_settings
-from tests.faults.conftest import send_key, wait_until
+from tests.conftest import signed_event, start, worker_settings
+from tests.faults.conftest import activity_attempts, send_key, wait_until
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, sent
 from tollgate.cli.ops import ops_main
 
@@ -63,3 +64,31 @@ async def test_a_send_without_an_approval_on_record_is_dead_lettered(
     assert await ops_main(["dlq", "replay", dl_id, "--operator", "op.kim"], settings) == 1
     assert "not replayed from here" in capsys.readouterr().err
     assert sent(standins, send_key(key)) == (0, 0)
+
+
+async def test_a_customer_record_the_crm_refuses_is_dead_lettered(
+    worker_client: tuple[Client, str], standins: StandIns, db: asyncpg.Pool, target_mode: str,
+) -> None:
+    """Fault: the CRM answers 403 for this customer's record (a revoked grant).
+    Evidence: the context step failed once, not retried (a 4xx is no outage).
+    Invariant: nothing drafted or sent; the workflow completes DEAD_LETTERED `crm_403`, the
+    events row agrees, one dead letter for the integrations on-call names it."""
+    client, queue = worker_client
+    customer_id = customer(standins)
+    standins.crm.inject("reject", key=customer_id)
+    key = f"crm-refused-{uuid.uuid4().hex[:10]}"
+    handle = await start(client, queue, signed_event(customer_id, key=key))
+
+    outcome = await handle.result()
+    assert (outcome.state, outcome.reason_code) == (EventState.DEAD_LETTERED, "crm_403")
+    assert sent(standins, send_key(key)) == (0, 0)
+    assert await db.fetchval("SELECT state FROM events WHERE workflow_id = $1",
+                             handle.id) == "DEAD_LETTERED"
+    assert await db.fetchval("SELECT count(*) FROM drafts WHERE workflow_id = $1", handle.id) == 0
+    letters = await db.fetch(
+        "SELECT error_class, error_code, owner, action_key FROM dead_letters"
+        " WHERE workflow_id = $1", handle.id)
+    assert [tuple(r.values()) for r in letters] == [
+        ("dead_letter", "crm_403", "integrations-oncall", None)]
+    assert [(a.attempt, a.result) for a in await activity_attempts(
+        client, handle.id, "load_context")] == [(1, None)]

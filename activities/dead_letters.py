@@ -1,0 +1,45 @@
+"""A step that failed for good goes to an operator, not back round (workflows/failures.py)."""
+
+from __future__ import annotations
+
+from temporalio import activity
+
+from adapters.postgres_ops import OpsStore
+from contracts import StepFailure
+from policies.redaction import redact
+
+#: Who reads the dead letter, and what they do, per failed step. Nothing is retried from the
+#: CLI (`tollgate ops dlq replay` refuses with the plan): the event's history says what happened.
+_PLANS = {
+    "load_context": (
+        "integrations-oncall",
+        "Reading the customer record failed for good; nothing was drafted or sent. Once the "
+        "CRM answers for this customer again, the producer submits the event again under a new "
+        "event id."),
+    "execute_action": (
+        "messaging-oncall",
+        "The send step gave up; a receipt it left open is settled by the receipt sweep. Read "
+        "the event (`tollgate trace`) and its receipt; if the approval is on record and the "
+        "customer still needs the message, submit the event again under a new event id."),
+}
+
+
+class DeadLetterActivities:
+    def __init__(self, ops: OpsStore) -> None:
+        self.ops = ops
+
+    @activity.defn
+    async def dead_letter_step(self, failure: StepFailure) -> None:
+        """Once per run and code (the table's unique key): a retried call adds nothing."""
+        ref, action = failure.ref, failure.action
+        owner, plan = _PLANS[failure.step]
+        facts = {"step": failure.step, "tenant_id": ref.tenant_id, "event_id": ref.event_id}
+        if action is not None:
+            facts |= {"action_key": action.action_key, "adapter": action.adapter}
+        await self.ops.dead_letter(
+            workflow_id=ref.workflow_id, error_class=failure.error_class,
+            error_code=failure.code, state="DEAD_LETTERED", owner=owner, replay_plan=plan,
+            redacted_payload=redact(facts), tenant_id=ref.tenant_id, event_id=ref.event_id,
+            correlation_id=ref.correlation_id,
+            action_key=action.action_key if action is not None else None,
+        )
