@@ -126,3 +126,57 @@ async def test_a_server_that_does_not_come_back_ends_the_run_and_its_other_event
     with pytest.raises(chaos_run.RestartFailed, match="temporal did not come back"):
         await asyncio.wait_for(run.run(), 10)
     assert sorted(cancelled) == [1, 2, 3, 4] and stopped == ["worker"]
+
+
+async def test_the_operator_outlives_a_look_that_never_returns(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A look at the switches that hangs (a connection a restart left half-open) or fails in a
+    way nobody foresaw is given up after its patience; the next look reopens the switch."""
+    import asyncio
+
+    from tollgate.chaos import oncall
+
+    calls: list[str] = []
+
+    class Pool:
+        def terminate(self) -> None:
+            calls.append("terminate")
+
+    class Ops:
+        def __init__(self, pool: Pool) -> None:
+            pass
+
+        async def switches(self) -> list[dict[str, Any]]:
+            calls.append("look")
+            if calls.count("look") == 1:
+                await asyncio.Event().wait()  # never returns
+            if calls.count("look") == 2:
+                raise RuntimeError("not foreseen")
+            return [{"adapter": "messaging", "tenant_id": "acme", "closed": True}]
+
+        async def set_switch(self, **_: Any) -> None:
+            calls.append("reopen")
+
+    async def create_pool(*_: Any, **__: Any) -> Pool:
+        return Pool()
+
+    monkeypatch.setattr(oncall, "OpsStore", Ops)
+    monkeypatch.setattr(oncall.asyncpg, "create_pool", create_pool)
+    monkeypatch.setattr(oncall, "OPERATOR_EVERY_S", 0.01)
+    monkeypatch.setattr(oncall, "OPERATOR_PATIENCE_S", 0.2)
+
+    class Stack:
+        database_url = "postgresql://unused"
+
+    class Tally:
+        reopened = 0
+
+    tally = Tally()
+    task = asyncio.create_task(oncall.on_call(Stack(), tally))
+    for _ in range(300):
+        if tally.reopened:
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    assert tally.reopened >= 1
+    assert calls[:5] == ["look", "terminate", "look", "terminate", "look"]

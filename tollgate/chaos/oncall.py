@@ -11,8 +11,10 @@ import asyncpg
 
 from adapters.postgres_ops import OpsStore
 
-#: How often the run's operator looks for a kill switch the circuit closed.
+#: How often the run's operator looks for a kill switch the circuit closed, and how long one
+#: look may take before it is given up and the connection replaced.
 OPERATOR_EVERY_S = 2.0
+OPERATOR_PATIENCE_S = 10.0
 
 
 class _Stack(Protocol):
@@ -34,23 +36,28 @@ async def on_call(stack: _Stack, tally: _Tally) -> None:
         while True:
             await asyncio.sleep(OPERATOR_EVERY_S)
             try:
-                # One pool for the run; a connection PostgreSQL's restart cut is replaced on
-                # the next acquire.
-                pool = pool or await asyncpg.create_pool(stack.database_url, min_size=1,
-                                                         max_size=1)
-                ops = OpsStore(pool)
-                for row in await ops.switches():
-                    if row["closed"]:
-                        await ops.set_switch(
-                            adapter=row["adapter"], tenant_id=row["tenant_id"], closed=False,
-                            reason="chaos run: reopened after the circuit closed",
-                            actor="chaos-operator")
-                        tally.reopened += 1
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-                continue  # PostgreSQL is being restarted by the schedule
+                # Bounded: a call that never returns (a connection the restart left half-open)
+                # must not stop the operator for the rest of the run (seed 34 at 1632276).
+                async with asyncio.timeout(OPERATOR_PATIENCE_S):
+                    pool = pool or await asyncpg.create_pool(stack.database_url, min_size=1,
+                                                             max_size=1)
+                    ops = OpsStore(pool)
+                    for row in await ops.switches():
+                        if row["closed"]:
+                            await ops.set_switch(
+                                adapter=row["adapter"], tenant_id=row["tenant_id"],
+                                closed=False, actor="chaos-operator",
+                                reason="chaos run: reopened after the circuit closed")
+                            tally.reopened += 1
+            except Exception:  # the operator outlives whatever one look met
+                # PostgreSQL being restarted by the schedule, a call that timed out, or an
+                # error the driver did not foresee: start again on a new pool.
+                if pool is not None:
+                    pool.terminate()
+                    pool = None
     finally:
         if pool is not None:
-            await pool.close()
+            pool.terminate()
 
 
 def letters_tag(now: datetime) -> str:
