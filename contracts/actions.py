@@ -79,6 +79,10 @@ class ReconcileRequest(Frozen):
     lookup_window: timedelta = timedelta(minutes=10)
 
 
+#: The steps whose failure for good ends an event DEAD_LETTERED (workflows/failures.py).
+FailedStep = Literal["load_context", "execute_action"]
+
+
 class StepFailure(Frozen):
     """A step that failed for good (its retries spent, or a refusal such as
     ``no_approval_on_record``): the event ends DEAD_LETTERED with a dead letter for an operator.
@@ -87,7 +91,7 @@ class StepFailure(Frozen):
     the send step failed."""
 
     ref: EventRef
-    step: Literal["load_context", "execute_action"]
+    step: FailedStep
     error_class: str
     code: str
     action: ActionRequest | None = None

@@ -9,24 +9,20 @@ Deterministic like any workflow code: the failure is read from the history.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
     from activities.dead_letters import DeadLetterActivities
     from contracts import ActionRequest, EventRef, StepFailure
+    from contracts.actions import FailedStep
     from workflows import timeouts as t
 
 #: workflow.patched() id: a step that fails for good is dead-lettered. Runs started before it
 #: failed, and replay keeps them failing (tests/replay, ``pre-step-dlq-*``).
 STEP_FAILURE_DEAD_LETTERS = "step-failure-dead-letters"
 
-Step = Literal["load_context", "execute_action"]
-
-
-async def dead_letter_failure(ref: EventRef, step: Step, err: ActivityError, *,
+async def dead_letter_failure(ref: EventRef, step: FailedStep, err: ActivityError, *,
                               action: ActionRequest | None = None) -> StepFailure | None:
     """The failure, dead-lettered; None when the run must fail as before (cancelled, or a run
     recorded before the patch)."""
@@ -41,7 +37,7 @@ async def dead_letter_failure(ref: EventRef, step: Step, err: ActivityError, *,
     return failure
 
 
-def _failure(ref: EventRef, step: Step, err: ActivityError,
+def _failure(ref: EventRef, step: FailedStep, err: ActivityError,
              action: ActionRequest | None) -> StepFailure:
     """The taxonomy's class and code travel on the ApplicationError (``activities.errors``); a
     step that never answered has none."""

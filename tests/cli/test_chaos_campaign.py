@@ -71,7 +71,6 @@ async def test_a_spent_budget_launches_no_new_seed_and_says_which_did_not_run(
     assert summary["ok"] is True
 
 
-
 async def test_a_server_that_does_not_come_back_ends_the_run_and_its_other_events(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The schedule restarts Temporal and it does not come back (StackError, a SystemExit that

@@ -16,8 +16,9 @@ import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
 from contracts import EventState, ReviewDecision
 from starter import submit
@@ -80,12 +81,7 @@ async def record() -> None:
                         again = await submit(client, signed(event, secrets),
                                              task_queue=settings.task_queue)
                         assert again.status == "duplicate", again
-                    ticket = await handle.query("review_ticket")
-                    decision = "reject" if name.startswith("rejected") else "approve"
-                    await handle.execute_update("review", ReviewDecision(
-                        request_id=ticket["request_id"], decision=decision,
-                        reviewer="lan.nguyen", role="care_lead", reason="recorded",
-                        draft_version=ticket["draft_version"]))
+                    await _decide(handle, "reject" if name.startswith("rejected") else "approve")
                 await handle.result()
                 await _write(name, await handle.fetch_history())
                 if name == "approved_504_reconciled":
@@ -94,6 +90,13 @@ async def record() -> None:
                         await _write("reconcile_found_at_target", await child.fetch_history())
     finally:
         await asyncio.to_thread(stack.stop)
+
+
+async def _decide(handle: WorkflowHandle[Any, Any], decision: str) -> None:
+    ticket = await handle.query("review_ticket")
+    await handle.execute_update("review", ReviewDecision(
+        request_id=ticket["request_id"], decision=decision, reviewer="lan.nguyen",
+        role="care_lead", reason="recorded", draft_version=ticket["draft_version"]))
 
 
 async def _send_refused(client: Client, settings: Settings, secrets: dict[str, str],
@@ -115,10 +118,7 @@ async def _send_refused(client: Client, settings: Settings, secrets: dict[str, s
         ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
         handle = client.get_workflow_handle(ack.workflow_id)
         await wait_state(client, ack.workflow_id, EventState.AWAITING_REVIEW)
-        ticket = await handle.query("review_ticket")
-        await handle.execute_update("review", ReviewDecision(
-            request_id=ticket["request_id"], decision="approve", reviewer="lan.nguyen",
-            role="care_lead", reason="recorded", draft_version=ticket["draft_version"]))
+        await _decide(handle, "approve")
         await wait_state(client, ack.workflow_id, EventState.EXECUTING)
         await pool.execute("UPDATE review_decisions SET accepted = false WHERE workflow_id = $1",
                            ack.workflow_id)

@@ -54,9 +54,10 @@ async def check_invariants(
     found["no_valid_event_quarantined"] = [
         f"{wf}: quarantined {out.reason_code}" for wf, out in outcomes.items()
         if isinstance(out, FinalOutcome) and out.state == EventState.QUARANTINED]
-    # Nor a retired schema version: DEAD_LETTERED can only be a send step that failed for good
-    # (workflows/send.py), which no fault of the schedule should cause; no_approval_on_record
-    # is the store losing an approval the workflow holds (docs/receipts.md, lost tasks).
+    # Nor a retired schema version: DEAD_LETTERED can only be a step that failed for good (the
+    # customer record or the send, workflows/failures.py), which no fault of the schedule should
+    # cause; no_approval_on_record is the store losing an approval the workflow holds
+    # (docs/receipts.md, lost tasks).
     found["no_send_dead_lettered"] = [
         f"{wf}: dead-lettered {out.reason_code}" for wf, out in outcomes.items()
         if isinstance(out, FinalOutcome) and out.state == EventState.DEAD_LETTERED]
