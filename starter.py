@@ -1,12 +1,13 @@
 """Producer entry point: ``python starter.py FILE.json`` (or ``-`` for stdin), the same as
-``tollgate submit``. The API lives in ``tollgate.intake``; ``starter.submit`` stays importable.
+``tollgate submit``. The API lives in ``tollgate.intake.submit``; ``starter.submit`` stays
+importable.
 """
 
 from __future__ import annotations
 
 import sys
 
-from tollgate.intake import describe, read_source, split_events, submit, submit_all
+from tollgate.intake.submit import describe, read_source, split_events, submit, submit_all
 
 __all__ = ["describe", "main", "read_source", "split_events", "submit", "submit_all"]
 

@@ -1,7 +1,7 @@
 """Run a Tollgate worker: ``python worker.py`` (main queue and the draft queue) or
 ``python worker.py --queue draft`` for a model-only worker that holds no database URL and no
-adapter credentials, only the model key. The assembly lives in ``tollgate.workers``; health
-endpoints and the drain on SIGTERM in ``tollgate.health``."""
+adapter credentials, only the model key. The assembly lives in ``tollgate.runtime.workers``; health
+endpoints and the drain on SIGTERM in ``tollgate.runtime.health``."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import asyncio
 import contextlib
 import gc
 
-from tollgate.config import Settings
-from tollgate.health import run_worker
-from tollgate.logging import configure_logging
-from tollgate.workers import (  # re-exported: callers and tests import them from here
+from tollgate.config.settings import Settings
+from tollgate.observability.logs import configure_logging
+from tollgate.runtime.health import run_worker
+from tollgate.runtime.workers import (  # re-exported: callers and tests import them from here
     DRAFT_WORKER_FORBIDDEN,
     check_draft_environment,
     draft_worker,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from adapters.base import ActionAdapter
-from adapters.postgres_receipts import ReceiptStore
+from adapters.ports import ActionAdapter
+from adapters.postgres.receipts import ReceiptStore
 from contracts import ActionRequest, Receipt, ReceiptStatus
 from contracts.errors import (
     ErrorClass,

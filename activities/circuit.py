@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import structlog
 
-from adapters.postgres_circuit import RULES, CircuitStore
+from adapters.postgres.circuit import RULES, CircuitStore
 from contracts import ActionRequest
 from contracts.policy import CircuitLimits
 from policies.matrix import WILDCARD, PolicyMatrix

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import structlog
 from temporalio import activity
 
-from adapters.base import ContextSource
-from adapters.postgres_store import PostgresStore
+from adapters.ports import ContextSource
+from adapters.postgres.store import PostgresStore
 from contracts import (
     ContextRequest,
     ContextResult,

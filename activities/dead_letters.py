@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from adapters.postgres_ops import OpsStore
+from adapters.postgres.ops import OpsStore
 from contracts import StepFailure
 from policies.redaction import redact
 

@@ -27,13 +27,13 @@ import time
 import structlog
 from temporalio import activity
 
-from adapters.base import DraftProvider, ModelAnswer
-from adapters.draft_parsing import (
+from adapters.models.draft_parsing import (
     DraftSchemaError,
     ModelRefused,
     ToolCallInOutput,
     UnreadableOutput,
 )
+from adapters.ports import DraftProvider, ModelAnswer
 from contracts import DraftRequest, DraftResult, Flag
 from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import ErrorClass, TollgateError

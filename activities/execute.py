@@ -16,12 +16,12 @@ from temporalio import activity
 
 from activities.attempt import ALREADY_HELD, attempt_write, sent_nothing_yet
 from activities.circuit import Circuit
-from adapters.base import ActionAdapter, ContextSource
-from adapters.postgres_execute import open_and_record, read_before_send
-from adapters.postgres_ops import OpsStore
-from adapters.postgres_receipts import ReceiptStore
-from adapters.postgres_rollout import RolloutStore
-from adapters.postgres_store import PostgresStore
+from adapters.ports import ActionAdapter, ContextSource
+from adapters.postgres.execute import open_and_record, read_before_send
+from adapters.postgres.ops import OpsStore
+from adapters.postgres.receipts import ReceiptStore
+from adapters.postgres.rollout import RolloutStore
+from adapters.postgres.store import PostgresStore
 from contracts import (
     ActionRequest,
     EventState,

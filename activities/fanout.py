@@ -8,8 +8,8 @@ import structlog
 from temporalio import activity
 
 from activities.errors import to_application_error
-from adapters.order_consumers import EventConsumer
-from adapters.postgres_fanout import FanOutStore
+from adapters.postgres.fanout import FanOutStore
+from adapters.postgres.order_consumers import EventConsumer
 from contracts.errors import InvalidInput, TollgateError
 from contracts.fanout import ConsumeRequest, ConsumeResult, DeadLetterRequest
 

@@ -11,8 +11,8 @@ import structlog
 from pydantic import ValidationError
 from temporalio import activity
 
-from adapters.postgres_ops import OpsStore
-from adapters.postgres_store import PostgresStore
+from adapters.postgres.ops import OpsStore
+from adapters.postgres.store import PostgresStore
 from contracts import EventEnvelope, EventRef, FinalOutcome, IntakeRequest, IntakeResult
 from contracts.errors import ErrorClass
 from contracts.events import MAX_EVENT_CHARS, DuplicateSeen

@@ -9,9 +9,9 @@ import structlog
 from temporalio import activity
 
 from activities.attempt import attempt_write
-from adapters.base import ActionAdapter
-from adapters.postgres_ops import OpsStore
-from adapters.postgres_receipts import ReceiptStore
+from adapters.ports import ActionAdapter
+from adapters.postgres.ops import OpsStore
+from adapters.postgres.receipts import ReceiptStore
 from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
 from contracts.errors import ErrorClass, RejectedError
 from policies.redaction import redact

@@ -12,7 +12,7 @@ from __future__ import annotations
 import structlog
 from temporalio import activity
 
-from adapters.postgres_store import PostgresStore
+from adapters.postgres.store import PostgresStore
 from contracts import EscalationNotice, GateCounts, GateCountsRequest, ReviewOpening
 
 log = structlog.get_logger("tollgate.review")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from adapters.postgres_store import PostgresStore
+from adapters.postgres.store import PostgresStore
 from contracts import RefusedDecision, StepRecord
 
 

@@ -9,8 +9,8 @@ import structlog
 from temporalio import activity
 
 from activities.circuit import Circuit
-from adapters.base import ActionAdapter
-from adapters.postgres_receipts import ReceiptStore
+from adapters.ports import ActionAdapter
+from adapters.postgres.receipts import ReceiptStore
 from contracts import ReceiptStatus
 from contracts.sweep import SweepReport, SweepRequest
 

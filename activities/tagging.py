@@ -13,9 +13,9 @@ import structlog
 from temporalio import activity
 
 from activities.errors import to_application_error
-from adapters.base import TagProvider
-from adapters.postgres_tagging import TaggingStore
-from adapters.tag_parsing import parse_tag_answer
+from adapters.models.tag_parsing import parse_tag_answer
+from adapters.ports import TagProvider
+from adapters.postgres.tagging import TaggingStore
 from contracts.errors import TollgateError
 from contracts.tagging import (
     ApplyTagsRequest,

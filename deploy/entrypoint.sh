@@ -8,7 +8,7 @@ case "$role" in
   main-worker)  exec python -m worker --queue main "$@" ;;
   draft-worker) exec python -m worker --queue draft "$@" ;;
   http)         exec tollgate serve --host 0.0.0.0 "$@" ;;
-  codec)        exec python -m tollgate.codec_server "$@" ;;
+  codec)        exec python -m tollgate.codec.server "$@" ;;
   migrate)      exec tollgate ops migrate "$@" ;;
   sweep-schedule) exec tollgate ops sweep --install "$@" ;;
   tollgate)     exec tollgate "$@" ;;

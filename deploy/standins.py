@@ -8,7 +8,7 @@ import signal
 import threading
 from pathlib import Path
 
-from adapters.standins import start_standins
+from tollgate.dev.standins import start_standins
 
 if __name__ == "__main__":
     stop = threading.Event()

@@ -22,18 +22,18 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.standins import StandIns, start_standins
 from contracts import EventState, FinalOutcome, IntakeRequest
 from policies.signing import sign_json
-from tollgate.codec import EncryptionCodec, encrypted_data_converter, load_key_ring
-from tollgate.config import Settings
-from tollgate.demo import care_due
-from tollgate.devstack import (
+from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
+from tollgate.config.settings import Settings
+from tollgate.dev.demo import care_due
+from tollgate.dev.stack import (
     SEARCH_ATTRIBUTES,
     search_attribute_args,
     start_embedded_postgres,
     stop_embedded_postgres,
 )
+from tollgate.dev.standins import StandIns, start_standins
 from worker import draft_worker, main_worker
 from workflows.process_event import ProcessEventWorkflow
 
@@ -71,7 +71,7 @@ async def database_url(pg_server: str) -> AsyncIterator[str]:
 @pytest.fixture(scope="module")
 async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
     """A migrated pool on the module's database, for tests that read or write the stores."""
-    from adapters.postgres_store import create_pool
+    from adapters.postgres.store import create_pool
 
     made = await create_pool(database_url)
     yield made

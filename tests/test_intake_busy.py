@@ -11,7 +11,7 @@ import pytest
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import EventState, IntakeAck
-from tollgate import intake
+from tollgate.intake import submit as intake
 
 
 class Busy:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tollgate.workers import MAX_CACHED_ENV, MAX_CACHED_WORKFLOWS, max_cached_workflows
+from tollgate.runtime.workers import MAX_CACHED_ENV, MAX_CACHED_WORKFLOWS, max_cached_workflows
 
 
 def test_default_is_below_the_sdk_default() -> None:

@@ -13,9 +13,14 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.draft import DraftActivities
 from activities.interceptor import activity_context
-from adapters.base import ModelAnswer
-from adapters.draft_parsing import ModelRefused, ToolCallInOutput, UnreadableOutput, parse_draft
-from adapters.openai_draft import OpenAIDraftProvider
+from adapters.models.draft_parsing import (
+    ModelRefused,
+    ToolCallInOutput,
+    UnreadableOutput,
+    parse_draft,
+)
+from adapters.models.openai import OpenAIDraftProvider
+from adapters.ports import ModelAnswer
 from contracts import DraftPrompt, DraftRequest, DraftResult
 from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import RejectedError, TollgateError

@@ -12,10 +12,10 @@ import pytest
 import activities.circuit
 from activities.circuit import Circuit
 from activities.sweep import SweepActivities
-from adapters.base import TargetWrite
-from adapters.postgres_circuit import CircuitStore
-from adapters.postgres_receipts import ReceiptStore
-from adapters.postgres_store import create_pool
+from adapters.ports import TargetWrite
+from adapters.postgres.circuit import CircuitStore
+from adapters.postgres.receipts import ReceiptStore
+from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from contracts.policy import CircuitLimits
 from contracts.sweep import SweepRequest

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.postgres_audit import AuditStore
-from adapters.postgres_receipts import ReceiptStore
-from adapters.postgres_store import create_pool
+from adapters.postgres.audit import AuditStore
+from adapters.postgres.receipts import ReceiptStore
+from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from policies.keys import action_key
 

@@ -8,9 +8,8 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from adapters.base import ContextSource
-from adapters.crm_http import CrmHttpSource
-from adapters.standins import CrmStandIn
+from adapters.http.crm import CrmHttpSource
+from adapters.ports import ContextSource
 from contracts import CustomerRecord
 from contracts.errors import (
     DeadLetterError,
@@ -19,6 +18,7 @@ from contracts.errors import (
     SecurityIncident,
     TollgateError,
 )
+from tollgate.dev.standins import CrmStandIn
 
 NOW = datetime(2025, 6, 1, 9, 0, tzinfo=UTC)  # in the past: a PUT moves updated_at to now
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from adapters.draft_parsing import (
+from adapters.models.draft_parsing import (
     DraftSchemaError,
     ModelRefused,
     ToolCallInOutput,

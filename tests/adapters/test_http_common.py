@@ -8,7 +8,7 @@ from email.utils import formatdate
 
 import pytest
 
-from adapters.http_common import retry_after
+from adapters.http.common import retry_after
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -11,8 +11,8 @@ import uuid
 
 import asyncpg
 
-from adapters.postgres_audit import AuditStore
-from adapters.postgres_store import PostgresStore
+from adapters.postgres.audit import AuditStore
+from adapters.postgres.store import PostgresStore
 from contracts import (
     EventRef,
     EventState,

@@ -15,9 +15,8 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from adapters.base import ActionAdapter, TargetWrite
-from adapters.messaging_http import MessagingHttpAdapter
-from adapters.standins import MessagingStandIn
+from adapters.http.messaging import MessagingHttpAdapter
+from adapters.ports import ActionAdapter, TargetWrite
 from contracts import ActionRequest, EventRef
 from contracts.errors import (
     RateLimited,
@@ -27,6 +26,7 @@ from contracts.errors import (
     TollgateError,
     UnknownWrite,
 )
+from tollgate.dev.standins import MessagingStandIn
 
 REF = EventRef(
     workflow_id="event/acme/evt-1",

@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from adapters.draft_factory import DraftSettings, build_provider
-from adapters.offline_draft import OfflineDraftProvider
+from adapters.models.factory import DraftSettings, build_provider
+from adapters.models.offline import OfflineDraftProvider
 from contracts.errors import InvalidInput
 from policies.draft_validator import validate_draft
 from policies.prompts import build_prompt

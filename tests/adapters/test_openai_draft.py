@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapters.draft_factory import DraftSettings, build_provider
-from adapters.draft_parsing import ModelRefused, ToolCallInOutput, UnreadableOutput
-from adapters.openai_draft import OpenAIDraftProvider
+from adapters.models.draft_parsing import ModelRefused, ToolCallInOutput, UnreadableOutput
+from adapters.models.factory import DraftSettings, build_provider
+from adapters.models.openai import OpenAIDraftProvider
 from contracts.errors import RateLimited, RejectedError, RetryableError
 from policies.prompts import build_prompt
 from tests.adapters.fake_llm import (

@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from adapters.postgres_circuit import CircuitStore
-from adapters.postgres_ops import OpsStore
-from adapters.postgres_store import create_pool
+from adapters.postgres.circuit import CircuitStore
+from adapters.postgres.ops import OpsStore
+from adapters.postgres.store import create_pool
 
 
 @pytest.fixture

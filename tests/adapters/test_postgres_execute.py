@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from adapters.postgres_execute import SendReads, open_and_record, read_before_send
-from adapters.postgres_ops import OpsStore
-from adapters.postgres_receipts import ReceiptStore
-from adapters.postgres_rollout import RolloutStore
-from adapters.postgres_store import create_pool
+from adapters.postgres.execute import SendReads, open_and_record, read_before_send
+from adapters.postgres.ops import OpsStore
+from adapters.postgres.receipts import ReceiptStore
+from adapters.postgres.rollout import RolloutStore
+from adapters.postgres.store import create_pool
 from contracts import (
     ActionRequest,
     EventRef,

@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 from pydantic import ValidationError
 
-from adapters.postgres_tagging import TaggingStore
+from adapters.postgres.tagging import TaggingStore
 from contracts.errors import InvalidInput, RejectedError
 from contracts.tagging import (
     ApplyTagsRequest,

@@ -17,11 +17,11 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.fanout import FanOutActivities
-from adapters.order_consumers import order_consumers
-from adapters.postgres_fanout import FanOutStore
-from adapters.rabbitmq_intake import EVENTS_QUEUE, Outcome, RabbitIntake
+from adapters.broker.rabbitmq import EVENTS_QUEUE, Outcome, RabbitIntake
+from adapters.postgres.fanout import FanOutStore
+from adapters.postgres.order_consumers import order_consumers
 from tests.rabbitmq import rabbitmq_launcher, rabbitmq_node
-from tollgate.broker import event_handler
+from tollgate.intake.broker import event_handler
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 
 

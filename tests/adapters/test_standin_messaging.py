@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from adapters.standins import (
+from tollgate.dev.standins import (
     CrmStandIn,
     MessagingStandIn,
     PortInUseError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.tag_parsing import UnreadableTags, parse_tag_answer
+from adapters.models.tag_parsing import UnreadableTags, parse_tag_answer
 from contracts.errors import RetryableError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.targets import parse_rates
+from adapters.http.targets import parse_rates
 from contracts.errors import InvalidInput
 
 

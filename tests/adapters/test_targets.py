@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from adapters.messaging_http import MessagingHttpAdapter
-from adapters.targets import parse_targets
+from adapters.http.messaging import MessagingHttpAdapter
+from adapters.http.targets import parse_targets
 from contracts import TargetCapabilities
 from contracts.errors import InvalidInput, RetryableError, UnknownWrite
 from tests.adapters.test_messaging_http import action

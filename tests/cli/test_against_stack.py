@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from tests.cli.helpers import ROOT, TOLLGATE, Said, base_env, tollgate
-from tollgate.devstack import free_port
-from tollgate.exits import Exit
+from tollgate.dev.stack import free_port
+from tollgate.runtime.exits import Exit
 
 pytestmark = pytest.mark.e2e
-EXAMPLE = "tollgate/examples/care_due.json"
+EXAMPLE = "tollgate/dev/examples/care_due.json"
 EXAMPLE_ID = "event/acme/care-C-1001-0930"
 
 

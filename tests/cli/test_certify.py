@@ -12,12 +12,12 @@ import pytest
 
 from policies.matrix import newest_matrix_file
 from tests.cli.test_rollout_cli import CANARY, settings
-from tollgate.certify import catalogue_digest
-from tollgate.certify_identity import code_commit, policy_version
 from tollgate.cli.certify import certify
 from tollgate.cli.common import run_in_loop
 from tollgate.cli.ops import ops_main
-from tollgate.exits import Exit
+from tollgate.ops.certify import catalogue_digest
+from tollgate.ops.release_identity import code_commit, policy_version
+from tollgate.runtime.exits import Exit
 
 PASSING = ["tests/policies/test_gate.py::test_consent_is_only_demanded_where_the_rule_requires_it",
            "tests/policies/test_matrix.py::test_released_files_are_never_edited"]

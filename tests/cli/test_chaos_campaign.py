@@ -81,8 +81,8 @@ async def test_a_server_that_does_not_come_back_ends_the_run_and_its_other_event
 
     from tollgate.chaos import run as chaos_run
     from tollgate.chaos.schedule import make_plan
-    from tollgate.config import Settings
-    from tollgate.stackconfig import StackError
+    from tollgate.config.settings import Settings
+    from tollgate.dev.stack_config import StackError
 
     stopped: list[str] = []
 

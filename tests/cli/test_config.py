@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from contracts.events import MAX_EVENT_CHARS
-from tollgate.config import Settings
-from tollgate.intake import intake_request, workflow_id_for
+from tollgate.config.settings import Settings
+from tollgate.intake.submit import intake_request, workflow_id_for
 
 
 def test_database_url_is_secret_and_os_environ_stays_out(

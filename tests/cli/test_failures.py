@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.helpers import Said, base_env, tollgate
-from tollgate.devstack import free_port
-from tollgate.exits import Exit
+from tollgate.dev.stack import free_port
+from tollgate.runtime.exits import Exit
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def test_temporal_down_names_the_address_and_how_to_start_it(
 
 
 def test_submit_with_temporal_down_is_one_line(env: dict[str, str]) -> None:
-    said = tollgate("submit", "tollgate/examples/care_due.json", env=env)
+    said = tollgate("submit", "tollgate/dev/examples/care_due.json", env=env)
     assert said.code == Exit.UNREACHABLE and env["TEMPORAL_ADDRESS"] in one_line_error(said)
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from adapters.postgres_store import create_pool
+from adapters.postgres.store import create_pool
 from tests.cli.helpers import base_env, tollgate
 from tests.conftest import _with_database
-from tollgate.exits import Exit
+from tollgate.runtime.exits import Exit
 
 
 async def fresh_database(server_url: str) -> str:

@@ -9,13 +9,13 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from adapters.postgres_rollout import RolloutStore
+from adapters.postgres.rollout import RolloutStore
 from tests.conftest import TEST_KEYS_FILE
-from tollgate.certify import catalogue_digest, catalogue_nodes
-from tollgate.certify_identity import code_commit, policy_version
 from tollgate.cli.ops import ops_main
-from tollgate.config import Settings
-from tollgate.exits import Exit
+from tollgate.config.settings import Settings
+from tollgate.ops.certify import catalogue_digest, catalogue_nodes
+from tollgate.ops.release_identity import code_commit, policy_version
+from tollgate.runtime.exits import Exit
 
 CANARY = ["rollout", "--tenant", "acme", "--adapter", "messaging", "--to", "canary",
           "--canary", "5", "--operator", "op.kim", "--reason", "week two"]

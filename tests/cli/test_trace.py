@@ -13,13 +13,13 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.standins import StandIns
 from contracts import EventState, FinalOutcome, ReviewDecision
 from tests.conftest import signed_event, start, wait_review, worker_settings
 from tollgate.cli.common import run_in_loop
 from tollgate.cli.ops import ops_main
 from tollgate.cli.trace import trace
-from tollgate.config import Settings
+from tollgate.config.settings import Settings
+from tollgate.dev.standins import StandIns
 
 
 @pytest.fixture

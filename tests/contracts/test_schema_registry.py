@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from contracts.base import Identifier
 from contracts.fanout import OrderLine, OrderPlacedV1
 from policies.schema_compat import breaking_changes
-from tollgate.schema_registry import REGISTRY, check, generate, render
+from tollgate.intake.schema_registry import REGISTRY, check, generate, render
 
 
 def test_every_committed_schema_matches_its_model() -> None:

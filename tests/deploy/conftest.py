@@ -5,11 +5,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapters.standins import StandIns
 from tests.faults.conftest import lookup_window_s, rig
+from tollgate.dev.standins import StandIns
 
 __all__ = ["lookup_window_s", "rig", "target_mode"]
-#: What worker processes in these tests declare about the target (adapters/targets.py).
+#: What worker processes in these tests declare about the target (adapters/http/targets.py).
 NO_DEDUPE_TARGETS = '{"messaging": {"lookup": true, "dedupe": false}}'
 
 

@@ -17,7 +17,7 @@ SHIPPED = ("contracts", "policies", "adapters", "activities", "workflows", "toll
            "worker.py", "starter.py")
 _ENV_NAME = re.compile(r"^(TOLLGATE_[A-Z0-9_]+|TEMPORAL_[A-Z0-9_]+|DATABASE_URL|"
                        r"(OPENAI|ANTHROPIC)_(API_KEY|BASE_URL))$")
-#: Read by temporalio's environment configuration (tollgate/client.py), not by our code.
+#: Read by temporalio's environment configuration (tollgate/runtime/client.py), not by our code.
 TEMPORAL_CLIENT_VARS = frozenset({
     "TEMPORAL_CONFIG_FILE", "TEMPORAL_PROFILE", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE",
     "TEMPORAL_API_KEY", "TEMPORAL_TLS", "TEMPORAL_TLS_CLIENT_CERT_PATH",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from temporalio.service import TLSConfig
 
-from tollgate.client import connect_config
+from tollgate.runtime.client import connect_config
 
 CLOUD = "ns.acct.tmprl.cloud:7233"
 

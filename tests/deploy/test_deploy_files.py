@@ -27,7 +27,7 @@ from tests.deploy.files import (
     k8s_documents,
     pod_spec,
 )
-from tollgate.workers import DRAFT_WORKER_FORBIDDEN
+from tollgate.runtime.workers import DRAFT_WORKER_FORBIDDEN
 
 KUBERNETES = "1.37.0"
 

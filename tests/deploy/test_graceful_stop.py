@@ -18,7 +18,7 @@ from tests.conftest import signed_event
 from tests.deploy.conftest import NO_DEDUPE_TARGETS
 from tests.faults.conftest import Rig, send_key, wait_until
 from tests.faults.test_process_faults import WorkerProcess, new_key
-from tollgate.stackconfig import free_port
+from tollgate.dev.stack_config import free_port
 
 
 @pytest.fixture

@@ -5,9 +5,15 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from tollgate.config import Settings
-from tollgate.health import drain_from, health_app, port_from, postgres_answers, workers_polling
-from tollgate.stackconfig import free_port
+from tollgate.config.settings import Settings
+from tollgate.dev.stack_config import free_port
+from tollgate.runtime.health import (
+    drain_from,
+    health_app,
+    port_from,
+    postgres_answers,
+    workers_polling,
+)
 
 
 async def ask(checks: list, path: str) -> tuple[int, str]:  # type: ignore[type-arg]

@@ -11,8 +11,8 @@ import pytest
 
 from tests.conftest import TEST_KEYS_FILE, _with_database
 from tollgate.cli.ops import ops_main
-from tollgate.codec_server import main as codec_main
-from tollgate.config import Settings
+from tollgate.codec.server import main as codec_main
+from tollgate.config.settings import Settings
 
 
 async def test_migrate_job_applies_the_schema_once(pg_server: str,

@@ -18,8 +18,8 @@ import pytest
 
 from contracts.fanout import BusinessEvent, FanOutResult
 from tests.stack.devproc import DevProcess, stack_folder
-from tollgate.client import build_client
-from tollgate.fanout import publish_event
+from tollgate.intake.publish import publish_event
+from tollgate.runtime.client import build_client
 from workflows.fan_out import fan_out_id
 
 pytestmark = pytest.mark.e2e

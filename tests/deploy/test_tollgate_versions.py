@@ -1,6 +1,6 @@
 """Tollgate's own workers on worker deployment versions (issue 13, item 6), on the dev server with
-the real ``tollgate.workers`` assembly: an event waiting for review on build b1 finishes on b1
-after b2 became current, while a new event goes to b2. Unset, the workers run unversioned."""
+the real ``tollgate.runtime.workers`` assembly: an event waiting for review on build b1 finishes
+on b1 after b2 became current, while a new event goes to b2. Unset, the workers run unversioned."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from temporalio import workflow
 from temporalio.common import VersioningBehavior
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.standins import StandIns
 from contracts import EventState, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review, worker_settings
 from tests.deploy.test_worker_versions import make_current, pinned_to
-from tollgate.config import Settings
-from tollgate.deployment import deployment_config
-from tollgate.workers import MAIN_WORKFLOWS
+from tollgate.config.settings import Settings
+from tollgate.dev.standins import StandIns
+from tollgate.runtime.deployment import deployment_config
+from tollgate.runtime.workers import MAIN_WORKFLOWS
 from worker import draft_worker, main_worker
 from workflows.versioned import VERSIONED_WORKFLOWS
 

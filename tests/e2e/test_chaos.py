@@ -10,12 +10,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from adapters.postgres_pool import migrate
-from adapters.standins import StandIns
+from adapters.postgres.pool import migrate
 from contracts import EventState, FinalOutcome
 from tollgate.chaos.checks import check_invariants
 from tollgate.chaos.run import chaos
 from tollgate.chaos.schedule import make_plan
+from tollgate.dev.standins import StandIns
 
 pytestmark = pytest.mark.e2e
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tollgate.demo import run_demo
-from tollgate.devstack import free_port
+from tollgate.dev.demo import run_demo
+from tollgate.dev.stack import free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -28,13 +28,13 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.postgres_ops import OpsStore
-from adapters.standins import StandIns
+from adapters.postgres.ops import OpsStore
 from contracts import EventState, FinalOutcome, IntakeAck, ReviewDecision
 from policies.keys import action_key
 from starter import submit
 from tests.conftest import worker_settings
-from tollgate.config import Settings
+from tollgate.config.settings import Settings
+from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
 
 TARGET_MODES = ("dedupe", "no_dedupe")

@@ -6,13 +6,13 @@ import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.messaging_http import MessagingHttpAdapter
-from adapters.postgres_receipts import ReceiptStore
-from adapters.postgres_store import create_pool
+from adapters.http.messaging import MessagingHttpAdapter
+from adapters.postgres.receipts import ReceiptStore
+from adapters.postgres.store import create_pool
 from contracts import EventState, ReceiptStatus
 from tests.conftest import signed_event
 from tests.faults.conftest import Rig, send_key
-from tollgate.backup import backup, restore
+from tollgate.ops.backup import backup, restore
 
 
 def key(name: str) -> str:

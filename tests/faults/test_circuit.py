@@ -14,14 +14,14 @@ import pytest
 from temporalio.client import Client
 
 import activities.circuit
-from adapters.standins import StandIns
 from contracts import EventState
 from contracts.policy import CircuitLimits
 from tests.conftest import signed_event
 from tests.faults.conftest import send_key, wait_until
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, new_key, sent
 from tollgate.cli.ops import ops_main
-from tollgate.config import Settings
+from tollgate.config.settings import Settings
+from tollgate.dev.standins import StandIns
 
 
 async def test_unknown_writes_past_the_limit_close_the_switch_until_a_canary_reopening(

@@ -10,9 +10,9 @@ from datetime import timedelta
 import asyncpg
 import pytest
 
-from adapters.messaging_http import MessagingHttpAdapter
-from adapters.postgres_ops import OpsStore
-from adapters.postgres_receipts import ReceiptStore
+from adapters.http.messaging import MessagingHttpAdapter
+from adapters.postgres.ops import OpsStore
+from adapters.postgres.receipts import ReceiptStore
 from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest, ReconcileResult
 from policies.keys import action_key
 from tests.faults.conftest import Rig

@@ -11,11 +11,11 @@ import asyncpg
 import pytest
 from temporalio.client import Client
 
-from adapters.postgres_ops import OpsStore
-from adapters.standins import StandIns
+from adapters.postgres.ops import OpsStore
 from contracts import EventState, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review
 from tests.faults.conftest import activity_attempts, send_key, timers_started, wait_until
+from tollgate.dev.standins import StandIns
 
 
 @pytest.fixture

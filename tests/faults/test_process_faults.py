@@ -26,7 +26,7 @@ import worker as worker_module
 from contracts import EventState
 from tests.conftest import signed_event, worker_settings
 from tests.faults.conftest import Rig, send_key, wait_until
-from tollgate.devstack import start_embedded_postgres, stop_embedded_postgres
+from tollgate.dev.stack import start_embedded_postgres, stop_embedded_postgres
 from worker import main_worker
 
 

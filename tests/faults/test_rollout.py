@@ -12,14 +12,14 @@ import asyncpg
 import pytest
 from temporalio.client import Client
 
-from adapters.postgres_rollout import RolloutStore
-from adapters.standins import StandIns
+from adapters.postgres.rollout import RolloutStore
 from contracts import EventState
 from contracts.rollout import RolloutMode
 from policies.keys import action_key
 from tests.conftest import signed_event
 from tests.faults.conftest import send_key
 from tests.faults.test_kill_switch import approved, customer, new_key, sent
+from tollgate.dev.standins import StandIns
 
 
 @pytest.fixture

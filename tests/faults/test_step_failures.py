@@ -11,13 +11,13 @@ import asyncpg
 import pytest
 from temporalio.client import Client
 
-from adapters.postgres_ops import OpsStore
-from adapters.standins import StandIns
+from adapters.postgres.ops import OpsStore
 from contracts import EventState
 from tests.conftest import signed_event, start, worker_settings
 from tests.faults.conftest import activity_attempts, send_key, wait_until
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, sent
 from tollgate.cli.ops import ops_main
+from tollgate.dev.standins import StandIns
 
 
 async def test_a_send_without_an_approval_on_record_is_dead_lettered(

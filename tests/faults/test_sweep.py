@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from adapters.messaging_http import MessagingHttpAdapter
-from adapters.postgres_receipts import ReceiptStore
+from adapters.http.messaging import MessagingHttpAdapter
+from adapters.postgres.receipts import ReceiptStore
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from contracts.sweep import SweepReport, SweepRequest
 from policies.keys import action_key

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from adapters.postgres_store import create_pool
+from adapters.postgres.store import create_pool
 from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE
-from tollgate.config import Settings
+from tollgate.config.settings import Settings
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services, TemporalLink
 from tollgate.http.identity import verifier_from_settings

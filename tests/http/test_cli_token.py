@@ -9,7 +9,7 @@ import pytest
 
 from tollgate.cli import main
 from tollgate.cli.review import identity_of
-from tollgate.config import Settings
+from tollgate.config.settings import Settings
 from tollgate.http.identity import issue_dev_token
 
 

@@ -14,7 +14,7 @@ import asyncpg
 import httpx
 
 from tests.http.conftest import post_events, signed_headers
-from tollgate.demo import care_due
+from tollgate.dev.demo import care_due
 from tollgate.http.deps import Services
 from tollgate.http.ratelimit import TenantRateLimiter
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.http.conftest import post_events, signed_headers
-from tollgate.demo import care_due
+from tollgate.dev.demo import care_due
 from tollgate.http.deps import Services
 from tollgate.http.identity import issue_dev_token
 

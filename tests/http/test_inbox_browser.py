@@ -17,12 +17,12 @@ import httpx
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.standins import StandIns
 from contracts import EventState, FinalOutcome
 from tests.conftest import worker_settings
 from tests.http.conftest import http_settings
 from tests.http.test_reviews import produce
-from tollgate.devstack import free_port
+from tollgate.dev.stack import free_port
+from tollgate.dev.standins import StandIns
 from tollgate.http.app import build_services, create_app
 from tollgate.http.identity import issue_dev_token
 from worker import draft_worker, main_worker

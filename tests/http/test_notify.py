@@ -16,9 +16,9 @@ import asyncpg
 import httpx
 import pytest
 
-from adapters.notify_channels import LocalSink, SlackWebhook, SmtpEmail
-from adapters.postgres_notices import NoticeStore
-from adapters.postgres_store import create_pool
+from adapters.notify.channels import LocalSink, SlackWebhook, SmtpEmail
+from adapters.postgres.notices import NoticeStore
+from adapters.postgres.store import create_pool
 from tollgate.http.notifier import load_channels, notify_once
 
 INBOX = "http://127.0.0.1:8400"
@@ -169,7 +169,7 @@ async def test_email_channel_delivers_the_notice_over_smtp(pool: asyncpg.Pool,
 
 async def test_email_server_down_is_not_sent_and_retried(pool: asyncpg.Pool,
                                                          tmp_path: Path) -> None:
-    from tollgate.devstack import free_port
+    from tollgate.dev.stack import free_port
 
     channel = SmtpEmail("127.0.0.1", free_port(), "t@localhost", ["x@y.test"])
     wf_id = await review_waiting(pool, "umbrella")

@@ -15,7 +15,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tollgate.config import Settings
+from tollgate.config.settings import Settings
 from tollgate.http.identity import IdentityError, Verifier, verifier_from_settings
 
 ISSUER, AUDIENCE = "https://login.example.test/realms/acme", "tollgate-api"

@@ -18,13 +18,13 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from adapters.standins import StandIns
 from tests.conftest import TEST_KEYS, worker_settings
 from tests.http.conftest import http_settings, signed_headers
-from tollgate.client import build_client
-from tollgate.demo import care_due
-from tollgate.devstack import free_port, search_attribute_args
+from tollgate.dev.demo import care_due
+from tollgate.dev.stack import free_port, search_attribute_args
+from tollgate.dev.standins import StandIns
 from tollgate.http.app import serve
+from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e

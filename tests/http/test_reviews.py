@@ -18,12 +18,12 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.postgres_store import create_pool
-from adapters.standins import StandIns
+from adapters.postgres.store import create_pool
 from contracts import EventState, FinalOutcome
 from tests.conftest import TENANT_SECRETS, worker_settings
 from tests.http.conftest import http_settings, signed_headers
-from tollgate.demo import care_due
+from tollgate.dev.demo import care_due
+from tollgate.dev.standins import StandIns
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services, TemporalLink
 from tollgate.http.identity import DEV_AUDIENCE, DEV_ISSUER, issue_dev_token, verifier_from_settings

@@ -19,10 +19,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.postgres_circuit import CircuitStore
-from adapters.postgres_ops import OpsStore
-from adapters.postgres_outbox import OutboxStore
-from adapters.standins import StandIns
+from adapters.postgres.circuit import CircuitStore
+from adapters.postgres.ops import OpsStore
+from adapters.postgres.outbox import OutboxStore
 from contracts import EventState, IntakeAck, IntakeRequest, ReviewDecision
 from tests.conftest import (
     TEST_KEYS,
@@ -35,12 +34,13 @@ from tests.conftest import (
 from tests.faults.conftest import send_key
 from tests.faults.test_kill_switch import approved
 from tests.observability.test_dashboard import dashboard_names
-from tollgate.client import build_client
-from tollgate.config import Settings
-from tollgate.devstack import free_port
-from tollgate.metrics import sdk_runtime
-from tollgate.ops import replay_dead_letter
-from tollgate.workers import draft_worker, main_worker
+from tollgate.config.settings import Settings
+from tollgate.dev.stack import free_port
+from tollgate.dev.standins import StandIns
+from tollgate.observability.metrics import sdk_runtime
+from tollgate.ops.actions import replay_dead_letter
+from tollgate.runtime.client import build_client
+from tollgate.runtime.workers import draft_worker, main_worker
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

@@ -9,11 +9,11 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.standins import StandIns
 from contracts import EventState, ReviewDecision
 from tests.conftest import signed_event, start, wait_review, worker_settings
-from tollgate.devstack import free_port
-from tollgate.workers import draft_worker, main_worker
+from tollgate.dev.stack import free_port
+from tollgate.dev.standins import StandIns
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 def samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:

@@ -8,8 +8,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from tollgate import tracing
-from tollgate.stackconfig import free_port
+from tollgate.dev.stack_config import free_port
+from tollgate.observability import tracing
 
 
 class Collector(BaseHTTPRequestHandler):

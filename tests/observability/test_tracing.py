@@ -15,14 +15,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.standins import StandIns
 from contracts import EventState, FinalOutcome, ReviewDecision
 from tests.conftest import signed_event, worker_settings
 from tests.faults.conftest import send_key
-from tollgate import tracing
-from tollgate.client import build_client
-from tollgate.intake import submit
-from tollgate.workers import draft_worker, main_worker
+from tollgate.dev.standins import StandIns
+from tollgate.intake.submit import submit
+from tollgate.observability import tracing
+from tollgate.runtime.client import build_client
+from tollgate.runtime.workers import draft_worker, main_worker
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 

@@ -19,7 +19,7 @@ from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload
 
 from tests.conftest import TEST_KEYS
-from tollgate.codec import ENCODING, EncryptionCodec
+from tollgate.codec.payload import ENCODING, EncryptionCodec
 
 _LEFT_CLEAR = {"searchAttributes", "data", "patch-data"}
 

@@ -1,7 +1,7 @@
 """Record the tagging and fan-out histories tests/replay replays:
 `python -m tests.replay.record_domain_histories`.
 
-Runs the demo's two domain scenes (tollgate.demo_domains) on a fresh embedded stack with the
+Runs the demo's two domain scenes (tollgate.dev.demo_scenes) on a fresh embedded stack with the
 analytics consumer down, and writes `tests/replay/histories/<name>.json` for the tagging run,
 the fan-out parent and two of its children (one delivered, one dead-lettered). Keep old files
 when re-recording: they are the runs already in flight.
@@ -14,10 +14,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from tollgate.client import build_client
-from tollgate.config import Settings
-from tollgate.demo_domains import DOWN_CONSUMER, domain_scenes
-from tollgate.devstack import DevStack, Ports, free_port
+from tollgate.config.settings import Settings
+from tollgate.dev.demo_scenes import DOWN_CONSUMER, domain_scenes
+from tollgate.dev.stack import DevStack, Ports, free_port
+from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker
 
 OUT = Path(__file__).parent / "histories"

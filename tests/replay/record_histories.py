@@ -22,10 +22,10 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
 from contracts import EventState, ReviewDecision
 from starter import submit
-from tollgate.client import build_client
-from tollgate.config import Settings
-from tollgate.demo import care_due, signed, wait_state
-from tollgate.devstack import DevStack, Ports, free_port
+from tollgate.config.settings import Settings
+from tollgate.dev.demo import care_due, signed, wait_state
+from tollgate.dev.stack import DevStack, Ports, free_port
+from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker
 
 OUT = Path(__file__).parent / "histories"
@@ -105,7 +105,7 @@ async def _send_refused(client: Client, settings: Settings, secrets: dict[str, s
     before the approval): the kill switch holds the send while the approval is withdrawn."""
     import asyncpg
 
-    from adapters.postgres_ops import OpsStore
+    from adapters.postgres.ops import OpsStore
 
     assert settings.database_url is not None
     pool = await asyncpg.create_pool(settings.database_url.get_secret_value(), min_size=1,

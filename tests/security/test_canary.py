@@ -17,11 +17,11 @@ import structlog
 
 from contracts import EventState, FinalOutcome, ReviewDecision
 from starter import submit
-from tollgate.client import build_client
-from tollgate.config import Settings
-from tollgate.demo import care_due, signed, wait_state
-from tollgate.devstack import DevStack, Ports, free_port, temporal_binary
-from tollgate.logging import configure_logging
+from tollgate.config.settings import Settings
+from tollgate.dev.demo import care_due, signed, wait_state
+from tollgate.dev.stack import DevStack, Ports, free_port, temporal_binary
+from tollgate.observability.logs import configure_logging
+from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e

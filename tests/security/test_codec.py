@@ -13,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 
 from contracts import ReviewDecision
 from tests.conftest import CONVERTER, TEST_KEYS
-from tollgate.codec import (
+from tollgate.codec.payload import (
     KEY_ID_META,
     EncryptionCodec,
     KeyRing,

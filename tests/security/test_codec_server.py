@@ -11,7 +11,7 @@ from temporalio.api.common.v1 import Payloads
 
 from contracts import ReviewDecision
 from tests.conftest import CONVERTER, TEST_KEYS
-from tollgate.codec_server import CodecServer, start_codec_server
+from tollgate.codec.server import CodecServer, start_codec_server
 
 UI = "http://127.0.0.1:8999"  # only an Origin header value; nothing listens there
 DECISION = ReviewDecision(request_id="r-1", decision="approve", reviewer="lan.nguyen",

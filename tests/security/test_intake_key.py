@@ -11,7 +11,7 @@ from temporalio.client import Client
 from contracts import EventState
 from policies.signing import sign_json
 from tests.conftest import TENANT_SECRETS, signed_event, start
-from tollgate.demo import care_due
+from tollgate.dev.demo import care_due
 
 
 async def test_a_phone_number_as_idempotency_key_is_quarantined_with_a_reason(

@@ -11,8 +11,8 @@ import pytest
 import structlog
 
 from policies.redaction import personal_data_kind, scrub_deep
-from tollgate.intake import workflow_id_for
-from tollgate.logging import configure_logging
+from tollgate.intake.submit import workflow_id_for
+from tollgate.observability.logs import configure_logging
 
 PHONES = ["+84 912 345 678", "+84912345678", "84912345678", "0912345678", "0912 345 678",
           "0912.345.678", "091-234-5678", "(+84) 912-345-678", "912 345 678"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.security.test_canary import FIRST_NAME, hits, run_canary
-from tollgate.devstack import DevStack, Ports, free_port
+from tollgate.dev.stack import DevStack, Ports, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
     shutil.which("chromium") is None,

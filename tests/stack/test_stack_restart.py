@@ -14,9 +14,9 @@ import pytest
 from contracts import EventState, FinalOutcome, ReviewDecision
 from starter import submit
 from tests.stack.devproc import DevProcess, stack_folder
-from tollgate.client import build_client
-from tollgate.config import Settings
-from tollgate.demo import care_due, signed, wait_state
+from tollgate.config.settings import Settings
+from tollgate.dev.demo import care_due, signed, wait_state
+from tollgate.runtime.client import build_client
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.stack.devproc import DevProcess, alive, descendants, ports_in_use, stack_folder
-from tollgate.stackguard import command_line
+from tollgate.dev.guard import command_line
 
 pytestmark = pytest.mark.e2e
 

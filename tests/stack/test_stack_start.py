@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.stack.devproc import stack_folder
-from tollgate.devstack import DevStack, Ports, StackError
+from tollgate.dev.stack import DevStack, Ports, StackError
 
 #: Stand-ins only: with both addresses given, no Temporal or PostgreSQL is started.
 OUTSIDE = {"database_url": "postgresql://unused/", "temporal_address": "127.0.0.1:1"}
@@ -78,7 +78,7 @@ def test_postgresql_starts_in_a_state_folder_of_any_depth() -> None:
         import asyncio, sys
         from pathlib import Path
         import asyncpg
-        from tollgate.devpostgres import start_embedded_postgres, stop_embedded_postgres
+        from tollgate.dev.postgres import start_embedded_postgres, stop_embedded_postgres
 
         async def answer(uri):
             conn = await asyncpg.connect(uri)

@@ -7,8 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from adapters.crm_http import CrmHttpSource
-from adapters.standins import StoreError, start_standins
+from adapters.http.crm import CrmHttpSource
+from tollgate.dev.standins import StoreError, start_standins
 
 MESSAGE = {"tenant_id": "acme", "recipient_ref": "C-1001", "channel": "sms",
            "body": "Miu is due for a vaccination tomorrow.", "correlation_id": "corr-1"}

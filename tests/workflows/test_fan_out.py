@@ -18,8 +18,8 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.fanout import FanOutActivities
-from adapters.order_consumers import EventConsumer, order_consumers
-from adapters.postgres_fanout import FanOutStore
+from adapters.postgres.fanout import FanOutStore
+from adapters.postgres.order_consumers import EventConsumer, order_consumers
 from contracts.fanout import (
     BusinessEvent,
     ConsumeRequest,
@@ -28,7 +28,7 @@ from contracts.fanout import (
     SubscriptionSet,
 )
 from policies.subscriptions import load_subscriptions
-from tollgate.fanout import publish_event
+from tollgate.intake.publish import publish_event
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow, fan_out_id
 
 

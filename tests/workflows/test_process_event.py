@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 from temporalio.client import Client
 
-from adapters.standins import StandIns
 from contracts import EventState, ReviewDecision
 from tests.conftest import signed_event, start, wait_review
+from tollgate.dev.standins import StandIns
 
 
 async def test_review_timeout_escalates_then_expires_without_sending(

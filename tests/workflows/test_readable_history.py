@@ -9,7 +9,7 @@ from temporalio.client import Client
 
 from contracts import EventState
 from tests.conftest import signed_event
-from tollgate.intake import submit
+from tollgate.intake.submit import submit
 
 
 async def test_a_run_is_summarised_by_type_tenant_and_state_without_customer_data(

@@ -25,10 +25,10 @@ from temporalio.worker import Worker
 
 from activities.interceptor import ActivityContextInterceptor
 from activities.reconcile import ReconcileActivities
-from adapters.base import TargetWrite
-from adapters.postgres_ops import OpsStore
-from adapters.postgres_receipts import ReceiptStore
-from adapters.postgres_store import create_pool
+from adapters.ports import TargetWrite
+from adapters.postgres.ops import OpsStore
+from adapters.postgres.receipts import ReceiptStore
+from adapters.postgres.store import create_pool
 from contracts import (
     ActionRequest,
     EventRef,

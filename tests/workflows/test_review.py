@@ -20,12 +20,12 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.standins import StandIns
 from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import CODEC, Handle, signed_event, start, wait_review, worker_settings
 from tollgate.cli.review import review_decide, review_list, review_show
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.dev.standins import StandIns
+from tollgate.runtime.exits import Exit, Failure
 from worker import draft_worker, main_worker
 from workflows.search_attributes import REVIEW_DUE
 from workflows.timeouts import GATE_HOLD_RECHECK

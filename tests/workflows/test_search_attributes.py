@@ -12,9 +12,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.converter import default
 
-from adapters.standins import StandIns
 from contracts import EventState, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review
+from tollgate.dev.standins import StandIns
 from workflows.search_attributes import REVIEW_DUE, STATE, TENANT
 
 

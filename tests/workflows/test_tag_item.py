@@ -18,13 +18,13 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.tagging import TaggingActivities, TagModelActivities
-from adapters.base import TagReply
-from adapters.postgres_store import create_pool
-from adapters.postgres_tagging import TaggingStore
+from adapters.ports import TagReply
+from adapters.postgres.store import create_pool
+from adapters.postgres.tagging import TaggingStore
 from contracts.errors import RetryableError
 from contracts.tagging import ItemCapture, JobState, TagItemResult, TagPrompt
 from policies.tagging import tag_key
-from tollgate.items import relay_unstarted, save_item, temporal_starter
+from tollgate.intake.items import relay_unstarted, save_item, temporal_starter
 from workflows.process_event import DRAFT_TASK_QUEUE
 from workflows.tag_item import TagItemWorkflow, tag_workflow_id
 from workflows.timeouts import TAG_JOB_ATTEMPTS

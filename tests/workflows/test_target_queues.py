@@ -14,9 +14,9 @@ from temporalio.client import Client
 from temporalio.runtime import Runtime, TelemetryConfig
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.standins import StandIns
 from contracts import EventState, ReviewDecision, target_task_queue
 from tests.conftest import CONVERTER, Handle, signed_event, start, wait_review, worker_settings
+from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
 
 #: The dev server's default partitions per task queue (matching.numTaskqueueReadPartitions).

@@ -25,7 +25,7 @@ from typing import Any
 
 from tollgate.bench.report import headline, ratios, render, verdicts
 from tollgate.bench.stats import environment
-from tollgate.exits import Failure
+from tollgate.runtime.exits import Failure
 
 #: The server caps concurrent long polls (result waits) per namespace at 1200.
 MAX_CONCURRENCY = 1000
@@ -45,7 +45,7 @@ def check_args(args: argparse.Namespace) -> str | None:
         return f"--workers must be 1..{MAX_WORKERS}"
     if not 0 <= args.parked <= MAX_PARKED:
         return f"--parked must be 0..{MAX_PARKED}"
-    from adapters.targets import parse_rates
+    from adapters.http.targets import parse_rates
     from contracts.errors import InvalidInput
 
     try:
@@ -58,7 +58,7 @@ def check_args(args: argparse.Namespace) -> str | None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from tollgate.logging import configure_logging
+    from tollgate.observability.logs import configure_logging
 
     configure_logging(logging.WARNING)
     started = datetime.now(UTC)
@@ -86,7 +86,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) -> dict[str, Any]:
     from tollgate.bench.run import Bench, Phase  # heavy: only when the bench runs
-    from tollgate.devstack import DevStack, Ports, free_port, temporal_binary
+    from tollgate.dev.stack import DevStack, Ports, free_port, temporal_binary
 
     stack = DevStack(state_dir=state_dir, ports=Ports(
         temporal=free_port(), ui=free_port(), crm=0, messaging=0))
@@ -97,7 +97,7 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
         phases.append(Phase("model_latency", model_latency=args.model_latency))
     if args.parked:  # last: the parked workflows stay open until the stack stops
         phases.append(Phase("parked", parked=args.parked))
-    from tollgate.codec import KeyRing, encrypted_data_converter, load_key_ring
+    from tollgate.codec.payload import KeyRing, encrypted_data_converter, load_key_ring
 
     recorded: list[Any] = []
     keys: KeyRing | None = None

@@ -5,7 +5,8 @@ Two sets: the committed histories (``tests/replay/histories``, sealed with the c
 key ring; replayed several times over, since there are few) and up to ``RUN_HISTORIES``
 ``ProcessEvent`` histories the run itself recorded (sealed with the stack's own ring). Each set
 is replayed with two sandboxes: the SDK's default, and the worker's own (workflow modules
-passed through, ``tollgate.workers``). Time and CPU are this process's: nothing else runs then.
+passed through, ``tollgate.runtime.workers``). Time and CPU are this process's: nothing else
+runs then.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from tollgate.codec import encrypted_data_converter, load_key_ring
+from tollgate.codec.payload import encrypted_data_converter, load_key_ring
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow

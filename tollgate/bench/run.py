@@ -26,12 +26,12 @@ from tollgate.bench.reviewer import TENANT, Reviewer
 from tollgate.bench.stats import cpu_ms, memory_kb, tree_cpu_ms
 from tollgate.bench.tally import Phase, Tally, plan, split
 from tollgate.bench.worker import WorkerProcess
-from tollgate.client import build_client
-from tollgate.config import Settings
-from tollgate.demo import care_due
-from tollgate.devstack import DevStack
-from tollgate.exits import Exit, Failure
-from tollgate.intake import submit
+from tollgate.config.settings import Settings
+from tollgate.dev.demo import care_due
+from tollgate.dev.stack import DevStack
+from tollgate.intake.submit import submit
+from tollgate.runtime.client import build_client
+from tollgate.runtime.exits import Exit, Failure
 
 #: Parked events belong to another tenant, so the reviewer's list never pages through them.
 PARKED_TENANT = "globex"

@@ -26,9 +26,9 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from tollgate.bench.baseline import BASELINES, BaselineActivities
-from tollgate.client import build_client
-from tollgate.config import Settings
-from tollgate.devstack import DevStack
+from tollgate.config.settings import Settings
+from tollgate.dev.stack import DevStack
+from tollgate.runtime.client import build_client
 
 #: Round trips by "activity/kind", counted at the asyncpg connection (every pool call goes
 #: through it).
@@ -73,7 +73,7 @@ class SlowProvider:
 async def tollgate_workers(
     client: Client, settings: Settings, latency: float
 ) -> AsyncIterator[None]:
-    from tollgate.workers import draft_worker, main_worker
+    from tollgate.runtime.workers import draft_worker, main_worker
 
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(main_worker(client, settings))
@@ -81,7 +81,7 @@ async def tollgate_workers(
             await stack.enter_async_context(draft_worker(client, settings))
         else:
             from activities.draft import DraftActivities
-            from adapters.draft_factory import DraftSettings, build_provider
+            from adapters.models.factory import DraftSettings, build_provider
             from workflows.process_event import DRAFT_TASK_QUEUE
 
             provider = SlowProvider(build_provider(DraftSettings.from_env(settings.env)),
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("pipeline", choices=["tollgate", *BASELINES])
     parser.add_argument("--model-latency", type=float, default=0.0)
     args = parser.parse_args(argv)
-    from tollgate.logging import configure_logging
+    from tollgate.observability.logs import configure_logging
 
     configure_logging()
     count_round_trips()

@@ -8,9 +8,9 @@ from typing import Any
 
 import asyncpg
 
-from adapters.standins import StandIns
 from contracts import TERMINAL_STATES, EventState, FinalOutcome
 from tollgate.chaos.schedule import Plan
+from tollgate.dev.standins import StandIns
 
 
 async def check_invariants(

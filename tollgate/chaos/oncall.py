@@ -9,7 +9,7 @@ from typing import Protocol
 
 import asyncpg
 
-from adapters.postgres_ops import OpsStore
+from adapters.postgres.ops import OpsStore
 
 #: How often the run's operator looks for a kill switch the circuit closed, and how long one
 #: look may take before it is given up and the connection replaced.

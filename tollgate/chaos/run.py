@@ -28,12 +28,12 @@ from tollgate.chaos.checks import check_invariants, summary
 from tollgate.chaos.oncall import letters_tag, on_call
 from tollgate.chaos.schedule import EventPlan, Plan, make_plan
 from tollgate.chaos.stack import LOOKUP_WINDOW_S, TARGETS, start_stack
-from tollgate.client import build_client
-from tollgate.config import Settings
-from tollgate.demo import care_due
-from tollgate.devstack import DevStack
-from tollgate.intake import submit
-from tollgate.stackconfig import StackError
+from tollgate.config.settings import Settings
+from tollgate.dev.demo import care_due
+from tollgate.dev.stack import DevStack
+from tollgate.dev.stack_config import StackError
+from tollgate.intake.submit import submit
+from tollgate.runtime.client import build_client
 
 TENANT = "acme"
 CONCURRENCY = 8

@@ -6,7 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from tollgate.devstack import DevStack, Ports, StackError, free_port
+from tollgate.dev.stack import DevStack, Ports, StackError, free_port
 
 #: How long the stand-in declares a write it holds may stay invisible to a lookup. Its slowest
 #: lookup fault hides a write for 1.5 s; 30 s leaves a wide margin under restarts, and spares

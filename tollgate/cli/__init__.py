@@ -1,6 +1,6 @@
 """`tollgate`: one command for every role; one module per command group.
 
-Every command ends in one line on failure, with an exit code from ``tollgate.exits``
+Every command ends in one line on failure, with an exit code from ``tollgate.runtime.exits``
 (``docs/cli.md``).
 """
 
@@ -23,7 +23,7 @@ from tollgate.cli.review import review
 from tollgate.cli.serve import serve, token
 from tollgate.cli.submit import submit
 from tollgate.cli.trace import trace
-from tollgate.exits import Exit
+from tollgate.runtime.exits import Exit
 
 
 def _version() -> str:
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None, prog_name: str = "tollgate") -> None:
     and exit 2; every command returns its exit code."""
     import logging
 
-    from tollgate.logging import configure_logging
+    from tollgate.observability.logs import configure_logging
 
     args = sys.argv[1:] if argv is None else argv
     # Every command logs redacted JSON lines on stderr; `dev` runs the worker, whose INFO lines

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tollgate.cli.common import Command
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
-    from tollgate.certify import CatalogueRun
+    from tollgate.ops.certify import CatalogueRun
 
 
 @click.command()
@@ -34,7 +34,7 @@ def certify(out: Path, catalogue: Path | None, no_record: bool) -> Command:
         # The catalogue runs for minutes in a child pytest: off the event loop.
         run, evidence, where = await asyncio.to_thread(_run_and_write, out, catalogue)
         if not no_record:
-            from adapters.postgres_rollout import RolloutStore
+            from adapters.postgres.rollout import RolloutStore
             from tollgate.cli.common import pool
 
             try:
@@ -55,8 +55,8 @@ def certify(out: Path, catalogue: Path | None, no_record: bool) -> Command:
 
 def _run_and_write(out: Path, catalogue: Path | None) -> tuple[CatalogueRun, dict[str, Any], str]:
     from policies.matrix import newest_matrix_file
-    from tollgate.certify import catalogue_nodes, run_catalogue, write_pack
-    from tollgate.certify_identity import code_commit, policy_version
+    from tollgate.ops.certify import catalogue_nodes, run_catalogue, write_pack
+    from tollgate.ops.release_identity import code_commit, policy_version
 
     nodes = catalogue_nodes(catalogue) if catalogue else catalogue_nodes()
     commit, version = code_commit(), policy_version()

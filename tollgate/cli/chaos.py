@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from tollgate.cli.common import Command
-from tollgate.config import Settings
-from tollgate.exits import Exit
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit
 
 
 @click.command(context_settings={"show_default": True})
@@ -51,7 +51,7 @@ def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state
 
     async def go(s: Settings) -> int:
         from tollgate.chaos.run import run_chaos
-        from tollgate.logging import configure_logging
+        from tollgate.observability.logs import configure_logging
 
         configure_logging()
         report = await run_chaos(seed, events, folder, kills=kills, restarts=restarts,
@@ -75,7 +75,7 @@ def _campaign(seed_list: str, events: int, kills: int | None, restarts: int | No
 
     async def go(s: Settings) -> int:
         from tollgate.chaos.campaign import campaign
-        from tollgate.logging import configure_logging
+        from tollgate.observability.logs import configure_logging
 
         configure_logging()
         # A folder that cannot be made fails the campaign once, in one line (exit 5), rather

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure, postgres_unreachable, temporal_unreachable
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure, postgres_unreachable, temporal_unreachable
 
 if TYPE_CHECKING:
     import asyncpg
@@ -35,7 +35,7 @@ def settings() -> Settings:
 
 async def connect(s: Settings) -> Client:
     """A Temporal client, or one line naming the address that did not answer."""
-    from tollgate.client import build_client
+    from tollgate.runtime.client import build_client
 
     try:
         return await build_client(s.temporal_address, s.namespace, env=s.env)
@@ -55,7 +55,7 @@ async def pool(s: Settings, *, migrate: bool = False) -> AsyncIterator[asyncpg.P
                       "`tollgate dev` is running (start it, or set DATABASE_URL)")
     try:
         if migrate:
-            from adapters.postgres_store import create_pool
+            from adapters.postgres.store import create_pool
 
             made = await create_pool(s.dsn, max_size=2)
         else:
@@ -84,7 +84,7 @@ def classify(exc: BaseException, s: Settings | None) -> Failure:
             return Failure(Exit.UNREACHABLE, "no worker answered in time: is `tollgate dev` "
                            "(or `python worker.py`) running?")
         return Failure(Exit.REFUSED, f"Temporal refused: {exc.message}")
-    from tollgate.codec import KeyRingError
+    from tollgate.codec.payload import KeyRingError
 
     if isinstance(exc, KeyRingError):
         # No payload key ring (or a broken one): a file the command needs and cannot read.

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from tollgate.cli.common import Command
-from tollgate.config import Settings
-from tollgate.exits import Exit
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit
 
 
 def _port(name: str, what: str) -> click.Option:
@@ -36,7 +36,7 @@ def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | Non
     """Start the embedded stack (Temporal dev server, PostgreSQL, stand-in targets) and a
     worker, until Ctrl-C. A running stack writes .tollgate/endpoints.json, so commands in
     another terminal find it. `tollgate dev token` prints a local reviewer token."""
-    from tollgate.devstack import DevStack, Ports
+    from tollgate.dev.stack import DevStack, Ports
 
     if ctx.invoked_subcommand is not None:
         return None
@@ -45,7 +45,7 @@ def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | Non
                                 "messaging": messaging, "http": http}.items() if v is not None}
 
     async def go(s: Settings) -> int:
-        from tollgate.devrun import run_dev
+        from tollgate.dev.run import run_dev
 
         # TOLLGATE_*_PORT variables first, then the options over them.
         ports = dataclasses.replace(Ports.from_env(s.env), **chosen)
@@ -65,8 +65,8 @@ def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | Non
 def demo(state_dir: str) -> int:
     """Play the demo scenario end to end on a stack of its own and check every outcome
     (exit 1 if any differs)."""
-    from tollgate.demo import run_demo
-    from tollgate.logging import configure_logging
+    from tollgate.dev.demo import run_demo
+    from tollgate.observability.logs import configure_logging
 
     # Configured here, not in run_demo: structlog keeps the stream it was given.
     configure_logging(logging.WARNING)

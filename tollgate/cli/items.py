@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from contracts.errors import TollgateError
 from tollgate.cli.common import Command, emit_json, json_option, pool
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
 
 #: Starts the tagging workflow of (item id, run).
 Starter = Callable[[int, int], Awaitable[None]]
@@ -31,8 +31,8 @@ def _starter(s: Settings) -> Awaitable[Starter]:
         raise ConnectionError("temporal unreachable")
 
     async def make() -> Starter:
-        from tollgate.client import build_client
-        from tollgate.items import temporal_starter
+        from tollgate.intake.items import temporal_starter
+        from tollgate.runtime.client import build_client
 
         try:
             client = await build_client(s.temporal_address, s.namespace, env=s.env)
@@ -66,8 +66,8 @@ def save(user: str, url: str, title: str, description: str, as_json: bool) -> Co
             f"invalid item: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_tagging import TaggingStore
-        from tollgate.items import save_item
+        from adapters.postgres.tagging import TaggingStore
+        from tollgate.intake.items import save_item
 
         async with pool(s, migrate=True) as p:
             try:
@@ -92,7 +92,7 @@ def jobs(as_json: bool) -> Command:
     """Tagging jobs per state (PENDING growing means no consumer is running)."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_tagging import TaggingStore
+        from adapters.postgres.tagging import TaggingStore
 
         async with pool(s, migrate=True) as p:
             counts = await TaggingStore(p).jobs_by_state()
@@ -113,8 +113,8 @@ def retry(item_id: int, user: str) -> Command:
     """Retry the FAILED tagging job of ITEM_ID."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_tagging import TaggingStore
-        from tollgate.items import relay_unstarted
+        from adapters.postgres.tagging import TaggingStore
+        from tollgate.intake.items import relay_unstarted
 
         async with pool(s, migrate=True) as p:
             store = TaggingStore(p)
@@ -137,7 +137,7 @@ def untag(item_id: int, tag: str, user: str) -> Command:
     """Take TAG off ITEM_ID; no retry brings it back."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_tagging import TaggingStore
+        from adapters.postgres.tagging import TaggingStore
 
         async with pool(s, migrate=True) as p:
             removed = await TaggingStore(p).remove_tag(user, item_id, tag)
@@ -156,8 +156,8 @@ def bench_saves(count: int, model_delay: float) -> int:
     """Time saves while the model takes --model-delay seconds (the save must not wait)."""
     import logging
 
-    from tollgate.bench_save import run_bench_save
-    from tollgate.logging import configure_logging
+    from tollgate.bench.save import run_bench_save
+    from tollgate.observability.logs import configure_logging
 
     configure_logging(logging.WARNING)
     return run_bench_save(count, model_delay)

@@ -13,8 +13,8 @@ from tollgate.cli.ops_dlq import dlq
 from tollgate.cli.ops_rollout import modes, rollout
 from tollgate.cli.ops_status import status
 from tollgate.cli.trace import audit
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
 
 
 @click.group()
@@ -60,7 +60,7 @@ def _switch_command(name: str, closing: bool) -> click.Command:
     def command(adapter: str, tenant: str, operator: str, reason: str,
                 canary: int | None) -> Command:
         async def go(s: Settings) -> int:
-            from adapters.postgres_ops import OpsStore
+            from adapters.postgres.ops import OpsStore
 
             async with pool(s, migrate=True) as p:
                 await OpsStore(p).set_switch(adapter=adapter, tenant_id=tenant, closed=closing,
@@ -88,7 +88,7 @@ def switches(as_json: bool) -> Command:
     """List the kill switches (no row: everything open)."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_ops import OpsStore
+        from adapters.postgres.ops import OpsStore
 
         async with pool(s, migrate=True) as p:
             rows = await OpsStore(p).switches()
@@ -117,7 +117,7 @@ def sweep(install: bool, as_json: bool) -> Command:
         from temporalio.common import WorkflowIDConflictPolicy
 
         from contracts.sweep import SweepRequest
-        from tollgate.ops import ensure_sweep_schedule
+        from tollgate.ops.actions import ensure_sweep_schedule
         from workflows.sweep import ReceiptSweepWorkflow
 
         client = await connect(s)
@@ -141,7 +141,7 @@ def migrate() -> Command:
     every pool also applies them when it opens)."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_pool import migrate as apply_migrations
+        from adapters.postgres.pool import migrate as apply_migrations
 
         async with pool(s) as p:
             applied = await apply_migrations(p)

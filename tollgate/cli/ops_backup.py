@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from tollgate.cli.common import Command
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
 
 
 def _dsn(s: Settings) -> str:
@@ -26,7 +26,7 @@ def backup_cmd(file: Path) -> Command:
     they come back from the same instant)."""
 
     async def go(s: Settings) -> int:
-        from tollgate.backup import backup
+        from tollgate.ops.backup import backup
 
         await asyncio.to_thread(backup, _dsn(s), file)
         click.echo(f"backup written to {file}")
@@ -45,7 +45,7 @@ def restore_cmd(file: Path, yes: bool) -> Command:
         raise click.UsageError("restore replaces the database: add --yes to confirm")
 
     async def go(s: Settings) -> int:
-        from tollgate.backup import restore
+        from tollgate.ops.backup import restore
 
         await asyncio.to_thread(restore, _dsn(s), file)
         click.echo(f"restored from {file}; now run `tollgate ops sweep` so receipts meet the "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from tollgate.cli.common import Command, connect, emit_json, json_option, pool, table
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
 
 STATUSES = ["OPEN", "APPROVED", "REPLAYED", "CLOSED"]
 
@@ -23,7 +23,7 @@ def list_cmd(status: str | None, as_json: bool) -> Command:
     """Dead letters, newest first."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_ops import OpsStore
+        from adapters.postgres.ops import OpsStore
 
         async with pool(s, migrate=True) as p:
             rows = await OpsStore(p).dead_letters(status)
@@ -41,7 +41,7 @@ def list_cmd(status: str | None, as_json: bool) -> Command:
 
 
 async def _row(s: Settings, dl_id: int) -> dict:
-    from adapters.postgres_ops import OpsStore
+    from adapters.postgres.ops import OpsStore
 
     async with pool(s, migrate=True) as p:
         row = await OpsStore(p).dead_letter_row(dl_id)
@@ -76,7 +76,7 @@ def approve(dl_id: int, operator: str, reason: str) -> Command:
     """Allow one replay of dead letter ID (exit 1 when it is closed)."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_ops import OpsStore
+        from adapters.postgres.ops import OpsStore
 
         await _row(s, dl_id)
         async with pool(s, migrate=True) as p:
@@ -96,7 +96,7 @@ def replay(dl_id: int, operator: str) -> Command:
     """Replay dead letter ID once per approval; never when its receipt says it happened."""
 
     async def go(s: Settings) -> int:
-        from tollgate.ops import replay_dead_letter
+        from tollgate.ops.actions import replay_dead_letter
 
         row = await _row(s, dl_id)
         async with pool(s, migrate=True) as p:

@@ -10,8 +10,8 @@ import click
 
 from contracts.rollout import CERTIFIED_MODES, RolloutMode
 from tollgate.cli.common import Command, emit_json, json_option, pool, table
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
 
 
 @click.command()
@@ -35,9 +35,9 @@ def rollout(tenant: str, adapter: str, mode: str, operator: str, reason: str,
         raise click.UsageError("--canary and --percent only go with --to canary")
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_rollout import RolloutStore
-        from tollgate.certify import catalogue_digest, catalogue_nodes
-        from tollgate.certify_identity import code_commit, policy_version
+        from adapters.postgres.rollout import RolloutStore
+        from tollgate.ops.certify import catalogue_digest, catalogue_nodes
+        from tollgate.ops.release_identity import code_commit, policy_version
 
         async with pool(s, migrate=True) as p:
             store = RolloutStore(p)
@@ -66,7 +66,7 @@ def modes(as_json: bool) -> Command:
     """List the rollout mode rows (no row: assisted)."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_rollout import RolloutStore
+        from adapters.postgres.rollout import RolloutStore
 
         async with pool(s, migrate=True) as p:
             rows = await RolloutStore(p).modes()

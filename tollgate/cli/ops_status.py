@@ -11,8 +11,8 @@ from typing import Any
 import click
 
 from tollgate.cli.common import Command, emit_json, json_option, pool, table
-from tollgate.config import Settings
-from tollgate.exits import Exit
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit
 
 
 def needs_a_human(snap: dict[str, Any], *, max_past_sla: int, max_unknown: int,
@@ -89,7 +89,7 @@ def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: i
     Exit 6 when something needs a human (the thresholds below), else 0."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_status import StatusStore
+        from adapters.postgres.status import StatusStore
 
         async with pool(s) as p:
             while True:

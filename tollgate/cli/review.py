@@ -21,8 +21,8 @@ import click
 
 from tollgate.cli.common import Command, connect, json_option, pool
 from tollgate.cli.review_show import review_list, review_show
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -166,7 +166,7 @@ async def review_decide(
 
 
 async def _record_undelivered(s: Settings, workflow_id: str, made: ReviewDecision) -> int:
-    from adapters.postgres_store import PostgresStore
+    from adapters.postgres.store import PostgresStore
 
     if not s.dsn:
         click.echo(f"refused: review_closed: {workflow_id} has finished; the decision changes "

@@ -15,13 +15,13 @@ import click
 
 from contracts.base import ID_PATTERN
 from tollgate.cli.common import emit_json, pool, table
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-    from adapters.postgres_store import ReviewRecord
+    from adapters.postgres.store import ReviewRecord
     from contracts import ReviewTicket
 
 #: A query waits for a worker; with none running, say so instead of hanging.
@@ -135,7 +135,7 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
     _print_draft(ticket, record)
     _print_decisions(record)
     if chain is not None:
-        from tollgate.trace import render
+        from tollgate.ops.event_chain import render
 
         click.echo("trace")
         for line in render(chain)[1:]:
@@ -225,7 +225,7 @@ async def ticket_of(client: Client, workflow_id: str) -> ReviewTicket | None:
 
 
 async def _record(s: Settings, workflow_id: str) -> ReviewRecord | None:
-    from adapters.postgres_store import PostgresStore
+    from adapters.postgres.store import PostgresStore
 
     # A plain pool, not a migrating one: a reviewer's command never changes the schema.
     async with pool(s) as p:

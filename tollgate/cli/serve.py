@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from contracts.base import ID_PATTERN
-from tollgate.config import Settings
-from tollgate.exits import Exit
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit
 
 
 @click.command()

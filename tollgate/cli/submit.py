@@ -9,13 +9,13 @@ import click
 
 from contracts import IntakeAck
 from tollgate.cli.common import Command, connect, json_option
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
 
 
 def read_events(paths: tuple[str, ...]) -> list[str]:
     """Every event of every file, in order; a missing or unreadable file is one line, exit 5."""
-    from tollgate.intake import read_source, split_events
+    from tollgate.intake.submit import read_source, split_events
 
     raws: list[str] = []
     for path in paths:
@@ -68,7 +68,7 @@ def submit(files: tuple[str, ...], sign: bool, as_json: bool) -> Command:
     (quarantined with its reason). Exit 1 when any event was invalid."""
 
     async def go(s: Settings) -> int:
-        from tollgate.intake import describe, submit_all
+        from tollgate.intake.submit import describe, submit_all
 
         raws = read_events(files)
         if sign:

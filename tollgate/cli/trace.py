@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tollgate.cli.common import Command, connect, emit_json, json_option, pool
-from tollgate.config import Settings
-from tollgate.exits import Exit, Failure
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
     import asyncpg
@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 async def event_trace(p: asyncpg.Pool, client: Client | None, s: Settings, workflow_id: str, *,
                       verify: bool = False) -> dict[str, Any] | None:
     """The assembled chain of one event (None when PostgreSQL has no record of it)."""
-    from adapters.postgres_audit import AuditStore
-    from adapters.postgres_trace import TraceStore
-    from tollgate.trace import assemble, runs
+    from adapters.postgres.audit import AuditStore
+    from adapters.postgres.trace import TraceStore
+    from tollgate.ops.event_chain import assemble, runs
 
     chain = await TraceStore(p).event_chain(workflow_id)
     if chain is None:
@@ -53,8 +53,8 @@ def trace(event: str, verify: bool, as_json: bool) -> Command:
     letters, and a Web UI link for each run."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_trace import TraceStore
-        from tollgate.trace import render
+        from adapters.postgres.trace import TraceStore
+        from tollgate.ops.event_chain import render
 
         async with pool(s) as p:
             found = await TraceStore(p).workflows_for(event)
@@ -86,7 +86,7 @@ def audit(verify: bool, tenant: str | None, as_json: bool) -> Command:
     the chain (docs/runbook.md says what to do)."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres_audit import AuditStore
+        from adapters.postgres.audit import AuditStore
 
         if not verify:  # the one thing it does today; named so a later listing mode can come
             raise Failure(Exit.USAGE, "ops audit: say --verify (recompute the audit chains)")

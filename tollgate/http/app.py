@@ -15,7 +15,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from tollgate.config import Settings
+from tollgate.config.settings import Settings
 from tollgate.http import events, inbox, items, reviews
 from tollgate.http.deps import Services, TemporalLink
 from tollgate.http.ratelimit import TenantRateLimiter
@@ -65,7 +65,7 @@ def _number(env: dict[str, str], name: str, default: float) -> float:
 @contextlib.asynccontextmanager
 async def build_services(settings: Settings) -> AsyncIterator[Services]:
     """The services of one process, from settings; the pool is closed on exit."""
-    from adapters.postgres_store import create_pool
+    from adapters.postgres.store import create_pool
     from tollgate.http.identity import verifier_from_settings
 
     if not settings.dsn:
@@ -90,8 +90,8 @@ async def serve(settings: Settings, host: str, port: int) -> None:
     import httpx
     import uvicorn
 
-    from adapters.notify_channels import LocalSink
-    from adapters.postgres_notices import NoticeStore
+    from adapters.notify.channels import LocalSink
+    from adapters.postgres.notices import NoticeStore
     from tollgate.http.notifier import load_channels, run_notifier
 
     async with build_services(settings) as svc, httpx.AsyncClient() as http:

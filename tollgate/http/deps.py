@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from fastapi import HTTPException, Request
 
-from adapters.postgres_outbox import OutboxStore
-from tollgate.config import Settings
+from adapters.postgres.outbox import OutboxStore
+from tollgate.config.settings import Settings
 from tollgate.http.ratelimit import TenantRateLimiter
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class TemporalLink:
         self._lock = asyncio.Lock()
 
     async def client(self) -> Client:
-        from tollgate.client import build_client
+        from tollgate.runtime.client import build_client
 
         async with self._lock:
             if self._client is None:

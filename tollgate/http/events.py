@@ -17,10 +17,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from policies.keys import payload_fingerprint, quarantine_workflow_id
-from tollgate import intake
 from tollgate.http.deps import Services, services
 from tollgate.http.precheck import precheck
 from tollgate.http.webhook_auth import check_post
+from tollgate.intake import submit as intake
 
 router = APIRouter(tags=["events"])
 Svc = Annotated[Services, Depends(services)]

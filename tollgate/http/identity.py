@@ -19,7 +19,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from tollgate.config import Settings
+from tollgate.config.settings import Settings
 
 DEV_ISSUER = "tollgate-dev"
 DEV_AUDIENCE = "tollgate"

@@ -41,9 +41,9 @@ class ItemOut(BaseModel):
                         401: {}, 422: {}})
 async def post_item(body: ItemIn, svc: Svc, who: Who) -> JSONResponse:
     """Save a page; tagging runs later and never holds the save up."""
-    from adapters.postgres_tagging import TaggingStore
+    from adapters.postgres.tagging import TaggingStore
     from contracts.tagging import ItemCapture
-    from tollgate.items import save_item, temporal_starter
+    from tollgate.intake.items import save_item, temporal_starter
 
     try:
         capture = ItemCapture(user_id=who.reviewer, url=body.url, title=body.title,

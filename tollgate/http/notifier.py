@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import structlog
 
-from adapters.notify_channels import LocalSink, NoticeChannel, NoticeNotSent, NoticeUnknown
-from adapters.postgres_notices import DueNotice, NoticeStore
+from adapters.notify.channels import LocalSink, NoticeChannel, NoticeNotSent, NoticeUnknown
+from adapters.postgres.notices import DueNotice, NoticeStore
 
 log = structlog.get_logger("tollgate.notify")
 _SAYS = {"opened": "review waiting", "sla": "review past its SLA", "expired": "review expired "
@@ -73,7 +73,7 @@ def load_channels(path: Path, client: httpx.AsyncClient) -> dict[str, NoticeChan
 
 
 def _channel(tenant: str, spec: object, client: httpx.AsyncClient) -> NoticeChannel:
-    from adapters.notify_channels import SlackWebhook, SmtpEmail
+    from adapters.notify.channels import SlackWebhook, SmtpEmail
 
     spec = spec if isinstance(spec, dict) else {}
     url, mail = spec.get("slack_webhook"), spec.get("email")

@@ -1,6 +1,6 @@
 """The outbox relay: unsent rows into Temporal, oldest first, at a bounded rate.
 
-Each row goes through ``tollgate.intake.submit`` (update-with-start on the same workflow id a
+Each row goes through ``tollgate.intake.submit.submit`` (update-with-start on the same workflow id a
 producer using the CLI would get), so a row sent twice (a crash between start and mark) is
 answered as a duplicate by Temporal and never makes a second workflow. While Temporal is
 unreachable the row stays unsent and the relay backs off; afterwards it drains the backlog in
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import structlog
 
-from adapters.postgres_outbox import OutboxStore
-from tollgate import intake
+from adapters.postgres.outbox import OutboxStore
 from tollgate.http.deps import TemporalLink
+from tollgate.intake import submit as intake
 
 log = structlog.get_logger("tollgate.relay")
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from fastapi import HTTPException
 from pydantic import BaseModel, Field
 
-from adapters.postgres_store import PostgresStore
+from adapters.postgres.store import PostgresStore
 from contracts import ReviewAck, ReviewDecision, ReviewTicket
 from contracts.base import ID_PATTERN
 from tollgate.http.deps import Services

@@ -1,0 +1,1 @@
+"""Message brokers that feed the intake."""

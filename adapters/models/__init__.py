@@ -1,0 +1,2 @@
+"""The model ports' implementations: OpenAI, Anthropic, the offline drafter and tagger, and
+the tolerant parsing of what models return."""

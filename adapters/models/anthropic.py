@@ -1,0 +1,112 @@
+"""Anthropic messages behind the ``DraftProvider`` port.
+
+The contract's JSON schema goes in as structured output (``output_config.format``), not as a
+tool: we offer the model no tools at all, so any ``tool_use`` block in the answer is the model
+trying to act and raises ``ToolCallInOutput``. ``stop_reason == "refusal"`` raises
+``ModelRefused``; ``"max_tokens"`` raises ``UnreadableOutput("truncated_output")``.
+
+Built with ``max_retries=0`` (Temporal owns retries) and an explicit key and base URL, so the
+SDK never falls back to the process environment on its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import anthropic
+
+from adapters.http.common import retry_after
+from adapters.models.draft_parsing import (
+    PROVIDER_RETRY_AFTER,
+    ModelRefused,
+    ToolCallInOutput,
+    UnreadableOutput,
+    parse_draft,
+)
+from adapters.ports import ModelAnswer
+from contracts import DraftPrompt
+from contracts.errors import RateLimited, RejectedError, RetryableError
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+_TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
+
+
+class AnthropicDraftProvider:
+    """Drafts through ``/v1/messages``.
+
+    Args:
+        json_mode: ``json_schema`` (structured output, the default) or ``prompt`` (for gateways
+            and models without structured outputs; the tolerant parser reads the text).
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        model: str,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        json_mode: Literal["json_schema", "prompt"] = "json_schema",
+        max_tokens: int = 800,
+    ) -> None:
+        self.model = model
+        self._json_mode = json_mode
+        self._max_tokens = max_tokens
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url or ANTHROPIC_BASE_URL,
+            timeout=timeout,
+            max_retries=0,
+        )
+
+    async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self._max_tokens,
+            "system": prompt.system,
+            "messages": [{"role": "user", "content": prompt.user}],
+        }
+        if self._json_mode == "json_schema":
+            kwargs["output_config"] = {
+                "format": {"type": "json_schema", "schema": prompt.json_schema}
+            }
+        try:
+            response = await self._client.messages.with_raw_response.create(**kwargs)
+        except anthropic.APIError as exc:
+            raise _classify(exc) from None
+        body = await response.text()
+        try:
+            message = await response.parse()
+            blocks = list(message.content)
+            raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
+            tools = [str(getattr(b, "name", "?")) for b in blocks if b.type in _TOOL_BLOCKS]
+            stop, model = message.stop_reason, message.model or self.model
+        except (ValueError, AttributeError, TypeError):
+            # A 200 whose body is not a message (a gateway's HTML page, a bare object).
+            raise UnreadableOutput("unreadable_output", raw=body) from None
+        if tools:
+            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(tools))
+        if stop == "refusal":
+            raise ModelRefused(raw=raw)
+        if stop == "max_tokens":
+            raise UnreadableOutput("truncated_output", raw=raw)
+        return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model)
+
+def _classify(exc: anthropic.APIError) -> Exception:
+    if isinstance(exc, anthropic.APITimeoutError):
+        return RetryableError("provider_timeout")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return RetryableError("provider_unreachable")
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        if status == 429:
+            delay = retry_after(exc.response.headers, default=PROVIDER_RETRY_AFTER)
+            return RateLimited("provider_429", retry_after=delay)
+        if status >= 500 or status in (408, 409):  # 529 "overloaded" included
+            return RetryableError(f"provider_{status}")
+        # 400/401/403/404: a bad request, key or model; repeating cannot help, and the event
+        # itself is fine -> rejected (final), not invalid (which would quarantine it).
+        return RejectedError(f"provider_{status}")
+    return UnreadableOutput("unreadable_output")

@@ -1,0 +1,287 @@
+"""Tolerant parsing, strict meaning: whatever a model or gateway returned -> a ``Draft`` or a
+classified exception. "The model said nothing" and "we could not read what it said" are never
+the same outcome.
+
+Shapes read: the object itself; the object under a wrapper key (``draft``, ``result``,
+``output``, ``data``, ...) or a one-key wrapper, also when double-encoded as a JSON string; a
+one-element array around it; JSON inside a ```json fence or surrounded by prose; camelCase keys.
+``parse_list_answer`` reads list domains (tags): a bare array of strings, objects with a label,
+or labels plus a separate confidence array.
+
+    RetryableError
+    └── UnreadableOutput   empty_output | truncated_output | unreadable_output  (retried; on the
+                           last attempt the activity hands the raw text to a reviewer)
+    RejectedError
+    └── ModelRefused       model_refused: readable, but an answer that is not a draft. Not
+                           retried: the same prompt gets the same refusal; a person should look.
+    SecurityIncident
+    └── ToolCallInOutput   tool_call: the model tried to act instead of propose
+    InvalidInput
+    └── DraftSchemaError   schema_invalid: readable JSON that breaks the contract (extra fields,
+                           wrong types); ``findings`` say where
+
+Every exception keeps the raw text on ``.raw`` (never in its message) for the redacted excerpt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from contracts import Draft
+from contracts.errors import InvalidInput, RejectedError, RetryableError, SecurityIncident
+
+
+class UnreadableOutput(RetryableError):
+    def __init__(self, code: str, *, raw: str = "") -> None:
+        self.raw = raw
+        super().__init__(code)
+
+
+class ModelRefused(RejectedError):
+    def __init__(self, code: str = "model_refused", *, raw: str = "") -> None:
+        self.raw = raw
+        super().__init__(code)
+
+
+class ToolCallInOutput(SecurityIncident):
+    def __init__(self, code: str = "tool_call", *, raw: str = "") -> None:
+        self.raw = raw
+        super().__init__(code)
+
+
+class DraftSchemaError(InvalidInput):
+    def __init__(self, findings: list[str], *, raw: str = "") -> None:
+        self.raw = raw
+        self.findings = findings
+        super().__init__("schema_invalid")
+
+
+_WRAPPERS = ("draft", "result", "output", "data", "response", "answer", "content", "json")
+_TOOL_KEYS = frozenset({"tool_calls", "tool_call", "function_call", "tool_use", "tool", "function"})
+_TOOL_TYPES = frozenset({"tool_use", "tool_call", "function", "function_call"})
+_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_REFUSAL = re.compile(
+    r"^\W*(?:i'?m sorry|sorry,|i (?:can(?:no|')t|am unable|won'?t)|as an ai|"
+    r"i must decline|unfortunately,? i)",
+    re.IGNORECASE,
+)
+_JSON_START = re.compile(r'[{\[]\s*(?:["{\[\]}]|\Z)')
+_SAFE_KEY = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
+_MAX_DEPTH = 4
+_MAX_OPENERS = 40  # bounds the work a long answer full of braces can cost
+
+
+def parse_draft(raw: str) -> Draft:
+    """Read one draft out of a model's answer text.
+
+    Raises:
+        UnreadableOutput: empty body, truncated JSON, or nothing that looks like a draft.
+        ModelRefused: a refusal in prose or a ``refusal`` field.
+        ToolCallInOutput: a tool/function call where the draft should be.
+        DraftSchemaError: a draft object that breaks the contract.
+    """
+    for value in _json_values(raw):
+        found = _find_draft(value, raw, 0)
+        if found is not None:
+            break
+    else:
+        raise UnreadableOutput("unreadable_output", raw=raw)
+    try:
+        return Draft.model_validate(_normalise(found))
+    except ValidationError as exc:
+        raise DraftSchemaError(_findings(exc), raw=raw) from None
+
+
+def _json_values(raw: str) -> Iterator[Any]:
+    """Every JSON value in ``raw``, in order: the whole text, else fenced blocks, else values
+    inside prose. Raises when there is none: empty, truncated, a refusal, or unreadable."""
+    text = raw.strip()
+    if not text:
+        raise UnreadableOutput("empty_output", raw=raw)
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        pass
+    else:
+        yield whole
+        return
+    found, truncated, resume = 0, False, 0
+    for block in _FENCE.findall(text):
+        try:
+            value = json.loads(block)
+        except ValueError:
+            continue
+        found += 1
+        yield value
+    for start in [m.start() for m in re.finditer(r"[{\[]", text)][:_MAX_OPENERS]:
+        if start < resume:
+            continue  # inside a value already read
+        end = _balanced_end(text, start)
+        if end is None:
+            if _JSON_START.match(text, start):
+                truncated = True  # JSON that stops mid-way; later openers sit inside it
+                break
+            continue  # a stray bracket in prose
+        try:
+            value = json.loads(text[start:end])
+        except ValueError:
+            continue
+        found, resume = found + 1, end
+        yield value
+    if found:
+        return
+    if truncated:
+        raise UnreadableOutput("truncated_output", raw=raw)
+    if _REFUSAL.search(text):
+        raise ModelRefused(raw=raw)
+    raise UnreadableOutput("unreadable_output", raw=raw)
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    """Index after the bracket closing ``text[start]``, string-aware; None if it never closes."""
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        char = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def _find_draft(value: Any, raw: str, depth: int) -> dict[str, Any] | None:
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(value, str):
+        try:
+            return _find_draft(json.loads(value), raw, depth + 1)
+        except ValueError:
+            return None
+    if isinstance(value, list):
+        return _find_draft(value[0], raw, depth + 1) if len(value) == 1 else None
+    if not isinstance(value, dict):
+        return None
+    keys = {_snake(str(k)) for k in value}
+    kind = value.get("type")
+    if keys & _TOOL_KEYS or (isinstance(kind, str) and kind in _TOOL_TYPES):
+        raise ToolCallInOutput(raw=raw)
+    if "message" in keys:
+        return value
+    refusal = value.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        raise ModelRefused(raw=raw)
+    inner = [value[k] for k in value if _snake(str(k)) in _WRAPPERS]
+    if not inner and len(value) == 1:
+        inner = list(value.values())
+    for candidate in inner:
+        found = _find_draft(candidate, raw, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _normalise(obj: dict[str, Any]) -> dict[str, Any]:
+    """camelCase -> snake_case; null lists and reason -> empty; a lone ref -> a list. A confidence
+    that is not a number in [0, 1] is recorded as unknown: it changes no state, so it is not
+    worth failing a draft over."""
+    out = {_snake(str(k)): v for k, v in obj.items()}
+    for key in ("source_refs", "unknowns"):
+        if out.get(key, []) is None:
+            out[key] = []
+        elif isinstance(out.get(key), str):
+            out[key] = [out[key]]
+    if out.get("reason", "") is None:
+        out["reason"] = ""
+    conf = out.get("confidence")
+    if conf is not None:
+        try:
+            number = float(conf)
+        except (TypeError, ValueError):
+            number = -1.0
+        out["confidence"] = number if 0.0 <= number <= 1.0 else None
+    return out
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def _findings(exc: ValidationError) -> list[str]:
+    findings = []
+    for error in exc.errors():
+        # Field names come from the model: keep only ones that look like identifiers.
+        loc = ".".join(
+            str(p) if isinstance(p, int) or _SAFE_KEY.match(p) else "_" for p in error["loc"][:2]
+        )
+        findings.append(f"schema_invalid:{loc or '_'}:{error['type']}")
+    return sorted(set(findings))
+
+
+# --- list domains (tags, labels) -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListAnswer:
+    """Labels in the model's order, each with its confidence (None when the model gave none)."""
+
+    items: list[str]
+    confidences: list[float | None]
+
+
+_LIST_KEYS = ("tags", "labels", "items", "categories")
+_CONF_KEYS = ("confidence", "confidences", "scores")
+
+
+def parse_list_answer(raw: str) -> ListAnswer:
+    """Read a list answer. A readable empty list is a valid result; ``{}`` is not.
+
+    Raises:
+        UnreadableOutput: nothing list-shaped, or labels and confidences of different lengths.
+    """
+    value = next(_json_values(raw))
+    confs: Any = None
+    if isinstance(value, dict):
+        confs = next((value[k] for k in _CONF_KEYS if isinstance(value.get(k), list)), None)
+        value = next((value[k] for k in _LIST_KEYS if isinstance(value.get(k), list)), None)
+    elif isinstance(value, list) and len(value) == 2 and all(isinstance(v, list) for v in value):
+        value, confs = value  # [[labels], [confidences]]
+    if not isinstance(value, list):
+        raise UnreadableOutput("unreadable_output", raw=raw)
+    items: list[str] = []
+    found: list[float | None] = []
+    for entry in value:
+        label, conf = entry, None
+        if isinstance(entry, dict):
+            label = next((entry[k] for k in ("tag", "label", "name") if k in entry), None)
+            conf = entry.get("confidence")
+        if not isinstance(label, str):
+            raise UnreadableOutput("unreadable_output", raw=raw)
+        items.append(label)
+        found.append(float(conf) if isinstance(conf, int | float) else None)
+    if confs is not None:
+        if len(confs) != len(items) or not all(isinstance(c, int | float) for c in confs):
+            raise UnreadableOutput("unreadable_output", raw=raw)
+        found = [float(c) for c in confs]
+    return ListAnswer(items=items, confidences=found)
+
+
+#: When a provider's 429 names no delay. Long enough not to hammer a limited key, short enough
+#: for review. (The header itself is read by ``adapters.http.common.retry_after``.)
+PROVIDER_RETRY_AFTER = 5.0

@@ -1,0 +1,149 @@
+"""OpenAI chat completions behind the ``DraftProvider`` port, plus the OpenAI-compatible mode
+(Gemini's OpenAI endpoint, vLLM, Ollama, gateways) that speaks the same wire format.
+
+The client is built with ``max_retries=0``: Temporal owns retries, so every attempt is visible
+in history. Errors become taxonomy exceptions raised ``from None`` with status codes only; SDK
+messages can quote the request or response body, which may hold customer data.
+
+Outcomes beyond a draft: a tool or function call raises ``ToolCallInOutput`` (we send no tools,
+so any call is the model trying to act); ``message.refusal`` or a content-filter stop raises
+``ModelRefused``; ``finish_reason == "length"`` raises ``UnreadableOutput("truncated_output")``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import openai
+
+from adapters.http.common import retry_after
+from adapters.models.draft_parsing import (
+    PROVIDER_RETRY_AFTER,
+    ModelRefused,
+    ToolCallInOutput,
+    UnreadableOutput,
+    parse_draft,
+)
+from adapters.ports import ModelAnswer
+from contracts import DraftPrompt
+from contracts.errors import RateLimited, RejectedError, RetryableError
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+JsonMode = Literal["json_schema", "json_object", "prompt"]
+
+
+class OpenAIDraftProvider:
+    """Drafts through ``/chat/completions``.
+
+    Args:
+        compatible: True for a non-OpenAI endpoint; sends ``max_tokens`` (widely supported)
+            instead of ``max_completion_tokens`` and reports itself as ``openai-compatible``.
+        json_mode: ``json_schema`` (strict structured output, the default), ``json_object``
+            (plain JSON mode for endpoints without schema support) or ``prompt`` (nothing but
+            the prompt; the tolerant parser does the rest).
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        model: str,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        compatible: bool = False,
+        json_mode: JsonMode = "json_schema",
+        max_tokens: int = 800,
+    ) -> None:
+        self.name = "openai-compatible" if compatible else "openai"
+        self.model = model
+        self._compatible = compatible
+        self._json_mode = json_mode
+        self._max_tokens = max_tokens
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url or OPENAI_BASE_URL,
+            timeout=timeout,
+            max_retries=0,
+        )
+
+    async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": prompt.system},
+                {"role": "user", "content": prompt.user},
+            ],
+        }
+        kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = self._max_tokens
+        if self._json_mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "draft", "strict": True, "schema": prompt.json_schema},
+            }
+        elif self._json_mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        try:
+            response = await self._client.chat.completions.with_raw_response.create(**kwargs)
+        except openai.APIError as exc:
+            raise _classify(exc) from None
+        body = response.text
+        try:
+            completion = response.parse()
+            choice = completion.choices[0] if completion.choices else None
+            message = choice.message if choice else None
+            raw = _text(message.content) if message else ""
+            calls = _call_names(message) if message else []
+            refusal = message.refusal if message else None
+            finish = choice.finish_reason if choice else None
+            model = completion.model or self.model
+        except (ValueError, AttributeError, TypeError):
+            # A 200 whose body is not a chat completion (a gateway's HTML page, a bare object).
+            raise UnreadableOutput("unreadable_output", raw=body) from None
+        if calls:
+            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(calls))
+        if refusal or finish == "content_filter":
+            raise ModelRefused(raw=refusal or raw)
+        if finish == "length":
+            raise UnreadableOutput("truncated_output", raw=raw)
+        if choice is None:  # no choices at all: empty if the list was there, else unreadable
+            code = "empty_output" if completion.choices == [] else "unreadable_output"
+            raise UnreadableOutput(code, raw=body)
+        return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model)
+
+def _text(content: Any) -> str:
+    """Message content as text: a string, a list of parts (some gateways) or an object."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _call_names(message: Any) -> list[str]:
+    """Which tools the model tried to call, for the reviewer; arguments may hold anything."""
+    names = [getattr(getattr(c, "function", None), "name", "?") for c in message.tool_calls or []]
+    if message.function_call:
+        names.append(getattr(message.function_call, "name", "?"))
+    return [str(n) for n in names]
+
+
+def _classify(exc: openai.APIError) -> Exception:
+    if isinstance(exc, openai.APITimeoutError):
+        return RetryableError("provider_timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        return RetryableError("provider_unreachable")
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status == 429:
+            delay = retry_after(exc.response.headers, default=PROVIDER_RETRY_AFTER)
+            return RateLimited("provider_429", retry_after=delay)
+        if status >= 500 or status in (408, 409):
+            return RetryableError(f"provider_{status}")
+        # 400 (our request or schema), 401/403 (key), 404 (model): repeating cannot help, and it
+        # is the provider refusing us, not the event being invalid -> rejected, not quarantined.
+        return RejectedError(f"provider_{status}")
+    # Malformed response bodies and anything else the SDK could not make sense of.
+    return UnreadableOutput("unreadable_output")

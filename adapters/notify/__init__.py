@@ -1,0 +1,1 @@
+"""Where reviewer notices go: the channels a notice can be delivered through."""

@@ -1,0 +1,96 @@
+"""What the send step reads before it sends, in one round trip (issue 16).
+
+``execute_action`` used to ask four questions one statement each: is a kill switch row in the
+way, is the approval on record, is there a receipt for the key already, which rollout mode
+covers (tenant, adapter). None of the answers needs a lock to be read, so one statement reads
+them all; whatever must change a row (a canary switch counting down, a canary rollout slot)
+still goes through its store's own locked transaction (``OpsStore.pass_switch``,
+``RolloutStore.decide_row``), and only when this read found such a row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+
+from adapters.postgres.receipts import INSERT_RECEIPT_SQL, RECEIPT_COLUMNS, receipt_args
+from adapters.postgres.rollout import COVERING_SQL
+from adapters.postgres.steps import TRANSITION_SQL, step_args
+from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
+
+#: $1 tenant, $2 adapter (as in ``COVERING_SQL``), $3 workflow id, $4 draft version, $5 action
+#: key. The switch test is ``OpsStore.pass_switch``'s fast path, the approval test
+#: ``has_approval``'s, the receipt ``ReceiptStore.get``'s row, the rollout row ``RolloutStore``'s.
+SEND_READS_SQL = f"""
+SELECT
+  EXISTS (SELECT 1 FROM kill_switches WHERE adapter IN ($2, '*') AND tenant_id IN ($1, '*')
+          AND (closed OR canary_remaining IS NOT NULL)) AS switch_row,
+  EXISTS (SELECT 1 FROM review_decisions WHERE workflow_id = $3 AND draft_version = $4
+          AND decision = 'approve' AND accepted) AS approved,
+  (SELECT to_jsonb(r) FROM (SELECT {RECEIPT_COLUMNS} FROM receipts
+                            WHERE action_key = $5) r) AS receipt,
+  (SELECT to_jsonb(m) FROM ({COVERING_SQL}) m) AS rollout
+"""
+
+
+@dataclass(frozen=True)
+class SendReads:
+    #: A kill switch row covers the pair and is closed or counting a canary.
+    switch_row: bool
+    #: An accepted approval of this draft version is on record.
+    approved: bool
+    #: The receipt already held for the action key, if any.
+    receipt: Receipt | None
+    #: The covering rollout row (``RolloutStore.decide_row``'s input), if any.
+    rollout: dict[str, Any] | None
+
+
+async def read_before_send(pool: asyncpg.Pool, *, tenant_id: str, adapter: str,
+                           workflow_id: str, draft_version: int, action_key: str) -> SendReads:
+    row = await pool.fetchrow(SEND_READS_SQL, tenant_id, adapter, workflow_id, draft_version,
+                              action_key)
+    assert row is not None  # no FROM: always one row
+    return SendReads(
+        switch_row=bool(row["switch_row"]),
+        approved=bool(row["approved"]),
+        receipt=Receipt.model_validate_json(row["receipt"]) if row["receipt"] else None,
+        rollout=json.loads(row["rollout"]) if row["rollout"] else None,
+    )
+
+
+_T_CTE = """WITH t AS (
+    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
+        AS t(seq, from_state, to_state, actor, reason)
+)"""
+_WRITTEN = ("SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr)\n"
+            "    + 0 * (SELECT count(*) FROM chained) AS written")
+assert TRANSITION_SQL.count(_T_CTE) == 1 and TRANSITION_SQL.count(_WRITTEN) == 1
+#: ``TRANSITION_SQL`` ($1-$14) behind ``INSERT_RECEIPT_SQL`` (moved to $15-$26): the steps run
+#: only when this statement inserted the receipt. The receipt's audit entry is queued before
+#: the transition's, the order the two statements wrote them in.
+OPEN_AND_RECORD_SQL = TRANSITION_SQL.replace(_T_CTE, f"""WITH rc AS (
+    {re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}", INSERT_RECEIPT_SQL)}
+    RETURNING {RECEIPT_COLUMNS}
+), t AS (
+    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
+        AS t(seq, from_state, to_state, actor, reason)
+    WHERE EXISTS (SELECT 1 FROM rc)
+)""").replace(_WRITTEN, "SELECT (SELECT to_jsonb(rc) FROM rc) AS receipt,"
+                        + _WRITTEN.removeprefix("SELECT"))
+
+
+async def open_and_record(pool: asyncpg.Pool, request: ActionRequest, fingerprint: str, *,
+                          mode: str | None, step: StepRecord) -> Receipt | None:
+    """Open a PENDING receipt and record ``step`` in one round trip. None when the key was
+    already held (a concurrent attempt opened it): then nothing was written, and the caller
+    reads that receipt and records the step itself."""
+    row = await pool.fetchrow(
+        OPEN_AND_RECORD_SQL, *step_args(step),
+        *receipt_args(request, fingerprint, mode=mode, status=ReceiptStatus.PENDING,
+                      reason_code=None))
+    assert row is not None
+    return Receipt.model_validate_json(row["receipt"]) if row["receipt"] else None

@@ -1,0 +1,168 @@
+"""Kill switches and dead letters in PostgreSQL: what operators steer with.
+
+Both work with PostgreSQL alone, so `tollgate ops` can close a switch while Temporal is down.
+Every operator change also writes an audit row in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+#: A switch row covers (adapter, tenant) when each column equals the value or is '*'.
+_COVERING = "adapter IN ($1, '*') AND tenant_id IN ($2, '*')"
+
+
+async def _audit(conn: PoolConnectionProxy, actor: str, action: str, target: str,
+                 detail: dict[str, Any]) -> None:
+    await conn.execute(
+        "INSERT INTO audit (actor, action, target, detail) VALUES ($1,$2,$3,$4::jsonb)",
+        actor, action, target, json.dumps(detail),
+    )
+
+
+class OpsStore:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    # --- kill switches --------------------------------------------------------------------
+
+    async def pass_switch(self, adapter: str, tenant_id: str, *,
+                          row_seen: bool = False) -> str | None:
+        """Ask to let one action through. Returns why not (a closed switch) or None.
+
+        A canary switch lets its remaining count through, one per call, and closes itself when
+        the count is used up, until an operator confirms. ``row_seen``: the caller's own read
+        (``adapters.postgres.execute``) already found a closed or counting row, so skip the
+        fast path's read and go straight to the locked transaction.
+        """
+        # The common case, no switch row at all, costs one read and no transaction.
+        if not row_seen and not await self.pool.fetchval(
+            f"SELECT EXISTS (SELECT 1 FROM kill_switches WHERE {_COVERING}"
+            " AND (closed OR canary_remaining IS NOT NULL))", adapter, tenant_id,
+        ):
+            return None
+        async with self.pool.acquire() as conn, conn.transaction():
+            rows = await conn.fetch(
+                f"SELECT adapter, tenant_id, closed, reason, canary_remaining FROM kill_switches"
+                f" WHERE {_COVERING} FOR UPDATE", adapter, tenant_id,
+            )
+            closed = [r for r in rows if r["closed"]]
+            if closed:
+                return str(closed[0]["reason"])
+            for row in rows:
+                left = row["canary_remaining"]
+                if left is None:
+                    continue
+                await conn.execute(
+                    "UPDATE kill_switches SET canary_remaining = $3, closed = $4,"
+                    " reason = CASE WHEN $4 THEN $5 ELSE reason END, changed_at = now()"
+                    " WHERE adapter = $1 AND tenant_id = $2",
+                    row["adapter"], row["tenant_id"], left - 1, left - 1 <= 0,
+                    "canary passed; waiting for an operator to confirm the reopening",
+                )
+        return None
+
+    async def set_switch(self, *, adapter: str, tenant_id: str, closed: bool, reason: str,
+                         actor: str, canary: int | None = None) -> None:
+        """Close, reopen, or reopen as a canary of ``canary`` actions."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO kill_switches (adapter, tenant_id, closed, reason, changed_by,"
+                " canary_remaining) VALUES ($1,$2,$3,$4,$5,$6)"
+                " ON CONFLICT (adapter, tenant_id) DO UPDATE SET closed = $3, reason = $4,"
+                " changed_by = $5, canary_remaining = $6, changed_at = now()",
+                adapter, tenant_id, closed, reason, actor, canary,
+            )
+            action = "kill" if closed else ("reopen_canary" if canary else "reopen")
+            await _audit(conn, actor, action, f"{adapter}/{tenant_id}",
+                         {"reason": reason, "canary": canary})
+
+    async def switches(self) -> list[dict[str, Any]]:
+        rows = await self.pool.fetch("SELECT * FROM kill_switches ORDER BY adapter, tenant_id")
+        return [dict(r) for r in rows]
+
+    # --- dead letters ---------------------------------------------------------------------
+
+    async def dead_letter(
+        self,
+        *,
+        workflow_id: str,
+        error_class: str,
+        error_code: str,
+        state: str,
+        owner: str,
+        replay_plan: str,
+        redacted_payload: dict[str, Any] | None,
+        tenant_id: str | None,
+        event_id: str | None,
+        correlation_id: str | None,
+        action_key: str | None = None,
+        replay_input: dict[str, Any] | None = None,
+    ) -> None:
+        await self.pool.execute(
+            "INSERT INTO dead_letters (workflow_id, tenant_id, event_id, correlation_id,"
+            " error_class, error_code, state, owner, replay_plan, redacted_payload, action_key,"
+            " replay_input) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10::jsonb,$11,$12::jsonb)"
+            " ON CONFLICT (workflow_id, error_code) DO NOTHING",
+            workflow_id, tenant_id, event_id, correlation_id, error_class, error_code, state,
+            owner, replay_plan, json.dumps(redacted_payload) if redacted_payload else None,
+            action_key, json.dumps(replay_input) if replay_input else None,
+        )
+
+    async def dead_letters(self, status: str | None = None) -> list[dict[str, Any]]:
+        rows = await self.pool.fetch(
+            "SELECT id, workflow_id, tenant_id, event_id, correlation_id, error_class,"
+            " error_code, state, owner, status, approvals, replays, created_at FROM dead_letters"
+            " WHERE ($1::text IS NULL OR status = $1) ORDER BY id", status,
+        )
+        return [dict(r) for r in rows]
+
+    async def dead_letter_row(self, dl_id: int) -> dict[str, Any] | None:
+        row = await self.pool.fetchrow("SELECT * FROM dead_letters WHERE id = $1", dl_id)
+        return dict(row) if row else None
+
+    async def approve_dead_letter(self, dl_id: int, *, actor: str, reason: str) -> bool:
+        """Allow one more replay. False when there is no such open or approved dead letter."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            done = await conn.fetchval(
+                "UPDATE dead_letters SET status = 'APPROVED', approvals = approvals + 1,"
+                " approved_by = $2, updated_at = now()"
+                " WHERE id = $1 AND status IN ('OPEN', 'APPROVED', 'REPLAYED') RETURNING id",
+                dl_id, actor,
+            )
+            if done is not None:
+                await _audit(conn, actor, "dlq_approve", f"dead_letter/{dl_id}",
+                             {"reason": reason})
+        return done is not None
+
+    async def claim_replay(self, dl_id: int, *, actor: str) -> int | None:
+        """Use one approval: returns the replay number, or None when no approval is unused."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            number = await conn.fetchval(
+                "UPDATE dead_letters SET replays = replays + 1, status = 'REPLAYED',"
+                " updated_at = now() WHERE id = $1 AND replays < approvals RETURNING replays",
+                dl_id,
+            )
+            if number is not None:
+                await _audit(conn, actor, "dlq_replay", f"dead_letter/{dl_id}",
+                             {"replay": number})
+        return int(number) if number is not None else None
+
+    async def record_replay_result(self, dl_id: int, *, actor: str, replay: int,
+                                   result: str) -> None:
+        """How replay ``replay`` of a dead letter ended (the reconciler's status), for the
+        ``tollgate_dlq_replays_total`` metric and the audit trail."""
+        async with self.pool.acquire() as conn:
+            await _audit(conn, actor, "dlq_replay_result", f"dead_letter/{dl_id}",
+                         {"replay": replay, "result": result})
+
+    async def close_dead_letter(self, dl_id: int, *, actor: str, reason: str) -> None:
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "UPDATE dead_letters SET status = 'CLOSED', updated_at = now() WHERE id = $1",
+                dl_id)
+            await _audit(conn, actor, "dlq_close", f"dead_letter/{dl_id}", {"reason": reason})

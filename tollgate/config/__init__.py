@@ -1,0 +1,1 @@
+"""The settings tree: every environment variable Tollgate reads, parsed and validated here."""

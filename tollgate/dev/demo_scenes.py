@@ -1,0 +1,111 @@
+"""The demo's scenes for the other two seeds (docs/tagging.md, docs/fan-out.md), run beside the
+care reminder on the same stack and worker.
+
+Tagging: a user with the tags "UI design" and "JavaScript" saves a page about "Thiết kế UI" with
+Figma and JavaScript; the offline model proposes "Thiết kế UI", "Figma", "JavaScripts": one
+exact merge, one trigram merge, one new tag. The user removes Figma; the same tag write arriving
+again (as after a worker crash) does not bring it back. Saving the URL again returns the item.
+
+Fan-out: one ORDER_PLACED to inventory, notification and analytics with analytics down: two
+delivered, analytics in its own dead letter; publishing it again is a duplicate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+
+import asyncpg
+from temporalio.client import Client
+
+from adapters.postgres.fanout import FanOutStore
+from adapters.postgres.tagging import TaggingStore
+from contracts.fanout import BusinessEvent, FanOutResult
+from contracts.tagging import ApplyTagsRequest, ItemCapture, NormalisedTag, TagItemResult
+from policies.tagging import TRIGRAM_MERGE, tag_key
+from tollgate.intake.items import save_item, temporal_starter
+from tollgate.intake.publish import publish_event
+from workflows.fan_out import fan_out_id
+from workflows.tag_item import tag_workflow_id
+
+#: The demo worker runs with this consumer down (TOLLGATE_CONSUMERS_DOWN).
+DOWN_CONSUMER = "analytics"
+
+
+async def tagging_scene(client: Client, pool: asyncpg.Pool, task_queue: str) -> list[str]:
+    store, user = TaggingStore(pool), "demo-reader"
+    for name in ("UI design", "JavaScript"):
+        await store.add_user_tag(user, tag_key(name), name)
+    capture = ItemCapture(user_id=user, url="https://example.com/thiet-ke-ui",
+                          title="Thiết kế UI với Figma cho người viết JavaScript")
+    saved = await save_item(store, temporal_starter(client, task_queue), capture)
+    result: TagItemResult = await client.get_workflow_handle(
+        tag_workflow_id(saved.item_id, 1), result_type=TagItemResult).result()
+    print(f"\n  tagging: item {saved.item_id} saved ({saved.job_state.value} at once), job "
+          f"{result.state.value}")
+    for t in result.tags:
+        print(f"    {t.how:8} {t.name}")
+    await store.remove_tag(user, saved.item_id, "Figma")
+    again = ApplyTagsRequest(item_id=saved.item_id, attempt=1, tags=[
+        NormalisedTag(key=t.key, name=t.name, confidence=0.8) for t in result.tags])
+    await store.apply_tags(again, TRIGRAM_MERGE)
+    final = await store.item_tags(saved.item_id)
+    resaved = await save_item(store, temporal_starter(client, task_queue), capture)
+    print(f"    after removing Figma and a repeated write: {', '.join(final)}")
+    problems = []
+    if sorted((t.how, t.name) for t in result.tags) != [
+            ("exact", "UI design"), ("new", "Figma"), ("similar", "JavaScript")]:
+        problems.append(f"tagging: {[(t.how, t.name) for t in result.tags]}")
+    if final != ["JavaScript", "UI design"]:
+        problems.append(f"tagging: tags after removal {final}")
+    if resaved.created or resaved.item_id != saved.item_id:
+        problems.append("tagging: saving the same URL again made a new item")
+    return problems
+
+
+async def fan_out_scene(client: Client, pool: asyncpg.Pool, task_queue: str) -> list[str]:
+    event = BusinessEvent(
+        event_id="order-demo-1001", event_type="ORDER_PLACED", schema_version=1,
+        tenant_id="shop", occurred_at=datetime.now(UTC),
+        payload={"order_id": "O-1001", "customer_id": "C-1001", "total_cents": 4590,
+                 "lines": [{"sku": "SKU-CAT-FOOD", "quantity": 2}]})
+    first = await publish_event(client, task_queue, event)
+    result: FanOutResult = await client.get_workflow_handle(
+        fan_out_id(event.event_id), result_type=FanOutResult).result()
+    second = await publish_event(client, task_queue, event)
+    letters = await FanOutStore(pool).dead_letters(event.event_id)
+    print(f"\n  fan-out: {event.event_id} {first}, again {second}")
+    for r in result.results:
+        print(f"    {r.consumer:13} {r.status:14} {r.error or ''}".rstrip())
+    statuses = {r.consumer: r.status for r in result.results}
+    want = {"inventory": "delivered", "notification": "delivered",
+            DOWN_CONSUMER: "dead_lettered"}
+    problems = []
+    if statuses != want:
+        problems.append(f"fan-out: {statuses} (expected {want})")
+    if list(letters) != [DOWN_CONSUMER]:
+        problems.append(f"fan-out: dead letters for {sorted(letters)}")
+    if (first, second) != ("accepted", "duplicate"):
+        problems.append(f"fan-out: publish twice gave {first}, {second}")
+    return problems
+
+
+async def domain_scenes(client: Client, database_url: str, task_queue: str) -> list[str]:
+    """Both scenes side by side (the fan-out waits on the down consumer's retries)."""
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=4)
+    # The down consumer's failed attempts and its dead letter are the point of the scene, and the
+    # scene prints them as outcomes; the SDK's traceback per attempt and the dead letter's
+    # warning line would bury them.
+    quiet = [logging.getLogger(name) for name in ("temporalio.activity", "tollgate.fanout")]
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.ERROR)
+    try:
+        tagging, fan_out = await asyncio.gather(
+            tagging_scene(client, pool, task_queue), fan_out_scene(client, pool, task_queue))
+    finally:
+        for q, level in zip(quiet, levels, strict=True):
+            q.setLevel(level)
+        await pool.close()
+    return tagging + fan_out

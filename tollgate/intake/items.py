@@ -1,0 +1,86 @@
+"""Save an item, then start its tagging: the library behind ``tollgate items save`` and
+``POST /v1/items`` (docs/tagging.md).
+
+Order is the point: validate (``ItemCapture``), commit item + PENDING job in one transaction,
+and only then start ``TagItemWorkflow``, so no worker ever sees an item id that is not
+committed. A failed start never fails the save: the job row has no ``started_at`` yet, and the
+relay (``relay_unstarted``, run by ``relay_loop`` beside the worker) starts it later. The save
+never waits for the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+
+import structlog
+from temporalio.client import Client
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from adapters.postgres.tagging import TaggingStore
+from contracts.tagging import ItemCapture, SavedItem, TagItemRequest
+from workflows.tag_item import TagItemWorkflow, tag_workflow_id
+
+log = structlog.get_logger("tollgate.items")
+
+#: Starts the tagging run ``run`` of an item; raises when the start is not known durable.
+Starter = Callable[[int, int], Awaitable[None]]
+
+RELAY_EVERY_S = 5.0
+
+
+def temporal_starter(client: Client, task_queue: str) -> Starter:
+    """A ``Starter`` on Temporal. An id already started is a durable start, not an error: the
+    relay and the save may race on one job, and the workflow id makes them one run."""
+
+    async def start(item_id: int, run: int) -> None:
+        with contextlib.suppress(WorkflowAlreadyStartedError):
+            await client.start_workflow(
+                TagItemWorkflow.run, TagItemRequest(item_id=item_id, run=run),
+                id=tag_workflow_id(item_id, run), task_queue=task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
+
+    return start
+
+
+async def save_item(store: TaggingStore, start: Starter, capture: ItemCapture) -> SavedItem:
+    """Commit the item and its job, then try to start the tagging once. Saving again the same
+    live URL returns the existing item and starts nothing (a re-save does not re-tag)."""
+    saved = await store.save_item(capture)
+    if not saved.created:
+        return saved
+    started = await _try_start(store, start, saved.item_id, 1)
+    return saved.model_copy(update={"started": started})
+
+
+async def relay_unstarted(store: TaggingStore, start: Starter, limit: int = 100) -> int:
+    """Start every PENDING job whose start is not known durable; returns how many started."""
+    started = 0
+    for item_id, run in await store.unstarted(limit):
+        if not await _try_start(store, start, item_id, run):
+            break  # Temporal is down: the rest would fail the same way; try on the next pass
+        started += 1
+    return started
+
+
+async def relay_loop(store: TaggingStore, start: Starter, every_s: float = RELAY_EVERY_S) -> None:
+    """Run the relay until cancelled (``tollgate dev`` / the worker start it beside the worker)."""
+    while True:
+        try:
+            await relay_unstarted(store, start)
+        except Exception as exc:  # the store itself is down: say so, keep going
+            log.warning("tagging_relay_failed", error=type(exc).__name__)
+        await asyncio.sleep(every_s)
+
+
+async def _try_start(store: TaggingStore, start: Starter, item_id: int, run: int) -> bool:
+    try:
+        await start(item_id, run)
+    except Exception as exc:  # never fail a save for a start; the relay will do it
+        log.warning("tagging_start_deferred", item_id=item_id, run=run,
+                    error=type(exc).__name__)
+        return False
+    await store.mark_started(item_id, run)
+    return True

@@ -1,0 +1,239 @@
+"""The producer's API: hand events to Tollgate and get the intake answer at once.
+
+``submit()`` answers one event: accepted (with its workflow id), duplicate (with the earlier
+outcome), or invalid (with the reason; the event is quarantined, never dropped). Nobody waits
+for a model. ``starter.py`` and ``tollgate submit`` are thin callers of this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
+from contracts.base import EVENT_TYPE_PATTERN, ID_PATTERN
+from contracts.events import MAX_EVENT_CHARS
+from policies.keys import event_workflow_id, payload_fingerprint, quarantine_workflow_id
+from policies.redaction import personal_data_kind
+from tollgate.observability.tracing import submit_span
+from workflows.process_event import ProcessEventWorkflow
+
+_ID = re.compile(ID_PATTERN)
+_EVENT_TYPE = re.compile(EVENT_TYPE_PATTERN)
+#: How long one delivery keeps being offered while the server is busy with the same workflow's
+#: other deliveries, and the first and longest wait between offers (doubling, jittered in full
+#: so a crowd of copies spreads out instead of returning together).
+BUSY_PATIENCE_S = 30.0
+BUSY_BACKOFF_S = 0.05
+BUSY_BACKOFF_MAX_S = 2.0
+_INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUPERSEDED}
+
+
+def workflow_id_for(raw: str) -> str:
+    """``event/{tenant}/{key}`` when the input names both, else a quarantine id of its hash.
+    An oversized event always gets the quarantine id: it is never admitted."""
+    if len(raw) > MAX_EVENT_CHARS:
+        return quarantine_workflow_id(raw)
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return quarantine_workflow_id(raw)
+    if isinstance(data, dict):
+        tenant, key = data.get("tenant_id"), data.get("idempotency_key")
+        named = [v for v in (tenant, key) if isinstance(v, str) and _ID.match(v)]
+        # A key that looks like an e-mail or phone must not reach a workflow id (stored in
+        # clear): such an event goes the quarantine way, whose intake names the reason.
+        if len(named) == 2 and not personal_data_kind(named[1]):
+            return event_workflow_id(*named)
+    return quarantine_workflow_id(raw)
+
+
+def split_events(text: str) -> list[str]:
+    """One event, an array of events, or JSON lines; text that parses as none is one event
+    (it will be quarantined as malformed, not dropped)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        lines = [line for line in text.splitlines() if line.strip()]
+        return lines if len(lines) > 1 else [text]
+    if isinstance(data, list):
+        return [json.dumps(item, ensure_ascii=False) for item in data]
+    return [text]
+
+
+def read_source(path: str, stdin: Callable[[], str] | None = None) -> str:
+    """The text of ``path``, or of standard input for ``-``. Raises ``OSError`` (missing,
+    unreadable) or ``UnicodeDecodeError``; the CLI turns either into one line."""
+    if path == "-":
+        import sys
+
+        return (stdin or sys.stdin.read)()
+    return Path(path).read_text(encoding="utf-8")
+
+
+def intake_request(raw: str) -> IntakeRequest:
+    """The workflow input for ``raw``; an oversized event travels as its length only."""
+    now = datetime.now(UTC)
+    if len(raw) > MAX_EVENT_CHARS:
+        return IntakeRequest(raw="", received_at=now, oversize=len(raw))
+    return IntakeRequest(raw=raw, received_at=now)
+
+
+async def submit(client: Client, raw: str, *, task_queue: str) -> IntakeAck:
+    """Hand one event to Tollgate and return the intake answer (no model is waited for)."""
+    wf_id = workflow_id_for(raw)
+    with submit_span(raw, wf_id):  # the root of the event's trace (a no-op when off)
+        ack = await _deliver(client, raw, wf_id, task_queue)
+    if ack.reason_code == "idempotency_conflict" and ack.workflow_id != quarantine_workflow_id(raw):
+        # Same key, other payload: quarantine this delivery through the ordinary intake path,
+        # whose gate sees the conflict and records it; the first delivery is untouched.
+        ack = await _deliver(client, raw, quarantine_workflow_id(raw), task_queue)
+    return ack
+
+
+#: What the server answers when one workflow gets many deliveries at once: past 10 updates in
+#: flight it turns the rest away (RESOURCE_EXHAUSTED), and doing so can clear the workflow's
+#: update registry, aborting updates it had admitted but not yet handed to the worker
+#: (UNAVAILABLE "workflow update was aborted"). Both say "ask again".
+BUSY_CODES = frozenset({RPCStatusCode.RESOURCE_EXHAUSTED, RPCStatusCode.UNAVAILABLE})
+
+
+#: How many deliveries of one workflow this process offers the server at once; the rest wait
+#: their turn here. The server's own limit is 10 per workflow, and going past it is what clears
+#: the registry above, so one process's crowd of copies stays below it.
+LANE_WIDTH = 4
+_lanes: dict[str, tuple[asyncio.Semaphore, int]] = {}
+
+
+@contextlib.asynccontextmanager
+async def _lane(wf_id: str) -> AsyncIterator[None]:
+    gate, users = _lanes.get(wf_id) or (asyncio.Semaphore(LANE_WIDTH), 0)
+    _lanes[wf_id] = (gate, users + 1)
+    try:
+        async with gate:
+            yield
+    finally:
+        gate, users = _lanes[wf_id]
+        if users == 1:
+            del _lanes[wf_id]
+        else:
+            _lanes[wf_id] = (gate, users - 1)
+
+
+async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str) -> IntakeAck:
+    request = intake_request(raw)
+    async with _lane(wf_id):
+        ack = await _offer(client, request, wf_id, task_queue)
+    if ack is not None:
+        return ack
+    # The first delivery already finished: answer with its outcome.
+    previous = await client.get_workflow_handle(wf_id, result_type=FinalOutcome).result()
+    fingerprint = payload_fingerprint(request.raw)
+    if previous.payload_fingerprint != fingerprint:
+        return IntakeAck(status="invalid", workflow_id=wf_id, state=previous.state,
+                         reason_code="idempotency_conflict",
+                         message="this idempotency_key was already used with another payload")
+    status = "invalid" if previous.state in _INVALID_END else "duplicate"
+    message = (f"the first delivery of this key ended {previous.state.value}; send a corrected "
+               "event with a new idempotency_key" if status == "invalid" else None)
+    return IntakeAck(status=status, workflow_id=wf_id, state=previous.state,
+                     reason_code=previous.reason_code if status == "invalid" else "duplicate",
+                     message=message, previous=previous)
+
+
+async def _offer(client: Client, request: IntakeRequest, wf_id: str,
+                 task_queue: str) -> IntakeAck | None:
+    """The intake update's answer, or None when the workflow already closed."""
+    # The update id names this one delivery call, not the event (the workflow id does that):
+    # every retry below reuses it, so a retry of an update the workflow already took returns
+    # that update's own answer instead of being counted as a second delivery.
+    delivery_id = f"intake-{uuid.uuid4().hex}"
+    deadline = time.monotonic() + BUSY_PATIENCE_S
+    attempt = 0
+    while True:
+        start = WithStartWorkflowOperation(
+            ProcessEventWorkflow.run, request, id=wf_id, task_queue=task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            static_summary=summary_of(request.raw),
+        )
+        try:
+            ack: IntakeAck = await client.execute_update_with_start_workflow(
+                ProcessEventWorkflow.intake, request, start_workflow_operation=start,
+                id=delivery_id)
+            return ack
+        except WorkflowAlreadyStartedError:
+            return None
+        except RPCError as exc:
+            # Many copies of one event at once (BUSY_CODES). The same delivery again is safe
+            # (the workflow id dedupes the event, the update id this call), so wait a little
+            # and ask again rather than fail the producer.
+            if exc.status not in BUSY_CODES or time.monotonic() >= deadline:
+                raise
+            ceiling = min(BUSY_BACKOFF_MAX_S, BUSY_BACKOFF_S * 2 ** min(attempt, 16))
+            await asyncio.sleep(ceiling * random.random())
+            attempt += 1
+        finally:
+            _retrieve_start_error(start)
+
+
+def summary_of(raw: str) -> str | None:
+    """The run's static summary in the Web UI: event type and tenant, nothing personal. Only
+    values that pass the id patterns are used, so a producer cannot put free text there."""
+    try:
+        data = json.loads(raw) if len(raw) <= MAX_EVENT_CHARS else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    kind, tenant = data.get("event_type"), data.get("tenant_id")
+    if not (isinstance(kind, str) and _EVENT_TYPE.match(kind)):
+        return None
+    if isinstance(tenant, str) and _ID.match(tenant):
+        return f"{kind} for tenant {tenant}"
+    return kind
+
+
+def _retrieve_start_error(start: WithStartWorkflowOperation) -> None:
+    """The SDK also fails the start operation's own handle future with the call's error; nobody
+    else awaits it, so read it here or asyncio prints "Future exception was never retrieved" at
+    exit. (The SDK offers no public "did it fail" check: ``workflow_handle()`` would wait.)"""
+    future = start._workflow_handle
+    if future.done() and not future.cancelled():
+        future.exception()
+
+
+def describe(ack: IntakeAck) -> str:
+    """The one line a producer reads for ``ack``."""
+    if ack.status == "accepted":
+        return f"accepted  {ack.workflow_id}"
+    if ack.status == "duplicate":
+        if ack.previous:
+            return f"duplicate {ack.workflow_id} (earlier outcome: {ack.previous.state})"
+        return f"duplicate {ack.workflow_id} (first delivery in progress: {ack.state})"
+    return f"invalid   {ack.workflow_id}: {ack.reason_code}: {ack.message or ''}".rstrip(": ")
+
+
+async def submit_all(client: Client, raws: Iterable[str], *, task_queue: str,
+                     on_ack: Callable[[IntakeAck], None] | None = None) -> list[IntakeAck]:
+    """Submit each event in order; one event's rejection never stops the ones after it."""
+    acks = []
+    for raw in raws:
+        ack = await submit(client, raw, task_queue=task_queue)
+        if on_ack is not None:
+            on_ack(ack)
+        acks.append(ack)
+    return acks

@@ -1,0 +1,90 @@
+"""Prometheus metrics for operators (docs/metrics.md).
+
+The figures that must survive a worker restart (events by state, receipts by status, dead
+letters and quarantines by reason, reviews past SLA, kill switches, the age of the oldest record
+in each open state) are read from PostgreSQL at scrape time by one collector, never counted in
+process memory. Labels are tenant, adapter, state and reason codes: nothing personal.
+
+The exporter is started by the main worker when ``TOLLGATE_METRICS_PORT`` is set (``tollgate dev``
+sets it); it listens on 127.0.0.1 unless ``TOLLGATE_METRICS_HOST`` says otherwise. The families
+themselves are built in ``tollgate/observability/metric_families.py``.
+
+The Temporal SDK's own metrics (workflow task latency, pollers, activity results) come from a
+``Runtime`` with a Prometheus exporter on its own port, ``TOLLGATE_SDK_METRICS_PORT``
+(``sdk_runtime``): the Rust core serves them, so they cannot share Tollgate's registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector, CollectorRegistry
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+
+from adapters.postgres.metrics import MetricsStore
+from tollgate.observability.metric_families import KEYS, families
+
+__all__ = ["KEYS", "PostgresCollector", "families", "sdk_runtime", "start_exporter"]
+
+SDK_PORT_ENV = "TOLLGATE_SDK_METRICS_PORT"
+
+#: How long a scrape waits for PostgreSQL before it answers with what it has (nothing).
+SCRAPE_TIMEOUT_S = 5.0
+
+
+class PostgresCollector(Collector):
+    """Reads the gauges on the worker's own event loop (the pool lives there) from the
+    exporter's thread."""
+
+    def __init__(self, pool: asyncpg.Pool, loop: asyncio.AbstractEventLoop) -> None:
+        self._store, self._loop = MetricsStore(pool), loop
+
+    def collect(self) -> Iterator[Metric]:
+        future = asyncio.run_coroutine_threadsafe(
+            self._store.gauges(datetime.now(UTC)), self._loop)
+        yield from families(future.result(SCRAPE_TIMEOUT_S))
+
+
+def start_exporter(pool: asyncpg.Pool, env: Mapping[str, str]) -> Any | None:
+    """Serve ``/metrics`` on ``TOLLGATE_METRICS_PORT`` (unset: no exporter). Returns the server
+    (``shutdown()`` stops it) or None."""
+    from prometheus_client import start_http_server
+
+    port = env.get("TOLLGATE_METRICS_PORT", "").strip()
+    if not port:
+        return None
+    registry = CollectorRegistry()
+    registry.register(PostgresCollector(pool, asyncio.get_running_loop()))
+    server, _thread = start_http_server(int(port), addr=env.get("TOLLGATE_METRICS_HOST",
+                                                                 "127.0.0.1"),
+                                        registry=registry)
+    return server
+
+
+def sdk_runtime(env: Mapping[str, str]) -> Runtime | None:
+    """A Temporal runtime whose Prometheus exporter serves the SDK's metrics on
+    ``TOLLGATE_SDK_METRICS_PORT`` (unset: None, the SDK's default runtime and no exporter).
+
+    Pass it to ``build_client``; every worker built on that client reports through it. It
+    listens on ``TOLLGATE_METRICS_HOST`` (default 127.0.0.1), like Tollgate's own exporter.
+
+    Raises:
+        SystemExit: one line when the port is not a number or is taken.
+    """
+    port = env.get(SDK_PORT_ENV, "").strip()
+    if not port:
+        return None
+    if not port.isdigit() or int(port) > 65535:
+        raise SystemExit(f"{SDK_PORT_ENV}={port!r} is not a port number")
+    address = f"{env.get('TOLLGATE_METRICS_HOST', '127.0.0.1')}:{int(port)}"
+    try:
+        return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=address)))
+    except (RuntimeError, ValueError) as exc:  # the core's "Address already in use"
+        raise SystemExit(f"{SDK_PORT_ENV}: cannot serve the SDK's metrics on {address} "
+                         f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+                         ) from None

@@ -1,0 +1,79 @@
+"""What an operator's commands do beyond reading rows: the receipt-sweep schedule and the
+replay of an approved dead letter. ``tollgate.cli.ops`` is the command line over it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import asyncpg
+from temporalio.client import Client
+
+from adapters.postgres.ops import OpsStore
+from adapters.postgres.receipts import ReceiptStore
+from contracts import ReceiptStatus
+from tollgate.runtime.exits import Exit, Failure
+
+#: Dead letters whose replay is a new attempt of the same action; others are fixed upstream.
+REPLAYABLE = frozenset({"unreconciled_write"})
+
+
+async def ensure_sweep_schedule(client: Client, task_queue: str) -> bool:
+    """Create the receipt-sweep schedule unless it exists. True when it was created."""
+    from temporalio.client import (
+        Schedule,
+        ScheduleActionStartWorkflow,
+        ScheduleAlreadyRunningError,
+        ScheduleIntervalSpec,
+        ScheduleSpec,
+    )
+
+    from contracts.sweep import SweepRequest
+    from workflows.sweep import SWEEP_SCHEDULE_ID, ReceiptSweepWorkflow
+    from workflows.timeouts import SWEEP_EVERY
+
+    action = ScheduleActionStartWorkflow(ReceiptSweepWorkflow.run, SweepRequest(),
+                                         id="receipt-sweep", task_queue=task_queue)
+    spec = ScheduleSpec(intervals=[ScheduleIntervalSpec(every=SWEEP_EVERY)])
+    try:
+        await client.create_schedule(SWEEP_SCHEDULE_ID, Schedule(action=action, spec=spec))
+    except ScheduleAlreadyRunningError:
+        return False
+    return True
+
+
+async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: str,
+                             connect: Any, task_queue: str) -> tuple[Exit, str]:
+    """A new attempt of the same action (same key, same correlation id), once per approval,
+    and never when the receipt already says the action happened. ``connect`` is an async
+    callable returning a Temporal client, called only when a replay really starts.
+
+    Returns the exit code and the line to print; raises ``Failure`` when refused."""
+    ops = OpsStore(pool)
+    dl_id = int(row["id"])
+    if row["error_code"] not in REPLAYABLE or not row["replay_input"]:
+        raise Failure(Exit.REFUSED,
+                      f"dead letter {dl_id} is not replayed from here: {row['replay_plan']}")
+    receipt = await ReceiptStore(pool).get(row["action_key"])
+    if receipt is not None and receipt.status == ReceiptStatus.SUCCEEDED:
+        await ops.close_dead_letter(dl_id, actor=operator, reason="receipt already SUCCEEDED")
+        return Exit.OK, (f"not replayed: the action already happened (receipt "
+                         f"{receipt.action_key} SUCCEEDED, external id {receipt.external_id})")
+    number = await ops.claim_replay(dl_id, actor=operator)
+    if number is None:
+        raise Failure(Exit.REFUSED, f"dead letter {dl_id} has no unused approval: "
+                      "`tollgate ops dlq approve` first")
+    from contracts import ReconcileRequest, ReconcileResult
+    from workflows.reconcile_write import ReconcileWriteWorkflow
+
+    request = ReconcileRequest.model_validate(json.loads(row["replay_input"]))
+    client: Client = await connect()
+    result: ReconcileResult = await client.execute_workflow(
+        ReconcileWriteWorkflow.run, request, task_queue=task_queue,
+        id=f"reconcile/{request.action.action_key}/replay-{number}",
+    )
+    await ops.record_replay_result(dl_id, actor=operator, replay=number, result=result.status)
+    receipt_text = (f"receipt {result.receipt.status} {result.receipt.external_id or ''}"
+                    if result.receipt else "no receipt")
+    code = Exit.OK if result.status in ("succeeded", "resent") else Exit.REFUSED
+    return code, f"replay {number} of dead letter {dl_id}: {result.status}, {receipt_text}"

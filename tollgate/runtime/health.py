@@ -1,0 +1,142 @@
+"""A worker process as a deployment runs it: health endpoints, and a graceful stop on SIGTERM.
+
+``python worker.py`` runs here. With ``TOLLGATE_HEALTH_PORT`` set, a tiny HTTP server answers
+
+- ``GET /livez``: 200 while the process's event loop turns (a wedged process fails it);
+- ``GET /readyz``: 200 when every worker in the process polls and, for a main worker,
+  PostgreSQL answers ``SELECT 1``; 503 with the reason otherwise.
+
+SIGTERM (what Kubernetes, compose and systemd send) and SIGINT stop polling at once; activities
+in flight get ``TOLLGATE_DRAIN_SECONDS`` (default 10) to finish, then are cancelled and
+Temporal hands them to another worker (docs/deploy.md: the grace period must exceed it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
+from datetime import timedelta
+
+from aiohttp import web
+from temporalio.worker import Worker
+
+from tollgate.config.settings import Settings
+from tollgate.runtime.client import build_client
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+DEFAULT_DRAIN = timedelta(seconds=10)
+#: A probe that takes longer than this counts as "PostgreSQL does not answer".
+PROBE_TIMEOUT_S = 3.0
+
+Check = Callable[[], Awaitable[str | None]]
+
+
+def drain_from(settings: Settings) -> timedelta:
+    raw = settings.env.get("TOLLGATE_DRAIN_SECONDS", "")
+    if not raw:
+        return DEFAULT_DRAIN
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if seconds < 0:
+        raise SystemExit(f"TOLLGATE_DRAIN_SECONDS: expected seconds >= 0, got {raw!r}")
+    return timedelta(seconds=seconds)
+
+
+def port_from(raw: str) -> int:
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise SystemExit(f"TOLLGATE_HEALTH_PORT: expected a port number, got {raw!r}")
+    return int(raw)
+
+
+def workers_polling(workers: Sequence[Worker]) -> Check:
+    async def check() -> str | None:
+        if not workers:
+            return "no worker started yet"
+        stopped = [w.task_queue for w in workers if not w.is_running]
+        return f"not polling: {', '.join(stopped)}" if stopped else None
+
+    return check
+
+
+def postgres_answers(dsn: str) -> Check:
+    async def check() -> str | None:
+        import asyncpg
+
+        try:
+            conn = await asyncpg.connect(dsn, timeout=PROBE_TIMEOUT_S)
+            try:
+                await asyncio.wait_for(conn.fetchval("SELECT 1"), PROBE_TIMEOUT_S)
+            finally:
+                await conn.close()
+        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            # Never the URL: it may carry a password.
+            return "PostgreSQL does not answer"
+        return None
+
+    return check
+
+
+def health_app(checks: Sequence[Check]) -> web.Application:
+    async def livez(_: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def readyz(_: web.Request) -> web.Response:
+        for check in checks:
+            problem = await check()
+            if problem:
+                return web.Response(status=503, text=problem + "\n")
+        return web.Response(text="ready\n")
+
+    app = web.Application()
+    app.router.add_get("/livez", livez)
+    app.router.add_get("/readyz", readyz)
+    return app
+
+
+async def start_health_server(exits: AsyncExitStack, checks: Sequence[Check],
+                              host: str, port: int) -> None:
+    runner = web.AppRunner(health_app(checks), access_log=None)
+    await runner.setup()
+    exits.push_async_callback(runner.cleanup)
+    await web.TCPSite(runner, host, port).start()
+
+
+async def run_worker(queue: str, settings: Settings) -> None:
+    """Serve ``queue`` (``main``, ``draft`` or ``all``) until SIGTERM/SIGINT, then drain."""
+    from tollgate.runtime.workers import check_draft_environment, draft_worker, main_worker
+
+    if queue == "draft":
+        check_draft_environment(settings.env)
+    drain = drain_from(settings)
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, stopping.set)
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
+    workers: list[Worker] = []
+    checks: list[Check] = [workers_polling(workers)]
+    if queue in ("main", "all") and settings.dsn:
+        checks.append(postgres_answers(settings.dsn))
+    async with AsyncExitStack() as exits:
+        port = settings.env.get("TOLLGATE_HEALTH_PORT")
+        if port:
+            # Entered first, so it answers (503) until the workers have drained.
+            host = settings.env.get("TOLLGATE_HEALTH_HOST", "127.0.0.1")
+            await start_health_server(exits, checks, host, port_from(port))
+        if queue in ("main", "all"):
+            workers.append(await exits.enter_async_context(
+                main_worker(client, settings, drain=drain)))
+        if queue in ("draft", "all"):
+            workers.append(await exits.enter_async_context(
+                draft_worker(client, settings, drain=drain)))
+        print(f"worker running ({queue}) against {settings.temporal_address}; "
+              "SIGTERM or Ctrl-C drains and stops it", flush=True)
+        await stopping.wait()
+        print(f"stopping: no new tasks; activities in flight get {drain.total_seconds():g} s",
+              flush=True)
+    for sig in STOP_SIGNALS:
+        loop.remove_signal_handler(sig)

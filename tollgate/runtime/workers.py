@@ -1,0 +1,227 @@
+"""The worker assembly: which workflows and activities run on which queue, with which adapters.
+``worker.py``, ``tollgate dev``, the demo, the bench and the tests all build workers here."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import timedelta
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from activities.circuit import Circuit
+from activities.context import ContextActivities
+from activities.dead_letters import DeadLetterActivities
+from activities.draft import DraftActivities
+from activities.execute import ExecuteActivities
+from activities.fanout import FanOutActivities
+from activities.intake import IntakeActivities
+from activities.interceptor import ActivityContextInterceptor
+from activities.reconcile import ReconcileActivities
+from activities.review import ReviewActivities
+from activities.steps import StepActivities
+from activities.sweep import SweepActivities
+from activities.tagging import TaggingActivities, TagModelActivities
+from adapters.http.crm import CrmHttpSource
+from adapters.http.messaging import MessagingHttpAdapter
+from adapters.http.targets import ENV_VAR as TARGETS_ENV
+from adapters.http.targets import RATES_ENV_VAR, parse_rates, parse_targets
+from adapters.models.factory import DraftSettings, build_provider
+from adapters.models.offline_tags import OfflineTagProvider
+from adapters.postgres.circuit import CircuitStore
+from adapters.postgres.fanout import FanOutStore
+from adapters.postgres.ops import OpsStore
+from adapters.postgres.order_consumers import order_consumers
+from adapters.postgres.receipts import ReceiptStore
+from adapters.postgres.rollout import RolloutStore
+from adapters.postgres.store import PostgresStore, create_pool
+from adapters.postgres.tagging import TaggingStore
+from contracts import target_task_queue
+from contracts.errors import InvalidInput
+from policies.matrix import load_matrix
+from tollgate.config.settings import Settings
+from tollgate.intake.items import relay_loop, temporal_starter
+from tollgate.observability.metrics import sdk_runtime, start_exporter
+from tollgate.runtime.client import build_client
+from tollgate.runtime.deployment import deployment_config
+from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
+from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
+from workflows.reconcile_write import ReconcileWriteWorkflow
+from workflows.sweep import ReceiptSweepWorkflow
+from workflows.tag_item import TagItemWorkflow
+from workflows.versioned import VERSIONED_WORKFLOWS
+
+#: The workflow types of an unversioned main worker (a versioned one: VERSIONED_WORKFLOWS).
+MAIN_WORKFLOWS: list[type] = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
+                              TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow]
+
+#: Workflows the main worker keeps in its sticky cache (the SDK's default is 1,000). Each cached
+#: run costs ≈ 0.14 MB and runs waiting for review stay cached until evicted: with 2,000 parked
+#: the SDK default took the worker to 276 MB, 400 to 188 MB (the goal is 200; 300 leaves room).
+#: An evicted run costs one replay when its next task arrives (docs/performance.md, "Parked").
+MAX_CACHED_WORKFLOWS = 300
+MAX_CACHED_ENV = "TOLLGATE_MAX_CACHED_WORKFLOWS"
+
+
+def max_cached_workflows(env: Mapping[str, str]) -> int:
+    raw = env.get(MAX_CACHED_ENV, "").strip()
+    if not raw:
+        return MAX_CACHED_WORKFLOWS
+    if not raw.isdigit() or int(raw) < 1:
+        raise SystemExit(f"{MAX_CACHED_ENV} must be a whole number of at least 1, not {raw!r}")
+    return int(raw)
+
+
+@asynccontextmanager
+async def main_worker(client: Client, settings: Settings, *,
+                      drain: timedelta = timedelta(0)) -> AsyncIterator[Worker]:
+    """The orchestration worker: workflows plus every activity that touches the store or a
+    target. One connection pool per worker. ``drain``: how long activities in flight may run on
+    after shutdown starts before they are cancelled (and retried on another worker)."""
+    if not settings.dsn or not settings.crm_url or not settings.messaging_url:
+        raise SystemExit("DATABASE_URL, TOLLGATE_CRM_URL and TOLLGATE_MESSAGING_URL must be set "
+                         "(or run `tollgate dev`)")
+    try:
+        targets = parse_targets(settings.env.get(TARGETS_ENV))
+        rates = parse_rates(settings.env.get(RATES_ENV_VAR))
+    except InvalidInput as exc:
+        raise SystemExit(exc.message) from None
+    # The same version on every queue of the process: a pinned run's activities go to it.
+    version = deployment_config(settings.env)
+    pool = await create_pool(settings.dsn)
+    crm = CrmHttpSource(settings.crm_url)
+    messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
+    store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
+    adapters = {messaging.name: messaging}
+    if unknown := sorted(set(rates) - set(adapters)):
+        raise SystemExit(f"{RATES_ENV_VAR} names no known target: {', '.join(unknown)}")
+    matrix = load_matrix()
+    intake = IntakeActivities(store, ops, settings.tenant_secrets(), matrix)
+    context = ContextActivities(store, crm)
+    steps = StepActivities(store)
+    review = ReviewActivities(store)
+    circuit = Circuit(CircuitStore(pool), matrix)
+    execute = ExecuteActivities(
+        store, receipts, ops, adapters, crm, RolloutStore(pool), circuit=circuit,
+        lookup_windows={name: timedelta(seconds=c.lookup_window_s)
+                        for name, c in targets.items() if c.lookup_window_s})
+    reconcile = ReconcileActivities(receipts, ops, adapters)
+    dead_letters = DeadLetterActivities(ops)
+    sweep = SweepActivities(receipts, adapters, circuit)
+    tagging_store = TaggingStore(pool)
+    tagging = TaggingActivities(tagging_store)
+    consumers = order_consumers()
+    # Fault injection for the demo and drills: consumers named here refuse every delivery.
+    for name in settings.env.get("TOLLGATE_CONSUMERS_DOWN", "").split(","):
+        if name.strip() in consumers:
+            consumers[name.strip()].down = True
+    fanout = FanOutActivities(FanOutStore(pool), consumers)
+    worker = Worker(
+        client,
+        task_queue=settings.task_queue,
+        deployment_config=version,
+        # Versioned: the same types with their declared behaviour (workflows/versioned.py).
+        workflows=VERSIONED_WORKFLOWS if version else MAIN_WORKFLOWS,
+        interceptors=[ActivityContextInterceptor()],
+        # Workflow modules are imported once instead of once per run (-21 % worker CPU,
+        # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);
+        # the sandbox still refuses clocks, randomness and I/O inside workflow code.
+        workflow_runner=SandboxedWorkflowRunner(
+            restrictions=SandboxRestrictions.default.with_passthrough_all_modules()),
+        graceful_shutdown_timeout=drain,
+        max_cached_workflows=max_cached_workflows(settings.env),
+        activities=[
+            intake.validate_event, intake.count_duplicate, context.load_context,
+            steps.record_step, steps.record_refusal,
+            review.count_gate_inputs, review.open_review, review.notify_fallback_owner,
+            execute.execute_action, reconcile.lookup_write, reconcile.resend_write,
+            reconcile.dead_letter_write, sweep.sweep_receipts, dead_letters.dead_letter_step,
+            tagging.claim_tag_job, tagging.apply_item_tags, tagging.record_tag_failure,
+            fanout.deliver_event, fanout.dead_letter_event,
+        ],
+    )
+    # Tagging jobs saved while Temporal was unreachable (docs/tagging.md): started from here,
+    # so every main worker is also a relay; the workflow id makes racing relays one run.
+    relay = asyncio.create_task(
+        relay_loop(tagging_store, temporal_starter(client, settings.task_queue)))
+    exporter = start_exporter(pool, settings.env)  # /metrics when TOLLGATE_METRICS_PORT is set
+    # One worker per target on the target's own queue: the server applies its rate limit to
+    # the whole queue, whatever the number of worker processes (docs/deploy.md, scale-out).
+    # The main queue keeps the same activities for runs started before that patch.
+    per_target = [Worker(client, task_queue=target_task_queue(settings.task_queue, name),
+                         activities=[execute.execute_action, reconcile.lookup_write,
+                                     reconcile.resend_write],
+                         max_task_queue_activities_per_second=rates.get(name),
+                         interceptors=[ActivityContextInterceptor()],
+                         graceful_shutdown_timeout=drain, deployment_config=version)
+                  for name in adapters]
+    try:
+        async with AsyncExitStack() as running:
+            for target_worker in per_target:
+                await running.enter_async_context(target_worker)
+            await running.enter_async_context(worker)
+            try:
+                yield worker
+            finally:
+                # Every queue stops polling at once: one drain, not one per queue in turn.
+                await asyncio.gather(*(w.shutdown() for w in (worker, *per_target)))
+    finally:
+        if exporter is not None:
+            exporter.shutdown()
+        relay.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await relay
+        await crm.aclose()
+        await messaging.aclose()
+        await pool.close()
+
+
+@asynccontextmanager
+async def draft_worker(client: Client, settings: Settings, *,
+                       drain: timedelta = timedelta(0)) -> AsyncIterator[Worker]:
+    """The model worker: only the draft activity, on its own queue."""
+    provider = build_provider(DraftSettings.from_env(settings.env))
+    drafts = DraftActivities(provider)
+    # Tagging has only the offline model so far (docs/tagging.md, next steps).
+    tags = TagModelActivities(OfflineTagProvider())
+    worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
+                    activities=[drafts.draft_message, tags.suggest_tags],
+                    interceptors=[ActivityContextInterceptor()],
+                    graceful_shutdown_timeout=drain,
+                    deployment_config=deployment_config(settings.env))
+    async with worker:
+        yield worker
+
+
+#: What a model-only worker must not hold: a prompt-injected model call then has nothing to reach.
+DRAFT_WORKER_FORBIDDEN = ("DATABASE_URL", "TOLLGATE_CRM_URL", "TOLLGATE_MESSAGING_URL",
+                          "TOLLGATE_TENANTS_FILE")
+
+
+def check_draft_environment(env: Mapping[str, str]) -> None:
+    """Refuse to run the draft worker with a database URL or adapter credentials in reach."""
+    held = [name for name in DRAFT_WORKER_FORBIDDEN if env.get(name)]
+    if held:
+        raise SystemExit("the draft worker holds only the model key; remove from its "
+                         f"environment: {', '.join(held)}")
+
+
+async def run(queue: str, settings: Settings) -> None:
+    if queue == "draft":
+        check_draft_environment(settings.env)
+    # The SDK's metrics are the main worker's to serve (the draft worker holds no port).
+    runtime = sdk_runtime(settings.env) if queue in ("main", "all") else None
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env,
+                                runtime=runtime)
+    async with AsyncExitStack() as stack:
+        if queue in ("main", "all"):
+            await stack.enter_async_context(main_worker(client, settings))
+        if queue in ("draft", "all"):
+            await stack.enter_async_context(draft_worker(client, settings))
+        print(f"worker running ({queue}) against {settings.temporal_address}; Ctrl-C stops it",
+              flush=True)
+        await asyncio.Event().wait()
