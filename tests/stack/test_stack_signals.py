@@ -83,7 +83,7 @@ def test_a_second_start_on_a_running_folder_is_refused_in_one_line(dev: DevProce
 def test_servers_left_over_from_a_killed_run_are_named_and_stopped(dev: DevProcess) -> None:
     dev.start()
     assert dev.proc is not None
-    guard = [pid for pid in descendants(dev.proc.pid) if "stackguard" in command_line(pid)]
+    guard = [pid for pid in descendants(dev.proc.pid) if "tollgate.dev.guard" in command_line(pid)]
     temporal = int((dev.state_dir / "temporal.pid").read_text().split()[0])
     postmaster = int((dev.state_dir / "pgdata" / "postmaster.pid").read_text().split()[0])
     for pid in (*guard, dev.proc.pid):  # the guard too: nothing stops the servers now

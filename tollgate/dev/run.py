@@ -4,7 +4,7 @@ Each of the three stops it the same way (Ctrl-C, ``kill``, systemd, a container 
 closing terminal all send one of them): the workers drain first (no new tasks; activities in
 flight get ``WORKER_DRAIN`` to finish, then are cancelled and Temporal hands them to the
 next worker), then the stand-ins, then Temporal and PostgreSQL. A signal during start-up is kept
-and acted on as soon as the stack is up. What SIGKILL leaves behind, ``stackguard`` stops.
+and acted on as soon as the stack is up. What SIGKILL leaves behind, ``tollgate.dev.guard`` stops.
 """
 
 from __future__ import annotations

