@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from adapters.ports import ActionAdapter
+from adapters.ports.targets import ActionAdapter
 from adapters.postgres.receipts import ReceiptStore
 from contracts import ActionRequest, Receipt, ReceiptStatus
 from contracts.errors import (

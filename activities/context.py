@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import structlog
 from temporalio import activity
 
-from adapters.ports import ContextSource
+from adapters.ports.targets import ContextSource
 from adapters.postgres.store import PostgresStore
 from contracts import (
     ContextRequest,

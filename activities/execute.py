@@ -16,7 +16,7 @@ from temporalio import activity
 
 from activities.attempt import ALREADY_HELD, attempt_write, sent_nothing_yet
 from activities.circuit import Circuit
-from adapters.ports import ActionAdapter, ContextSource
+from adapters.ports.targets import ActionAdapter, ContextSource
 from adapters.postgres.execute import open_and_record, read_before_send
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore

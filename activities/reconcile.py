@@ -9,7 +9,7 @@ import structlog
 from temporalio import activity
 
 from activities.attempt import attempt_write
-from adapters.ports import ActionAdapter
+from adapters.ports.targets import ActionAdapter
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult

@@ -9,7 +9,7 @@ import structlog
 from temporalio import activity
 
 from activities.circuit import Circuit
-from adapters.ports import ActionAdapter
+from adapters.ports.targets import ActionAdapter
 from adapters.postgres.receipts import ReceiptStore
 from contracts import ReceiptStatus
 from contracts.sweep import SweepReport, SweepRequest

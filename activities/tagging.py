@@ -14,7 +14,7 @@ from temporalio import activity
 
 from activities.errors import to_application_error
 from adapters.models.tag_parsing import parse_tag_answer
-from adapters.ports import TagProvider
+from adapters.ports.models import TagProvider
 from adapters.postgres.tagging import TaggingStore
 from contracts.errors import TollgateError
 from contracts.tagging import (
