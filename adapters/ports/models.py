@@ -2,7 +2,8 @@
 
 Implementations: ``adapters/models/`` (OpenAI, Anthropic, the offline drafter and tagger). The
 parsing helpers there (``draft_parsing``, ``tag_parsing``) are pure functions of the answer's
-text; the draft parser's exceptions are what ``DraftProvider.propose`` raises.
+text; the draft parser's exceptions are what the OpenAI and Anthropic drafters raise for an
+answer they cannot accept.
 """
 
 from __future__ import annotations
