@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from adapters.ports import ActionAdapter
-from adapters.postgres.receipts import ReceiptStore
+from adapters.ports.stores import ReceiptAttempts
+from adapters.ports.targets import ActionAdapter
 from contracts import ActionRequest, Receipt, ReceiptStatus
 from contracts.errors import (
     ErrorClass,
@@ -39,7 +39,7 @@ class Attempt:
 
 
 async def attempt_write(
-    receipts: ReceiptStore, adapter: ActionAdapter, action: ActionRequest, *,
+    receipts: ReceiptAttempts, adapter: ActionAdapter, action: ActionRequest, *,
     from_pending: bool = False,
 ) -> Attempt:
     """``from_pending``: the receipt was PENDING before this attempt (see the module doc)."""

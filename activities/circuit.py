@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import structlog
 
-from adapters.postgres.circuit import RULES, CircuitStore
+from adapters.ports.stores import RULES, CircuitCounter
 from contracts import ActionRequest
 from contracts.policy import CircuitLimits
 from policies.matrix import WILDCARD, PolicyMatrix
@@ -20,7 +20,7 @@ DEFAULT_LIMITS = CircuitLimits()
 
 
 class Circuit:
-    def __init__(self, store: CircuitStore, matrix: PolicyMatrix | None = None) -> None:
+    def __init__(self, store: CircuitCounter, matrix: PolicyMatrix | None = None) -> None:
         self.store = store
         self.matrix = matrix
 

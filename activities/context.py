@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import structlog
 from temporalio import activity
 
-from adapters.ports import ContextSource
-from adapters.postgres.store import PostgresStore
+from adapters.ports.stores import StepRecorder
+from adapters.ports.targets import ContextSource
 from contracts import (
     ContextRequest,
     ContextResult,
@@ -29,7 +29,7 @@ LEGACY_FIELDS = ("crm.first_name", "crm.locale", "crm.pet_name",
 
 
 class ContextActivities:
-    def __init__(self, store: PostgresStore, source: ContextSource) -> None:
+    def __init__(self, store: StepRecorder, source: ContextSource) -> None:
         self.store = store
         self.source = source
 

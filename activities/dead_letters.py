@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from adapters.postgres.ops import OpsStore
+from adapters.ports.stores import DeadLetterQueue
 from contracts import StepFailure
 from policies.redaction import redact
 
@@ -25,7 +25,7 @@ _PLANS = {
 
 
 class DeadLetterActivities:
-    def __init__(self, ops: OpsStore) -> None:
+    def __init__(self, ops: DeadLetterQueue) -> None:
         self.ops = ops
 
     @activity.defn

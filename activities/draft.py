@@ -33,7 +33,7 @@ from adapters.models.draft_parsing import (
     ToolCallInOutput,
     UnreadableOutput,
 )
-from adapters.ports import DraftProvider, ModelAnswer
+from adapters.ports.models import DraftProvider, ModelAnswer
 from contracts import DraftRequest, DraftResult, Flag
 from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import ErrorClass, TollgateError

@@ -16,12 +16,8 @@ from temporalio import activity
 
 from activities.attempt import ALREADY_HELD, attempt_write, sent_nothing_yet
 from activities.circuit import Circuit
-from adapters.ports import ActionAdapter, ContextSource
-from adapters.postgres.execute import open_and_record, read_before_send
-from adapters.postgres.ops import OpsStore
-from adapters.postgres.receipts import ReceiptStore
-from adapters.postgres.rollout import RolloutStore
-from adapters.postgres.store import PostgresStore
+from adapters.ports.stores import RolloutGate, SendReceipts, SendStore, SwitchBoard
+from adapters.ports.targets import ActionAdapter, ContextSource
 from contracts import (
     ActionRequest,
     EventState,
@@ -47,12 +43,12 @@ def request_fingerprint(action: ActionRequest) -> str:
 class ExecuteActivities:
     def __init__(
         self,
-        store: PostgresStore,
-        receipts: ReceiptStore,
-        ops: OpsStore,
+        store: SendStore,
+        receipts: SendReceipts,
+        ops: SwitchBoard,
         adapters: Mapping[str, ActionAdapter],
         source: ContextSource,
-        rollout: RolloutStore,
+        rollout: RolloutGate,
         circuit: Circuit | None = None,
         lookup_windows: Mapping[str, timedelta] | None = None,
     ) -> None:
@@ -91,10 +87,9 @@ class ExecuteActivities:
         # Switch, approval, receipt and rollout row in one round trip; the checks below still
         # run in the order of the module doc, and the two that change a row (a canary switch,
         # a canary slot) still take their own locked statement.
-        reads = await read_before_send(
-            self.store.pool, tenant_id=ref.tenant_id, adapter=action.adapter,
-            workflow_id=ref.workflow_id, draft_version=request.draft_version,
-            action_key=action.action_key)
+        reads = await self.store.read_before_send(
+            tenant_id=ref.tenant_id, adapter=action.adapter, workflow_id=ref.workflow_id,
+            draft_version=request.draft_version, action_key=action.action_key)
         if reads.switch_row and await self.ops.pass_switch(
                 action.adapter, ref.tenant_id, row_seen=True) is not None:
             return ExecuteResult(status="held", reason_code="kill_switch_closed")
@@ -165,8 +160,8 @@ class ExecuteActivities:
         fingerprint = request_fingerprint(action)
         decision = await self.rollout.decide_row(rollout, action.ref.event_id, action.action_key)
         if decision.send:
-            opened = await open_and_record(self.store.pool, action, fingerprint,
-                                           mode=decision.mode.value, step=executing)
+            opened = await self.store.open_and_record(action, fingerprint,
+                                                      mode=decision.mode.value, step=executing)
             if opened is not None:
                 return opened, True
             # A concurrent attempt opened it first: its receipt stands, nothing was recorded.

@@ -8,8 +8,7 @@ import structlog
 from temporalio import activity
 
 from activities.errors import to_application_error
-from adapters.postgres.fanout import FanOutStore
-from adapters.postgres.order_consumers import EventConsumer
+from adapters.ports.stores import EventConsumer, FanOutLedger
 from contracts.errors import InvalidInput, TollgateError
 from contracts.fanout import ConsumeRequest, ConsumeResult, DeadLetterRequest
 
@@ -17,7 +16,7 @@ log = structlog.get_logger("tollgate.fanout")
 
 
 class FanOutActivities:
-    def __init__(self, store: FanOutStore, consumers: dict[str, EventConsumer]) -> None:
+    def __init__(self, store: FanOutLedger, consumers: dict[str, EventConsumer]) -> None:
         self._store = store
         self._consumers = consumers
 

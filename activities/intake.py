@@ -11,8 +11,7 @@ import structlog
 from pydantic import ValidationError
 from temporalio import activity
 
-from adapters.postgres.ops import OpsStore
-from adapters.postgres.store import PostgresStore
+from adapters.ports.stores import DeadLetterQueue, EventGate
 from contracts import EventEnvelope, EventRef, FinalOutcome, IntakeRequest, IntakeResult
 from contracts.errors import ErrorClass
 from contracts.events import MAX_EVENT_CHARS, DuplicateSeen
@@ -33,8 +32,8 @@ _KIND = {"email": "an e-mail address", "phone": "a phone number"}
 class IntakeActivities:
     def __init__(
         self,
-        store: PostgresStore,
-        ops: OpsStore,
+        store: EventGate,
+        ops: DeadLetterQueue,
         tenant_secrets: Mapping[str, str],
         matrix: PolicyMatrix,
     ) -> None:

@@ -9,9 +9,8 @@ import structlog
 from temporalio import activity
 
 from activities.attempt import attempt_write
-from adapters.ports import ActionAdapter
-from adapters.postgres.ops import OpsStore
-from adapters.postgres.receipts import ReceiptStore
+from adapters.ports.stores import DeadLetterQueue, ReceiptLedger
+from adapters.ports.targets import ActionAdapter
 from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
 from contracts.errors import ErrorClass, RejectedError
 from policies.redaction import redact
@@ -26,7 +25,8 @@ _RESEND_STATUS: dict[str, Literal["resent", "stopped", "rejected"]] = {
 
 class ReconcileActivities:
     def __init__(
-        self, receipts: ReceiptStore, ops: OpsStore, adapters: Mapping[str, ActionAdapter]
+        self, receipts: ReceiptLedger, ops: DeadLetterQueue,
+        adapters: Mapping[str, ActionAdapter],
     ) -> None:
         self.receipts = receipts
         self.ops = ops

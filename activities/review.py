@@ -12,14 +12,14 @@ from __future__ import annotations
 import structlog
 from temporalio import activity
 
-from adapters.postgres.store import PostgresStore
+from adapters.ports.stores import ReviewStore
 from contracts import EscalationNotice, GateCounts, GateCountsRequest, ReviewOpening
 
 log = structlog.get_logger("tollgate.review")
 
 
 class ReviewActivities:
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: ReviewStore) -> None:
         self.store = store
 
     @activity.defn

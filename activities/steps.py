@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from adapters.postgres.store import PostgresStore
+from adapters.ports.stores import StepStore
 from contracts import RefusedDecision, StepRecord
 
 
 class StepActivities:
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: StepStore) -> None:
         self.store = store
 
     @activity.defn

@@ -9,8 +9,8 @@ import structlog
 from temporalio import activity
 
 from activities.circuit import Circuit
-from adapters.ports import ActionAdapter
-from adapters.postgres.receipts import ReceiptStore
+from adapters.ports.stores import ReceiptSweep
+from adapters.ports.targets import ActionAdapter
 from contracts import ReceiptStatus
 from contracts.sweep import SweepReport, SweepRequest
 
@@ -18,7 +18,7 @@ log = structlog.get_logger("tollgate.sweep")
 
 
 class SweepActivities:
-    def __init__(self, receipts: ReceiptStore, adapters: Mapping[str, ActionAdapter],
+    def __init__(self, receipts: ReceiptSweep, adapters: Mapping[str, ActionAdapter],
                  circuit: Circuit | None = None) -> None:
         self.circuit = circuit
         self.receipts = receipts

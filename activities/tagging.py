@@ -14,8 +14,8 @@ from temporalio import activity
 
 from activities.errors import to_application_error
 from adapters.models.tag_parsing import parse_tag_answer
-from adapters.ports import TagProvider
-from adapters.postgres.tagging import TaggingStore
+from adapters.ports.models import TagProvider
+from adapters.ports.stores import TagJobStore
 from contracts.errors import TollgateError
 from contracts.tagging import (
     ApplyTagsRequest,
@@ -34,7 +34,7 @@ log = structlog.get_logger("tollgate.tagging")
 
 
 class TaggingActivities:
-    def __init__(self, store: TaggingStore) -> None:
+    def __init__(self, store: TagJobStore) -> None:
         self._store = store
 
     @activity.defn

@@ -1,1 +1,2 @@
-"""Ports (``base.py``) and one implementation per real system."""
+"""The ports (``ports/``, one module per family) and their implementations, one package per
+technology."""

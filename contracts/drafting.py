@@ -17,7 +17,7 @@ DRAFT_MAX_ATTEMPTS = 3
 
 
 class CustomerRecord(Frozen):
-    """The minimal record a context source returns (adapters.ports.ContextSource)."""
+    """The minimal record a context source returns (adapters.ports.targets.ContextSource)."""
 
     tenant_id: str
     customer_id: str

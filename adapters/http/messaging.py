@@ -36,7 +36,7 @@ from urllib.parse import quote
 import httpx
 
 from adapters.http.common import HttpPort, retry_after
-from adapters.ports import TargetWrite
+from adapters.ports.targets import TargetWrite
 from contracts import ActionRequest, TargetCapabilities
 from contracts.errors import (
     RateLimited,

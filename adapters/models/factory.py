@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Literal, cast
 
 from adapters.models.offline import OFFLINE_MODEL, OfflineDraftProvider
-from adapters.ports import DraftProvider
+from adapters.ports.models import DraftProvider
 from contracts.errors import InvalidInput
 
 ProviderName = Literal["offline", "openai", "anthropic", "openai-compatible"]

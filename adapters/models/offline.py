@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from adapters.ports import ModelAnswer
+from adapters.ports.models import ModelAnswer
 from contracts import Draft, DraftPrompt, DraftRequest
 
 OFFLINE_MODEL = "offline-template-v1"

@@ -11,7 +11,7 @@ import json
 import re
 import unicodedata
 
-from adapters.ports import TagReply
+from adapters.ports.models import TagReply
 from contracts.tagging import TagPrompt
 
 OFFLINE_TAG_MODEL = "offline-tags-v1"

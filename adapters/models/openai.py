@@ -25,7 +25,7 @@ from adapters.models.draft_parsing import (
     UnreadableOutput,
     parse_draft,
 )
-from adapters.ports import ModelAnswer
+from adapters.ports.models import ModelAnswer
 from contracts import DraftPrompt
 from contracts.errors import RateLimited, RejectedError, RetryableError
 

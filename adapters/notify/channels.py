@@ -1,5 +1,6 @@
 """Where reviewer notices go: a Slack-compatible incoming webhook, e-mail through SMTP, or a
-local sink (a JSON-lines file) that the embedded default and the tests read.
+local sink (a JSON-lines file) that the embedded default and the tests read: the
+implementations of ``adapters.ports.notify.NoticeChannel``.
 
 A channel raises ``NoticeNotSent`` when the notice surely did not leave (connection refused,
 4xx), so it may be tried again, and ``NoticeUnknown`` when it may have been delivered (timeout,
@@ -13,23 +14,10 @@ import json
 import smtplib
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Protocol
 
 import httpx
 
-
-class NoticeNotSent(Exception):
-    pass
-
-
-class NoticeUnknown(Exception):
-    pass
-
-
-class NoticeChannel(Protocol):
-    name: str
-
-    async def send(self, text: str) -> None: ...
+from adapters.ports.notify import NoticeNotSent, NoticeUnknown
 
 
 class SlackWebhook:

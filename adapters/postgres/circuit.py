@@ -9,13 +9,11 @@ the threshold, and a closed switch always has its audit row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 
 import asyncpg
 
-#: The signal kind -> the rule name the audit row and the switch's reason give.
-RULES = {"unknown_write": "unknown_writes", "duplicate": "duplicates"}
+from adapters.ports.stores import RULES, CircuitCount
 
 _SIGNAL = """
 WITH sig AS (
@@ -49,14 +47,6 @@ WITH sig AS (
 )
 SELECT (SELECT c FROM n) AS count, (SELECT count(*) FROM logged) AS tripped
 """
-
-
-@dataclass(frozen=True)
-class CircuitCount:
-    """The signals counted in the window, and whether this one closed the switch."""
-
-    count: int
-    tripped: bool
 
 
 class CircuitStore:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
 
 import asyncpg
 
+from adapters.ports.stores import SendReads
 from adapters.postgres.receipts import INSERT_RECEIPT_SQL, RECEIPT_COLUMNS, receipt_args
 from adapters.postgres.rollout import COVERING_SQL
 from adapters.postgres.steps import TRANSITION_SQL, step_args
@@ -35,18 +34,6 @@ SELECT
                             WHERE action_key = $5) r) AS receipt,
   (SELECT to_jsonb(m) FROM ({COVERING_SQL}) m) AS rollout
 """
-
-
-@dataclass(frozen=True)
-class SendReads:
-    #: A kill switch row covers the pair and is closed or counting a canary.
-    switch_row: bool
-    #: An accepted approval of this draft version is on record.
-    approved: bool
-    #: The receipt already held for the action key, if any.
-    receipt: Receipt | None
-    #: The covering rollout row (``RolloutStore.decide_row``'s input), if any.
-    rollout: dict[str, Any] | None
 
 
 async def read_before_send(pool: asyncpg.Pool, *, tenant_id: str, adapter: str,

@@ -1,7 +1,7 @@
 """The stand-in consumers of ``ORDER_PLACED`` (docs/fan-out.md): inventory reserves stock,
 notification asks for a customer message, analytics records the sale. Each writes on the
 connection of the delivery's transaction, so its write and the (event, consumer) idempotency
-record commit together or not at all.
+record commit together or not at all. Each matches ``adapters.ports.stores.EventConsumer``.
 
 ``down`` is the fault switch the tests and the demo flip: a down consumer raises a retryable
 error before touching anything, like a service that refuses connections.
@@ -9,21 +9,12 @@ error before touching anything, like a service that refuses connections.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
-
 from asyncpg.pool import PoolConnectionProxy
 from pydantic import ValidationError
 
+from adapters.ports.stores import EventConsumer
 from contracts.errors import InvalidInput, RetryableError
 from contracts.fanout import BusinessEvent, OrderPlacedV1
-
-
-@runtime_checkable
-class EventConsumer(Protocol):
-    name: str
-    down: bool
-
-    async def apply(self, conn: PoolConnectionProxy, event: BusinessEvent) -> None: ...
 
 
 def _order(event: BusinessEvent) -> OrderPlacedV1:

@@ -9,17 +9,18 @@ letters are in ``postgres_receipts.py`` / ``postgres_ops.py`` on the same pool.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import asyncpg
 
+from adapters.ports.stores import Admission, SendReads
+from adapters.postgres.execute import open_and_record, read_before_send
 from adapters.postgres.outbox import COUNT_DUPLICATE_SQL
 from adapters.postgres.pool import create_pool, migrate
 from adapters.postgres.reviews import ReviewRecord, ReviewRecords
 from adapters.postgres.steps import TRANSITION_SQL, step_args
-from contracts import EventEnvelope, EventState, StepRecord
+from contracts import ActionRequest, EventEnvelope, EventState, Receipt, StepRecord
 
 # Callers that built on this module before the split keep importing these from here.
 __all__ = ["Admission", "PostgresStore", "ReviewRecord", "create_pool", "migrate"]
@@ -40,13 +41,6 @@ WITH old AS (
 )
 SELECT * FROM old
 """
-
-
-@dataclass(frozen=True)
-class Admission:
-    status: Literal["new", "existing", "conflict", "superseded"]
-    state: EventState
-    outcome: dict[str, Any] | None = None
 
 
 #: The idempotency gate in one statement (one round trip, its own transaction): is a newer event
@@ -165,3 +159,16 @@ class PostgresStore(ReviewRecords):
         Returns False when this step was already recorded (a retry)."""
         written = await self.pool.fetchval(TRANSITION_SQL, *step_args(step))
         return bool(written)
+
+    # The send step's one read and its receipt-and-step write (``adapters.postgres.execute``)
+    # as methods, so that the activity holds a port (``SendStore``) and never a pool.
+
+    async def read_before_send(self, *, tenant_id: str, adapter: str, workflow_id: str,
+                               draft_version: int, action_key: str) -> SendReads:
+        return await read_before_send(self.pool, tenant_id=tenant_id, adapter=adapter,
+                                      workflow_id=workflow_id, draft_version=draft_version,
+                                      action_key=action_key)
+
+    async def open_and_record(self, request: ActionRequest, fingerprint: str, *,
+                              mode: str | None, step: StepRecord) -> Receipt | None:
+        return await open_and_record(self.pool, request, fingerprint, mode=mode, step=step)

@@ -20,7 +20,7 @@ from adapters.models.draft_parsing import (
     parse_draft,
 )
 from adapters.models.openai import OpenAIDraftProvider
-from adapters.ports import ModelAnswer
+from adapters.ports.models import ModelAnswer
 from contracts import DraftPrompt, DraftRequest, DraftResult
 from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import RejectedError, TollgateError

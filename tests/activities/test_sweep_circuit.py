@@ -12,7 +12,7 @@ import pytest
 import activities.circuit
 from activities.circuit import Circuit
 from activities.sweep import SweepActivities
-from adapters.ports import TargetWrite
+from adapters.ports.targets import TargetWrite
 from adapters.postgres.circuit import CircuitStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.store import create_pool

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from adapters.http.crm import CrmHttpSource
-from adapters.ports import ContextSource
+from adapters.ports.targets import ContextSource
 from contracts import CustomerRecord
 from contracts.errors import (
     DeadLetterError,

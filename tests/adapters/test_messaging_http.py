@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from adapters.http.messaging import MessagingHttpAdapter
-from adapters.ports import ActionAdapter, TargetWrite
+from adapters.ports.targets import ActionAdapter, TargetWrite
 from contracts import ActionRequest, EventRef
 from contracts.errors import (
     RateLimited,

@@ -25,7 +25,7 @@ from temporalio.worker import Worker
 
 from activities.interceptor import ActivityContextInterceptor
 from activities.reconcile import ReconcileActivities
-from adapters.ports import TargetWrite
+from adapters.ports.targets import TargetWrite
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.store import create_pool

@@ -18,7 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.tagging import TaggingActivities, TagModelActivities
-from adapters.ports import TagReply
+from adapters.ports.models import TagReply
 from adapters.postgres.store import create_pool
 from adapters.postgres.tagging import TaggingStore
 from contracts.errors import RetryableError

@@ -19,7 +19,8 @@ from pathlib import Path
 import httpx
 import structlog
 
-from adapters.notify.channels import LocalSink, NoticeChannel, NoticeNotSent, NoticeUnknown
+from adapters.notify.channels import LocalSink
+from adapters.ports.notify import NoticeChannel, NoticeNotSent, NoticeUnknown
 from adapters.postgres.notices import DueNotice, NoticeStore
 
 log = structlog.get_logger("tollgate.notify")

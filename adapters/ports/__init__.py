@@ -1,0 +1,14 @@
+"""Ports: what the activities need from the outside world, as Protocols, one module per family.
+
+``targets`` (the systems of record and the targets written to), ``models`` (drafting and
+tagging models), ``stores`` (the PostgreSQL stores, by the role each activity gives them),
+``notify`` (reviewer notice channels). Nothing is re-exported here: an import names the module
+(``from adapters.ports.stores import ReceiptLedger``), so a reader sees the family at once.
+
+Implementations live one package per technology beside this one (``adapters/postgres/``,
+``adapters/http/``, ``adapters/models/``, ``adapters/notify/``) and do not inherit the
+Protocols: they match them structurally, and mypy checks the match where the shell wires them
+(``tollgate/runtime/workers.py``). Adapters never import ``temporalio``; they raise the
+taxonomy's exceptions from ``contracts.errors`` and the activities turn those into Temporal
+failures.
+"""

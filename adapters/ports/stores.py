@@ -1,0 +1,229 @@
+"""Store ports: what each activity asks of the PostgreSQL stores, named by the role it gives them.
+
+Each Protocol holds only the methods its activities call; the stores in ``adapters/postgres/``
+match several at once (``PostgresStore`` is the activities' ``StepStore``, ``EventGate``,
+``ReviewStore`` and ``SendStore``). The result types a store hands back live here with the
+port, so an activity reads them without importing the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from contracts import (
+    ActionRequest,
+    EventEnvelope,
+    EventRef,
+    EventState,
+    Receipt,
+    ReceiptStatus,
+    ReviewDecision,
+    StepRecord,
+)
+from contracts.fanout import BusinessEvent
+from contracts.rollout import RolloutDecision
+from contracts.tagging import (
+    AppliedTag,
+    ApplyTagsRequest,
+    JobFailure,
+    JobState,
+    TaggingInput,
+    TagJob,
+)
+
+if TYPE_CHECKING:
+    # A consumer writes on the delivery's own connection, so that its write and the delivery
+    # record commit together: this port is a PostgreSQL transaction's, and says so.
+    from asyncpg.pool import PoolConnectionProxy
+
+# --- event state: steps, intake, review, the send step's reads ------------------------------
+
+
+class StepRecorder(Protocol):
+    async def record_step(self, step: StepRecord) -> bool:
+        """One transition plus the step's own write; False when it was already recorded."""
+        ...
+
+
+class StepStore(StepRecorder, Protocol):
+    async def record_refused_decision(
+        self, *, ref: EventRef, number: int, decision: ReviewDecision, refusal_code: str,
+        policy_version: str | None,
+    ) -> None: ...
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The idempotency gate's answer for one event, and the state the key's event is in."""
+
+    status: Literal["new", "existing", "conflict", "superseded"]
+    state: EventState
+    outcome: dict[str, Any] | None = None
+
+
+class EventGate(Protocol):
+    async def admit_event(self, *, workflow_id: str, run_id: str, event: EventEnvelope,
+                          fingerprint: str, received_at: datetime) -> Admission: ...
+
+    async def quarantine(self, *, workflow_id: str, reason_code: str, detail: str,
+                         redacted_payload: dict[str, Any] | None, received_at: datetime,
+                         tenant_id: str | None = None, event_id: str | None = None) -> None: ...
+
+    async def count_duplicate(self, *, tenant_id: str, channel: str, stage: str) -> None: ...
+
+
+class ReviewStore(Protocol):
+    async def count_gate_inputs(self, *, tenant_id: str, entity_id: str, adapter: str,
+                                action: str, as_of: datetime,
+                                workflow_id: str) -> tuple[int, int]:
+        """(sends of this action to this customer in 24 h, the tenant's overdue reviews)."""
+        ...
+
+    async def open_review(self, step: StepRecord, review_due_at: datetime) -> bool: ...
+
+    async def record_escalation(self, *, dedupe_key: str, target: str,
+                                detail: dict[str, Any]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SendReads:
+    """What the send step reads before it sends, in one round trip."""
+
+    #: A kill switch row covers the pair and is closed or counting a canary.
+    switch_row: bool
+    #: An accepted approval of this draft version is on record.
+    approved: bool
+    #: The receipt already held for the action key, if any.
+    receipt: Receipt | None
+    #: The covering rollout row (``RolloutGate.decide_row``'s input), if any.
+    rollout: dict[str, Any] | None
+
+
+class SendStore(StepRecorder, Protocol):
+    async def read_before_send(self, *, tenant_id: str, adapter: str, workflow_id: str,
+                               draft_version: int, action_key: str) -> SendReads: ...
+
+    async def open_and_record(self, request: ActionRequest, fingerprint: str, *,
+                              mode: str | None, step: StepRecord) -> Receipt | None:
+        """Open a PENDING receipt and record ``step`` together; None when the key was held."""
+        ...
+
+
+# --- receipts --------------------------------------------------------------------------------
+
+
+class ReceiptSettler(Protocol):
+    async def settle(self, action_key: str, status: ReceiptStatus, *, fence: int | None,
+                     external_id: str | None = None, error_class: str | None = None,
+                     error_code: str | None = None) -> Receipt:
+        """``fence=None`` settles without an attempt of its own (the reconciler, the sweep)."""
+        ...
+
+
+class ReceiptAttempts(ReceiptSettler, Protocol):
+    """What one fenced write attempt needs (``activities.attempt``)."""
+
+    async def begin_attempt(self, action_key: str) -> int: ...
+
+
+class ReceiptLedger(ReceiptAttempts, Protocol):
+    """The reconciler's receipts: attempts, plus reading the one a key holds."""
+
+    async def get(self, action_key: str) -> Receipt | None: ...
+
+
+class SendReceipts(ReceiptLedger, Protocol):
+    """The send step's receipts: the ledger, plus opening one."""
+
+    async def open_receipt(self, request: ActionRequest, fingerprint: str, *,
+                           mode: str | None = None,
+                           status: ReceiptStatus = ReceiptStatus.PENDING,
+                           reason_code: str | None = None) -> Receipt: ...
+
+
+class ReceiptSweep(ReceiptSettler, Protocol):
+    async def stale_open(self, older_than: datetime, limit: int) -> list[dict[str, Any]]: ...
+
+    async def recent_succeeded(self, limit: int) -> list[dict[str, Any]]: ...
+
+    async def record_sweep(self, checked: int, settled: int, still_open: int,
+                           drift_missing: int) -> None: ...
+
+
+# --- operator controls: switches, rollout, the circuit, dead letters -------------------------
+
+
+class SwitchBoard(Protocol):
+    async def pass_switch(self, adapter: str, tenant_id: str, *,
+                          row_seen: bool = False) -> str | None:
+        """Let one action through: why not (a closed switch), or None."""
+        ...
+
+
+class RolloutGate(Protocol):
+    async def decide_row(self, row: dict[str, Any] | None, event_id: str,
+                         action_key: str) -> RolloutDecision: ...
+
+
+#: The circuit's signal kinds -> the rule name the audit row and the switch's reason give.
+RULES: Mapping[str, str] = {"unknown_write": "unknown_writes", "duplicate": "duplicates"}
+
+
+@dataclass(frozen=True)
+class CircuitCount:
+    """The signals counted in the window, and whether this one closed the switch."""
+
+    count: int
+    tripped: bool
+
+
+class CircuitCounter(Protocol):
+    async def signal(self, *, adapter: str, tenant_id: str, kind: str, key: str, limit: int,
+                     window: timedelta, policy_version: str | None) -> CircuitCount:
+        """Record one signal of ``kind`` (a key of ``RULES``); a repeated key counts once."""
+        ...
+
+
+class DeadLetterQueue(Protocol):
+    async def dead_letter(
+        self, *, workflow_id: str, error_class: str, error_code: str, state: str, owner: str,
+        replay_plan: str, redacted_payload: dict[str, Any] | None, tenant_id: str | None,
+        event_id: str | None, correlation_id: str | None, action_key: str | None = None,
+        replay_input: dict[str, Any] | None = None,
+    ) -> None: ...
+
+
+# --- fan-out and tagging ---------------------------------------------------------------------
+
+
+@runtime_checkable
+class EventConsumer(Protocol):
+    """One consumer of a business event. ``down`` is the fault switch the tests and the demo
+    flip: a down consumer raises ``RetryableError`` before touching anything."""
+
+    name: str
+    down: bool
+
+    async def apply(self, conn: PoolConnectionProxy, event: BusinessEvent) -> None: ...
+
+
+class FanOutLedger(Protocol):
+    async def deliver(self, event: BusinessEvent, consumer: EventConsumer,
+                      attempt: int) -> Literal["delivered", "duplicate"]: ...
+
+    async def dead_letter(self, event: BusinessEvent, consumer: str, retry_state: str,
+                          error: str) -> None: ...
+
+
+class TagJobStore(Protocol):
+    async def claim(self, item_id: int, attempt: int) -> TaggingInput: ...
+
+    async def apply_tags(self, request: ApplyTagsRequest,
+                         threshold: float) -> list[AppliedTag]: ...
+
+    async def record_failure(self, failure: JobFailure) -> JobState: ...
+
+    async def get_job(self, item_id: int) -> TagJob | None: ...
