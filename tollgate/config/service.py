@@ -68,6 +68,9 @@ class CodecSettings(Section):
 
     keys: SecretStr | None = env_field(
         "TOLLGATE_KEYS", None, "The payload key ring as JSON (beats TOLLGATE_KEYS_FILE).")
+    #: The same variable as the root's state_dir, unresolved: the key ring's default folder.
+    state_dir: Path = env_field("TOLLGATE_STATE_DIR", Path(".tollgate"),
+                                "Folder of the dev stack's state (keys, tenants, endpoints).")
     keys_file: Path | None = env_field(
         "TOLLGATE_KEYS_FILE", None, "File holding the key ring. Unset: <state dir>/keys.json.")
     token: SecretStr | None = env_field(
@@ -82,6 +85,11 @@ class CodecSettings(Section):
     @classmethod
     def _port(cls, raw: Any) -> int:
         return port_number(raw, "TOLLGATE_CODEC_PORT", lowest=1)
+
+    @property
+    def keys_path(self) -> Path:
+        """Where the key ring file is (or would be made)."""
+        return self.keys_file or self.state_dir / "keys.json"
 
     @field_validator("origins", mode="before")
     @classmethod

@@ -37,7 +37,7 @@ from tollgate.config.temporal import (
 from tollgate.config.worker import ObservabilitySettings, WorkerSettings
 
 __all__ = ["DEFAULT_TASK_QUEUE", "DEFAULT_TEMPORAL_ADDRESS", "SECTIONS", "Settings",
-           "process_env", "read_endpoints"]
+           "named_secret", "process_env", "read_endpoints"]
 
 _MAPPING_ONLY: ContextVar[bool] = ContextVar("tollgate_settings_mapping_only", default=False)
 Source = Literal["env", "running stack", "default"]
@@ -63,6 +63,12 @@ _KEYWORDS = {"state_dir": "TOLLGATE_STATE_DIR", "tenants_file": "TOLLGATE_TENANT
 def process_env() -> dict[str, str]:
     """The process environment: the one read of ``os.environ`` in the shell."""
     return dict(os.environ)
+
+
+def named_secret(variable: str) -> str | None:
+    """A secret in a variable that a configuration file names (the notify file's
+    ``password_env``): the file never holds the secret, and the environment is read only here."""
+    return process_env().get(variable) or None
 
 
 class Settings(BaseSettings):

@@ -77,7 +77,8 @@ class WorkerSettings(Section):
     @model_validator(mode="after")
     def _both_or_neither(self) -> Self:
         if bool(self.deployment_name) != bool(self.build_id):
-            missing = "TOLLGATE_DEPLOYMENT_NAME" if not self.deployment_name else "TOLLGATE_BUILD_ID"
+            missing = ("TOLLGATE_DEPLOYMENT_NAME" if not self.deployment_name
+                       else "TOLLGATE_BUILD_ID")
             raise ValueError("worker versioning needs both TOLLGATE_DEPLOYMENT_NAME and "
                              f"TOLLGATE_BUILD_ID; {missing} is not set")
         return self
