@@ -26,7 +26,7 @@ class HttpSettings(Section):
                                   "Outbox rows per second the relay starts as workflows.")
     notify_file: Path | None = env_field(
         "TOLLGATE_NOTIFY_FILE", None, "Reviewer notification channels per tenant (JSON). "
-        "Unset: <state dir>/notify.json.")
+        "Unset: $TOLLGATE_STATE_DIR/notify.json.")
     public_url: str | None = env_field(
         "TOLLGATE_PUBLIC_URL", None, "URL reviewers' links point at. Unset: http://host:port.")
 
@@ -72,7 +72,8 @@ class CodecSettings(Section):
     state_dir: Path = env_field("TOLLGATE_STATE_DIR", Path(".tollgate"),
                                 "Folder of the dev stack's state (keys, tenants, endpoints).")
     keys_file: Path | None = env_field(
-        "TOLLGATE_KEYS_FILE", None, "File holding the key ring. Unset: <state dir>/keys.json.")
+        "TOLLGATE_KEYS_FILE", None,
+        "File holding the key ring. Unset: $TOLLGATE_STATE_DIR/keys.json.")
     token: SecretStr | None = env_field(
         "TOLLGATE_CODEC_TOKEN", None, "Bearer token the Web UI sends to the codec server "
         "(16+ characters; required by `python -m tollgate.codec.server`).")

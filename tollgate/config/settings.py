@@ -78,10 +78,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(frozen=True, extra="ignore")
 
     state_dir: Path = Field(Path(".tollgate"), description=(
-        "TOLLGATE_STATE_DIR: folder of the dev stack's state (keys, tenants, endpoints)."))
+        "Folder of the dev stack's state (keys, tenants, endpoints)."))
     tenants_file: Path | None = Field(None, description=(
-        'TOLLGATE_TENANTS_FILE: tenant -> HMAC secret, {"acme": "secret"}. '
-        "Unset: <state dir>/tenants.json."))
+        'Tenant -> HMAC secret, {"acme": "secret"}. '
+        "Unset: $TOLLGATE_STATE_DIR/tenants.json."))
     temporal: TemporalSettings = Field(default_factory=TemporalSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     targets: TargetSettings = Field(default_factory=TargetSettings)
