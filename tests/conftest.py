@@ -25,6 +25,7 @@ from temporalio.testing import WorkflowEnvironment
 from contracts import EventState, FinalOutcome, IntakeRequest
 from policies.signing import sign_json
 from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
+from tollgate.config.service import CodecSettings
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due
 from tollgate.dev.stack import (
@@ -41,7 +42,7 @@ TENANT_SECRETS = {"acme": secrets.token_hex(16), "globex": secrets.token_hex(16)
 #: Payload keys for tests only (committed on purpose: they protect nothing real). The replay
 #: histories in tests/replay/histories were recorded encrypted under them.
 TEST_KEYS_FILE = Path(__file__).parent / "fixtures" / "test_keys.json"
-TEST_KEYS = load_key_ring({"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
+TEST_KEYS = load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)}))
 CONVERTER = encrypted_data_converter(TEST_KEYS)
 CODEC = EncryptionCodec(TEST_KEYS)
 

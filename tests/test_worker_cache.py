@@ -2,7 +2,13 @@
 
 import pytest
 
-from tollgate.runtime.workers import MAX_CACHED_ENV, MAX_CACHED_WORKFLOWS, max_cached_workflows
+from tollgate.config.worker import MAX_CACHED_WORKFLOWS, WorkerSettings
+
+MAX_CACHED_ENV = WorkerSettings.variable("max_cached_workflows")
+
+
+def max_cached_workflows(env: dict[str, str]) -> int:
+    return WorkerSettings.from_env(env).max_cached_workflows
 
 
 def test_default_is_below_the_sdk_default() -> None:

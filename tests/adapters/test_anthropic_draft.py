@@ -11,7 +11,6 @@ import pytest
 
 from adapters.models.anthropic import AnthropicDraftProvider
 from adapters.models.draft_parsing import ModelRefused, ToolCallInOutput, UnreadableOutput
-from adapters.models.factory import DraftSettings, build_provider
 from contracts.errors import RateLimited, RejectedError, RetryableError
 from policies.prompts import build_prompt
 from tests.adapters.fake_llm import (
@@ -22,6 +21,8 @@ from tests.adapters.fake_llm import (
     anthropic_message,
     care_due_request,
 )
+from tollgate.config.models import DraftSettings
+from tollgate.runtime.models import build_provider
 
 KEY = "sk-ant-test-DO-NOT-LEAK-0123456789abcdef"
 DRAFT = {

@@ -6,12 +6,13 @@ import socket
 
 import pytest
 
-from adapters.models.factory import DraftSettings, build_provider
 from adapters.models.offline import OfflineDraftProvider
 from contracts.errors import InvalidInput
 from policies.draft_validator import validate_draft
 from policies.prompts import build_prompt
 from tests.adapters.fake_llm import CARE_CONTEXT, care_due_request
+from tollgate.config.models import DraftSettings
+from tollgate.runtime.models import build_provider
 
 
 async def test_same_request_same_draft_citing_only_given_facts() -> None:

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 import pytest
 
 from adapters.models.draft_parsing import ModelRefused, ToolCallInOutput, UnreadableOutput
-from adapters.models.factory import DraftSettings, build_provider
 from adapters.models.openai import OpenAIDraftProvider
 from contracts.errors import RateLimited, RejectedError, RetryableError
 from policies.prompts import build_prompt
@@ -24,6 +23,8 @@ from tests.adapters.fake_llm import (
     openai_error,
     openai_tool_call,
 )
+from tollgate.config.models import DraftSettings
+from tollgate.runtime.models import build_provider
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 DRAFT = {

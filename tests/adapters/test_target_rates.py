@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.http.targets import parse_rates
 from contracts.errors import InvalidInput
+from tollgate.config.targets import parse_rates
 
 
 def test_rates_are_read_per_target_and_unset_means_none() -> None:

@@ -6,10 +6,10 @@ import httpx
 import pytest
 
 from adapters.http.messaging import MessagingHttpAdapter
-from adapters.http.targets import parse_targets
 from contracts import TargetCapabilities
 from contracts.errors import InvalidInput, RetryableError, UnknownWrite
 from tests.adapters.test_messaging_http import action
+from tollgate.config.targets import parse_targets
 
 
 def test_declared_capabilities_reach_the_adapter() -> None:

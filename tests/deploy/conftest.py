@@ -9,7 +9,7 @@ from tests.faults.conftest import lookup_window_s, rig
 from tollgate.dev.standins import StandIns
 
 __all__ = ["lookup_window_s", "rig", "target_mode"]
-#: What worker processes in these tests declare about the target (adapters/http/targets.py).
+#: What worker processes in these tests declare about the target (tollgate/config/targets.py).
 NO_DEDUPE_TARGETS = '{"messaging": {"lookup": true, "dedupe": false}}'
 
 

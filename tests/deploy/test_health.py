@@ -10,7 +10,6 @@ from tollgate.dev.stack_config import free_port
 from tollgate.runtime.health import (
     drain_from,
     health_app,
-    port_from,
     postgres_answers,
     workers_polling,
 )
@@ -41,7 +40,7 @@ async def test_ready_when_postgres_answers(database_url: str) -> None:
 
 @pytest.mark.parametrize("name, value, check", [
     ("TOLLGATE_DRAIN_SECONDS", "soon", lambda s: drain_from(s)),
-    ("TOLLGATE_HEALTH_PORT", "80a", lambda s: port_from(s.env["TOLLGATE_HEALTH_PORT"])),
+    ("TOLLGATE_HEALTH_PORT", "80a", lambda s: s.worker.health_port),
 ])
 def test_bad_settings_are_one_line(name: str, value: str, check) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit, match=name):

@@ -17,11 +17,16 @@ from contracts import EventState, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review, worker_settings
 from tests.deploy.test_worker_versions import make_current, pinned_to
 from tollgate.config.settings import Settings
+from tollgate.config.worker import WorkerSettings
 from tollgate.dev.standins import StandIns
-from tollgate.runtime.deployment import deployment_config
+from tollgate.runtime.deployment import deployment_config as deployment_config_of
 from tollgate.runtime.workers import MAIN_WORKFLOWS
 from worker import draft_worker, main_worker
 from workflows.versioned import VERSIONED_WORKFLOWS
+
+
+def deployment_config(env: dict[str, str]):  # type: ignore[no-untyped-def]
+    return deployment_config_of(WorkerSettings.from_env(env))
 
 
 def versioned(settings: Settings, deployment: str, build_id: str) -> Settings:

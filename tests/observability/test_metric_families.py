@@ -81,7 +81,7 @@ async def test_every_family_moves_on_its_path_and_survives_a_restart(
                                TOLLGATE_SDK_METRICS_PORT=str(sdk_port))
     # The worker polls through a client on the SDK-metrics runtime, as worker.py builds it;
     # the test drives workflows through the environment's client (it skips time).
-    runtime = sdk_runtime(settings.env)
+    runtime = sdk_runtime(settings.observability)
     assert runtime is not None
     sdk_client = await build_client(env.client.service_client.config.target_host,
                                     keys=TEST_KEYS, env={}, runtime=runtime)

@@ -8,6 +8,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from tollgate.config.worker import ObservabilitySettings
 from tollgate.dev.stack_config import free_port
 from tollgate.observability import tracing
 
@@ -36,13 +37,14 @@ def collector() -> Iterator[str]:
 
 
 def test_nothing_is_traced_or_exported_without_an_endpoint() -> None:
-    assert tracing.configure_from_env({}) is None
+    assert tracing.configure(ObservabilitySettings.from_env({})) is None
     assert tracing.interceptors() == []
 
 
 def test_an_endpoint_sends_the_spans_over_otlp_http(collector: str) -> None:
     Collector.received.clear()
-    provider = tracing.configure_from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": collector})
+    provider = tracing.configure(ObservabilitySettings.from_env(
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": collector}))
     assert provider is not None
     try:
         assert len(tracing.interceptors()) == 1

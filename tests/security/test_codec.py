@@ -23,6 +23,7 @@ from tollgate.codec.payload import (
     load_key_ring,
     new_key_ring,
 )
+from tollgate.config.service import CodecSettings
 
 DECISION = ReviewDecision(request_id="r-1", decision="approve", reviewer="lan.nguyen",
                           role="care_lead", reason="call 0912 345 678 first", draft_version=1)
@@ -73,16 +74,16 @@ async def test_failure_messages_and_stack_traces_are_encrypted() -> None:
 
 def test_key_ring_from_env_json_and_one_line_errors(tmp_path: Path) -> None:
     ring = new_key_ring("a")
-    assert load_key_ring({"TOLLGATE_KEYS": ring.to_json()}).active == "a"
+    assert load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS": ring.to_json()})).active == "a"
     with pytest.raises(KeyRingError, match=r"key ring not found: .*keys\.json"):
-        load_key_ring({"TOLLGATE_STATE_DIR": str(tmp_path)})
+        load_key_ring(CodecSettings.from_env({"TOLLGATE_STATE_DIR": str(tmp_path)}))
     bad = tmp_path / "k.json"
     bad.write_text(json.dumps({"active": "a", "keys": {"a": "c2hvcnQ="}}))
     with pytest.raises(KeyRingError, match="not 32 bytes"):
-        load_key_ring({"TOLLGATE_KEYS_FILE": str(bad)})
+        load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS_FILE": str(bad)}))
     bad.write_text("{not json")
     with pytest.raises(KeyRingError, match="expected"):
-        load_key_ring({"TOLLGATE_KEYS_FILE": str(bad)})
+        load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS_FILE": str(bad)}))
     with pytest.raises(KeyRingError, match="active key 'b'"):
         KeyRing(active="b", keys=dict(ring.keys))
     # The key material never shows in a repr (it would end up in a log or a traceback).

@@ -45,8 +45,8 @@ def check_args(args: argparse.Namespace) -> str | None:
         return f"--workers must be 1..{MAX_WORKERS}"
     if not 0 <= args.parked <= MAX_PARKED:
         return f"--parked must be 0..{MAX_PARKED}"
-    from adapters.http.targets import parse_rates
     from contracts.errors import InvalidInput
+    from tollgate.config.targets import parse_rates
 
     try:
         parse_rates(",".join(getattr(args, "rates", ())))
@@ -98,6 +98,7 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
     if args.parked:  # last: the parked workflows stay open until the stack stops
         phases.append(Phase("parked", parked=args.parked))
     from tollgate.codec.payload import KeyRing, encrypted_data_converter, load_key_ring
+    from tollgate.config.service import CodecSettings
 
     recorded: list[Any] = []
     keys: KeyRing | None = None
@@ -113,7 +114,8 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
                 from tollgate.bench.replay import run_histories
 
                 recorded = await run_histories(runner.client)
-                keys = load_key_ring(stack.env())  # the stack's ring: it sealed them
+                # The stack's ring: it sealed them.
+                keys = load_key_ring(CodecSettings.from_env(stack.env()))
         finally:
             await runner.close()
     finally:

@@ -23,6 +23,7 @@ from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from tollgate.codec.payload import encrypted_data_converter, load_key_ring
+from tollgate.config.service import CodecSettings
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
@@ -97,7 +98,8 @@ async def replay_report(recorded: list[WorkflowHistory],
     committed = committed_histories()
     passes = -(-COMMITTED_REPLAYS // len(committed)) if committed else 0
     test_converter = encrypted_data_converter(
-        load_key_ring({"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})) if committed else None
+        load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)}))
+    ) if committed else None
     report: dict[str, Any] = {"committed_files": len(committed), "committed_passes": passes}
     for name, runner in RUNNERS.items():
         report.setdefault("committed", {})[name] = (

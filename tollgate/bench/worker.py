@@ -81,11 +81,10 @@ async def tollgate_workers(
             await stack.enter_async_context(draft_worker(client, settings))
         else:
             from activities.draft import DraftActivities
-            from adapters.models.factory import DraftSettings, build_provider
+            from tollgate.runtime.models import build_provider
             from workflows.process_event import DRAFT_TASK_QUEUE
 
-            provider = SlowProvider(build_provider(DraftSettings.from_env(settings.env)),
-                                    latency)
+            provider = SlowProvider(build_provider(settings.models.draft()), latency)
             drafts = DraftActivities(provider)
             await stack.enter_async_context(
                 Worker(client, task_queue=DRAFT_TASK_QUEUE, activities=[drafts.draft_message]))

@@ -16,6 +16,7 @@ from tollgate.cli.bench import bench
 from tollgate.cli.certify import certify
 from tollgate.cli.chaos import chaos
 from tollgate.cli.common import finish, run
+from tollgate.cli.config import config
 from tollgate.cli.dev import demo, dev
 from tollgate.cli.items import items
 from tollgate.cli.ops import ops
@@ -46,7 +47,8 @@ def _run_work(result: Any) -> int:
     return run(result) if callable(result) else int(result or 0)
 
 
-for command in (submit, review, ops, trace, items, dev, demo, serve, bench, certify, chaos):
+for command in (submit, review, ops, trace, items, config, dev, demo, serve, bench, certify,
+                chaos):
     cli.add_command(command)
 dev.add_command(token)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from tollgate.config.base import ConfigError
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure, postgres_unreachable, temporal_unreachable
 
@@ -93,6 +93,8 @@ def classify(exc: BaseException, s: Settings | None) -> Failure:
         # A file or folder a command reads or writes (--state-dir, --out, --json): its path
         # and the system's reason, which name no secret and no customer.
         return Failure(Exit.FILE, f"{exc.filename}: {(exc.strerror or str(exc)).lower()}")
+    if isinstance(exc, ConfigError):
+        return Failure(Exit.CONFIG, exc.message)
     if isinstance(exc, SystemExit) and isinstance(exc.code, str):
         # A start-up or configuration problem already said in one line (a port in use...).
         return Failure(Exit.REFUSED, exc.code)
@@ -115,7 +117,7 @@ def run(work: Command) -> int:
     except BaseException as exc:
         if isinstance(exc, SystemExit) and not isinstance(exc.code, str):
             raise
-        if os.environ.get("TOLLGATE_DEBUG") and not isinstance(exc, Failure):
+        if s is not None and s.cli.debug and not isinstance(exc, Failure):
             raise
         failure = classify(exc, s)
         click.echo(f"tollgate: {failure.message}", err=True)

@@ -48,10 +48,12 @@ def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | Non
         from tollgate.dev.run import run_dev
 
         # TOLLGATE_*_PORT variables first, then the options over them.
-        ports = dataclasses.replace(Ports.from_env(s.env), **chosen)
+        ports = dataclasses.replace(Ports.from_settings(s), **chosen)
+        # Only what the environment names: a previous run's endpoints file is not an outside server.
         stack = DevStack(state_dir=s.state_dir, ports=ports, reset=reset,
-                         database_url=s.env.get("DATABASE_URL"),
-                         temporal_address=s.env.get("TEMPORAL_ADDRESS"))
+                         database_url=s.dsn if s.source("DATABASE_URL") == "env" else None,
+                         temporal_address=s.temporal_address
+                         if s.source("TEMPORAL_ADDRESS") == "env" else None)
         await run_dev(stack, workers)
         return Exit.OK
 

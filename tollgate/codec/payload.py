@@ -14,7 +14,6 @@ import base64
 import binascii
 import dataclasses
 import json
-import os
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,8 @@ from temporalio.converter import (
     DefaultFailureConverterWithEncodedAttributes,
     PayloadCodec,
 )
+
+from tollgate.config.service import CodecSettings
 
 ENCODING = b"binary/encrypted"
 KEY_ID_META = "encryption-key-id"
@@ -80,17 +81,11 @@ def new_key_ring(key_id: str = "k1") -> KeyRing:
     return KeyRing(active=key_id, keys={key_id: secrets.token_bytes(32)})
 
 
-def keys_file_for(env: Mapping[str, str]) -> Path:
-    state_dir = Path(env.get("TOLLGATE_STATE_DIR", ".tollgate"))
-    return Path(env.get("TOLLGATE_KEYS_FILE") or state_dir / "keys.json")
-
-
-def load_key_ring(env: Mapping[str, str] | None = None) -> KeyRing:
+def load_key_ring(codec: CodecSettings) -> KeyRing:
     """The key ring named by ``TOLLGATE_KEYS`` or ``TOLLGATE_KEYS_FILE`` (see the module doc)."""
-    env = os.environ if env is None else env
-    if env.get("TOLLGATE_KEYS"):
-        return KeyRing.parse(env["TOLLGATE_KEYS"], "TOLLGATE_KEYS")
-    path = keys_file_for(env)
+    if codec.keys:
+        return KeyRing.parse(codec.keys.get_secret_value(), "TOLLGATE_KEYS")
+    path = codec.keys_path
     if not path.exists():
         raise KeyRingError(f"payload key ring not found: {path} (run `tollgate dev` once, or "
                            "set TOLLGATE_KEYS_FILE or TOLLGATE_KEYS)")

@@ -28,9 +28,10 @@ from tollgate.codec.payload import (
     EncryptionCodec,
     KeyRing,
     ensure_keys_file,
-    keys_file_for,
     load_key_ring,
 )
+from tollgate.config.service import CodecSettings
+from tollgate.config.settings import process_env
 
 Transform = Callable[[Sequence[Payload]], Awaitable[list[Payload]]]
 _ALLOWED_HEADERS = "authorization,content-type,x-namespace"
@@ -129,9 +130,10 @@ def start_dev_codec_server(env: Mapping[str, str], state_dir: Path, ui_port: int
     """The dev stack's codec server: the stack's key ring (made with a random key unless one is
     configured), a fresh token written to ``<state_dir>/codec-token`` for the CLI, and CORS for
     the dev server's UI."""
-    if not env.get("TOLLGATE_KEYS"):
-        ensure_keys_file(keys_file_for(env))
-    server = start_codec_server(load_key_ring(env), origins=[
+    codec = CodecSettings.from_env(env)
+    if not codec.keys:
+        ensure_keys_file(codec.keys_path)
+    server = start_codec_server(load_key_ring(codec), origins=[
         f"http://{host}:{ui_port}" for host in ("127.0.0.1", "localhost")])
     token_file = state_dir / "codec-token"
     token_file.write_text(server.token + "\n")
@@ -147,19 +149,12 @@ def main(env: Mapping[str, str] | None = None) -> None:
     ``TOLLGATE_CODEC_ORIGINS`` (comma-separated), and listens on ``TOLLGATE_CODEC_HOST``
     (default 127.0.0.1; 0.0.0.0 in a container) and ``TOLLGATE_CODEC_PORT`` (default 8081).
     """
-    import os
-
-    env = os.environ if env is None else env
-    token = env.get("TOLLGATE_CODEC_TOKEN", "")
+    codec = CodecSettings.from_env(process_env() if env is None else env)
+    token = codec.token.get_secret_value() if codec.token else ""
     if len(token) < 16:
         raise SystemExit("TOLLGATE_CODEC_TOKEN must be set to a random string of 16+ characters")
-    port = env.get("TOLLGATE_CODEC_PORT", "8081")
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise SystemExit(f"TOLLGATE_CODEC_PORT: expected a port number, got {port!r}")
-    origins = [o.strip() for o in env.get("TOLLGATE_CODEC_ORIGINS", "").split(",") if o.strip()]
-    app = build_app(load_key_ring(env), token, origins)
-    web.run_app(app, host=env.get("TOLLGATE_CODEC_HOST", "127.0.0.1"), port=int(port),
-                access_log=None, print=None)
+    app = build_app(load_key_ring(codec), token, list(codec.origins))
+    web.run_app(app, host=codec.host, port=codec.port, access_log=None, print=None)
 
 
 if __name__ == "__main__":

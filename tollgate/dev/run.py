@@ -108,7 +108,7 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
             {**stack.env(), "TOLLGATE_METRICS_PORT": str(stack.ports.metrics),
              "TOLLGATE_SDK_METRICS_PORT": str(stack.ports.sdk_metrics)})
         client = await build_client(settings.temporal_address, env=settings.env,
-                                    runtime=sdk_runtime(settings.env))
+                                    runtime=sdk_runtime(settings.observability))
         async with AsyncExitStack() as group:
             # Entered first, so it stops after the workers have drained (the exit is LIFO).
             await start_http_service(group, stack, settings)

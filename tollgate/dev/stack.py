@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tollgate.config.settings import process_env
 from tollgate.dev.guard import Guard, is_same_process, start_time, stop_process
 from tollgate.dev.postgres import (
     postmaster_pid,
@@ -238,7 +239,7 @@ class DevStack:
         return f"http://127.0.0.1:{self.ports.ui}" if self.temporal_proc else None
 
     def env_vars(self) -> dict[str, str]:
-        env = {**os.environ, "TOLLGATE_STATE_DIR": str(self.state_dir)}
+        env = {**process_env(), "TOLLGATE_STATE_DIR": str(self.state_dir)}
         env.setdefault("TOLLGATE_KEYS_FILE", str(self.state_dir / "keys.json"))
         return env
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contracts.search_attributes import SEARCH_ATTRIBUTES
+from tollgate.config.base import ConfigError
+from tollgate.config.settings import Settings
 
 DEMO_TENANTS = ("acme", "globex")
 
@@ -22,7 +24,7 @@ class StackError(SystemExit):
     """A start-up problem with a one-line explanation (no traceback for the user)."""
 
 
-#: ``Ports`` field -> the environment variable that sets it for ``tollgate dev``.
+#: ``Ports`` field -> the environment variable that sets it for ``tollgate dev`` (for messages).
 PORT_VARIABLES: dict[str, str] = {
     "temporal": "TOLLGATE_TEMPORAL_PORT", "ui": "TOLLGATE_UI_PORT",
     "crm": "TOLLGATE_CRM_PORT", "messaging": "TOLLGATE_MESSAGING_PORT",
@@ -45,20 +47,23 @@ class Ports:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Ports:
-        """The defaults, overridden by ``TOLLGATE_*_PORT`` (see ``PORT_VARIABLES``).
+        """The defaults, overridden by ``TOLLGATE_*_PORT`` (the settings' dev section).
 
         Raises:
             StackError: a variable is not a port number (one line naming it).
         """
-        chosen: dict[str, int] = {}
-        for name, variable in PORT_VARIABLES.items():
-            raw = env.get(variable, "").strip()
-            if not raw:
-                continue
-            if not raw.isdigit() or int(raw) > 65535:
-                raise StackError(f"{variable}={raw!r} is not a port number (0-65535)")
-            chosen[name] = int(raw)
-        return cls(**chosen)
+        try:
+            return cls.from_settings(Settings.from_env(env))
+        except ConfigError as exc:
+            raise StackError(exc.message) from None
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> Ports:
+        chosen = {"temporal": s.dev.temporal_port, "ui": s.dev.ui_port, "crm": s.dev.crm_port,
+                  "messaging": s.dev.messaging_port, "http": s.http.port,
+                  "metrics": s.observability.metrics_port,
+                  "sdk_metrics": s.observability.sdk_metrics_port}
+        return cls(**{name: port for name, port in chosen.items() if port is not None})
 
 
 def search_attribute_args() -> list[str]:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -49,19 +47,6 @@ def create_app(svc: Services) -> FastAPI:
     return app
 
 
-def _number(env: dict[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SystemExit(f"{name} must be a number, not {raw!r}") from None
-    if value <= 0:
-        raise SystemExit(f"{name} must be above 0")
-    return value
-
-
 @contextlib.asynccontextmanager
 async def build_services(settings: Settings) -> AsyncIterator[Services]:
     """The services of one process, from settings; the pool is closed on exit."""
@@ -70,16 +55,15 @@ async def build_services(settings: Settings) -> AsyncIterator[Services]:
 
     if not settings.dsn:
         raise SystemExit("no PostgreSQL: set DATABASE_URL or start `tollgate dev`")
-    env = dict(settings.env)
+    http = settings.http
     pool = await create_pool(settings.dsn)
     try:
         yield Services(
             settings=settings, pool=pool, tenant_secrets=settings.tenant_secrets(),
-            limiter=TenantRateLimiter(rate=_number(env, "TOLLGATE_INTAKE_RATE", 50),
-                                      burst=_number(env, "TOLLGATE_INTAKE_BURST", 200)),
+            limiter=TenantRateLimiter(rate=http.intake_rate, burst=http.intake_burst),
             temporal=TemporalLink(settings.temporal_address, settings.namespace, settings.env),
             verifier=verifier_from_settings(settings),
-            max_body=int(_number(env, "TOLLGATE_MAX_BODY", 1_048_576)),
+            max_body=int(http.max_body),
         )
     finally:
         await pool.close()
@@ -97,11 +81,10 @@ async def serve(settings: Settings, host: str, port: int) -> None:
     async with build_services(settings) as svc, httpx.AsyncClient() as http:
         relay = asyncio.create_task(run_relay(
             svc.outbox, svc.temporal, settings.task_queue,
-            RelayPolicy(rate=_number(dict(settings.env), "TOLLGATE_RELAY_RATE", 50))))
-        notify_file = Path(settings.env.get("TOLLGATE_NOTIFY_FILE")
-                           or settings.state_dir / "notify.json")
+            RelayPolicy(rate=settings.http.relay_rate)))
+        notify_file = settings.http.notify_file or settings.state_dir / "notify.json"
         channels = load_channels(notify_file, http)
-        public = settings.env.get("TOLLGATE_PUBLIC_URL") or f"http://{host}:{port}"
+        public = settings.http.public_url or f"http://{host}:{port}"
         notifier = asyncio.create_task(run_notifier(
             NoticeStore(svc.pool), channels, LocalSink(settings.state_dir / "notices.jsonl"),
             public))
@@ -123,7 +106,7 @@ async def stop_task(task: asyncio.Task[None]) -> None:
 
 def run_server(settings: Settings, host: str = "127.0.0.1", port: int | None = None) -> int:
     """``tollgate serve``: blocks until Ctrl-C."""
-    port = port or int(os.environ.get("TOLLGATE_HTTP_PORT", "8400"))
+    port = port or settings.http.port
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(settings, host, port))
     return 0

@@ -103,14 +103,12 @@ def issue_dev_token(state_dir: Path, *, reviewer: str, role: str, tenant: str,
 
 
 def verifier_from_settings(settings: Settings) -> Verifier:
-    env = settings.env
-    roles_claim = env.get("TOLLGATE_OIDC_ROLES_CLAIM", "roles")
-    tenant_claim = env.get("TOLLGATE_OIDC_TENANT_CLAIM", "tenant")
-    issuer = env.get("TOLLGATE_OIDC_ISSUER")
+    oidc = settings.identity
+    roles_claim, tenant_claim, issuer = oidc.roles_claim, oidc.tenant_claim, oidc.issuer
     if not issuer:
         return Verifier(DEV_ISSUER, DEV_AUDIENCE, key=dev_private_key(settings.state_dir)
                         .public_key(), roles_claim=roles_claim, tenant_claim=tenant_claim)
-    audience, jwks_url = env.get("TOLLGATE_OIDC_AUDIENCE"), env.get("TOLLGATE_OIDC_JWKS_URL")
+    audience, jwks_url = oidc.audience, oidc.jwks_url
     if not audience or not jwks_url:
         raise SystemExit("TOLLGATE_OIDC_ISSUER needs TOLLGATE_OIDC_AUDIENCE and "
                          "TOLLGATE_OIDC_JWKS_URL")

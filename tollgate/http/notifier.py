@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ import structlog
 from adapters.notify.channels import LocalSink
 from adapters.ports.notify import NoticeChannel, NoticeNotSent, NoticeUnknown
 from adapters.postgres.notices import DueNotice, NoticeStore
+from tollgate.config.settings import named_secret
 
 log = structlog.get_logger("tollgate.notify")
 _SAYS = {"opened": "review waiting", "sla": "review past its SLA", "expired": "review expired "
@@ -90,7 +90,7 @@ def _channel(tenant: str, spec: object, client: httpx.AsyncClient) -> NoticeChan
                          str(mail.get("from", "tollgate@localhost")), [str(t) for t in to],
                          starttls=bool(mail.get("starttls", True)),
                          username=mail.get("username"),
-                         password=os.environ.get(password_env) if password_env else None)
+                         password=named_secret(password_env) if password_env else None)
     raise SystemExit(f"notify file: tenant {tenant!r} needs a slack_webhook URL or an email "
                      "object with host and to")
 

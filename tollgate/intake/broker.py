@@ -43,7 +43,7 @@ def event_handler(client: Client, task_queue: str) -> Handler:
 async def run(settings: Settings) -> None:
     from tollgate.runtime.client import build_client
 
-    url = settings.env.get("TOLLGATE_AMQP_URL")
+    url = settings.broker.amqp_url.get_secret_value() if settings.broker.amqp_url else None
     if not url:
         raise SystemExit("TOLLGATE_AMQP_URL is not set (amqp://user:pass@host:5672/)")
     client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)

@@ -17,7 +17,7 @@ The Temporal SDK's own metrics (workflow task latency, pollers, activity results
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,11 +27,10 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
 from adapters.postgres.metrics import MetricsStore
+from tollgate.config.worker import ObservabilitySettings
 from tollgate.observability.metric_families import KEYS, families
 
 __all__ = ["KEYS", "PostgresCollector", "families", "sdk_runtime", "start_exporter"]
-
-SDK_PORT_ENV = "TOLLGATE_SDK_METRICS_PORT"
 
 #: How long a scrape waits for PostgreSQL before it answers with what it has (nothing).
 SCRAPE_TIMEOUT_S = 5.0
@@ -50,23 +49,21 @@ class PostgresCollector(Collector):
         yield from families(future.result(SCRAPE_TIMEOUT_S))
 
 
-def start_exporter(pool: asyncpg.Pool, env: Mapping[str, str]) -> Any | None:
+def start_exporter(pool: asyncpg.Pool, observability: ObservabilitySettings) -> Any | None:
     """Serve ``/metrics`` on ``TOLLGATE_METRICS_PORT`` (unset: no exporter). Returns the server
     (``shutdown()`` stops it) or None."""
     from prometheus_client import start_http_server
 
-    port = env.get("TOLLGATE_METRICS_PORT", "").strip()
-    if not port:
+    port = observability.metrics_port
+    if port is None:
         return None
     registry = CollectorRegistry()
     registry.register(PostgresCollector(pool, asyncio.get_running_loop()))
-    server, _thread = start_http_server(int(port), addr=env.get("TOLLGATE_METRICS_HOST",
-                                                                 "127.0.0.1"),
-                                        registry=registry)
+    server, _thread = start_http_server(port, addr=observability.metrics_host, registry=registry)
     return server
 
 
-def sdk_runtime(env: Mapping[str, str]) -> Runtime | None:
+def sdk_runtime(observability: ObservabilitySettings) -> Runtime | None:
     """A Temporal runtime whose Prometheus exporter serves the SDK's metrics on
     ``TOLLGATE_SDK_METRICS_PORT`` (unset: None, the SDK's default runtime and no exporter).
 
@@ -76,15 +73,13 @@ def sdk_runtime(env: Mapping[str, str]) -> Runtime | None:
     Raises:
         SystemExit: one line when the port is not a number or is taken.
     """
-    port = env.get(SDK_PORT_ENV, "").strip()
-    if not port:
+    port = observability.sdk_metrics_port
+    if port is None:
         return None
-    if not port.isdigit() or int(port) > 65535:
-        raise SystemExit(f"{SDK_PORT_ENV}={port!r} is not a port number")
-    address = f"{env.get('TOLLGATE_METRICS_HOST', '127.0.0.1')}:{int(port)}"
+    address = f"{observability.metrics_host}:{port}"
     try:
         return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=address)))
     except (RuntimeError, ValueError) as exc:  # the core's "Address already in use"
-        raise SystemExit(f"{SDK_PORT_ENV}: cannot serve the SDK's metrics on {address} "
+        raise SystemExit(f"TOLLGATE_SDK_METRICS_PORT: cannot serve the SDK's metrics on {address} "
                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
                          ) from None

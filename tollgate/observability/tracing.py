@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from temporalio.client import Interceptor
 
-ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_ENDPOINT"
-TRACES_VARIABLE = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+    from tollgate.config.worker import ObservabilitySettings
+
 _TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$")
 _TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 #: The one provider of this process; None: tracing is off.
@@ -47,12 +47,11 @@ def use_provider(provider: TracerProvider | None) -> None:
                                 request_hook=_scrub_url_sync)
 
 
-def configure_from_env(env: Mapping[str, str]) -> TracerProvider | None:
+def configure(observability: ObservabilitySettings) -> TracerProvider | None:
     """Export over OTLP/HTTP when ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or the traces-only
     ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) is set; once per process. Returns the provider
     this call made, None when tracing stays off or was already on."""
-    traces = env.get(TRACES_VARIABLE) or (
-        f"{env[ENDPOINT_VARIABLE].rstrip('/')}/v1/traces" if env.get(ENDPOINT_VARIABLE) else None)
+    traces = observability.traces_endpoint
     if _provider is not None or not traces:
         return None
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -63,7 +62,7 @@ def configure_from_env(env: Mapping[str, str]) -> TracerProvider | None:
     # The endpoint from the settings' environment, not the process's: tests and child
     # processes hand in their own (OTEL_EXPORTER_OTLP_HEADERS is still read by the exporter).
     provider = TracerProvider(resource=Resource.create(
-        {"service.name": env.get("OTEL_SERVICE_NAME", "tollgate")}))
+        {"service.name": observability.service_name}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces)))
     use_provider(provider)
     return provider

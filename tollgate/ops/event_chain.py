@@ -24,7 +24,7 @@ _GATE_FROM = {"DRAFTED", "HELD_AT_GATE"}
 
 def ui_base(s: Settings) -> str:
     """The Web UI: ``TOLLGATE_UI_URL``, else the running ``tollgate dev``, else the default."""
-    return (s.env.get("TOLLGATE_UI_URL") or read_endpoints(s.state_dir).get("ui")
+    return (s.cli.ui_url or read_endpoints(s.state_dir).get("ui")
             or DEFAULT_UI).rstrip("/")
 
 

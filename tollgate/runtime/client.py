@@ -17,6 +17,10 @@ from temporalio.envconfig import ClientConfigProfile, ClientConnectConfig
 from temporalio.runtime import Runtime
 
 from tollgate.codec.payload import KeyRing, encrypted_data_converter, load_key_ring
+from tollgate.config.service import CodecSettings
+from tollgate.config.settings import process_env
+from tollgate.config.temporal import TemporalSettings
+from tollgate.config.worker import ObservabilitySettings
 
 #: The address Settings falls back to; an address from a profile file beats it (see below).
 _DEFAULT_ADDRESS = "127.0.0.1:7233"
@@ -37,13 +41,15 @@ def connect_config(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
         SystemExit: one line, when the named file is missing or unreadable, the profile is not
             in it, or a TLS file does not exist (the shell's convention for bad configuration).
     """
-    source = dict(os.environ if env is None else env)
-    named = source.get("TEMPORAL_CONFIG_FILE")
+    # The whole mapping goes to temporalio, which reads its own TEMPORAL_* variables from it.
+    source = process_env() if env is None else dict(env)
+    temporal = TemporalSettings.from_env(source)
+    named = temporal.config_file
     if named and not os.path.isfile(named):
         # temporalio skips a missing file silently; a named one that is absent is a typo.
         raise SystemExit(f"TEMPORAL_CONFIG_FILE: no such file: {named}")
     try:
-        profile = ClientConfigProfile.load(profile=source.get("TEMPORAL_PROFILE") or None,
+        profile = ClientConfigProfile.load(profile=temporal.profile,
                                            override_env_vars=source)
         config = profile.to_client_connect_config()
     except (OSError, RuntimeError, ValueError) as exc:
@@ -72,15 +78,14 @@ async def build_client(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
         runtime: the Temporal runtime (one exporting the SDK's metrics,
             ``tollgate.observability.metrics.sdk_runtime``); the SDK's default one when omitted.
     """
-    import os
-
     from tollgate.observability import tracing
 
-    ring = keys or load_key_ring(env)
-    config: dict[str, Any] = dict(connect_config(address, namespace, env=env))
+    source = process_env() if env is None else dict(env)
+    ring = keys or load_key_ring(CodecSettings.from_env(source))
+    config: dict[str, Any] = dict(connect_config(address, namespace, env=source))
     target = config.pop("target_host")
     # Tracing is on only with OTEL_EXPORTER_OTLP_ENDPOINT (docs/tracing.md): then the client,
     # and every worker built from it, carries the trace through Temporal.
-    tracing.configure_from_env(os.environ if env is None else env)
+    tracing.configure(ObservabilitySettings.from_env(source))
     return await Client.connect(target, **config, data_converter=encrypted_data_converter(ring),
                                 interceptors=tracing.interceptors(), runtime=runtime)

@@ -11,30 +11,23 @@ for new runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import WorkerDeploymentConfig
 
-DEPLOYMENT_NAME_ENV = "TOLLGATE_DEPLOYMENT_NAME"
-BUILD_ID_ENV = "TOLLGATE_BUILD_ID"
+from tollgate.config.worker import WorkerSettings
 
 
-def deployment_config(env: Mapping[str, str]) -> WorkerDeploymentConfig | None:
+def deployment_config(worker: WorkerSettings) -> WorkerDeploymentConfig | None:
     """The deployment version this process's workers poll as, or None (unversioned).
 
     Every workflow type a versioned worker runs declares its behaviour
     (``workflows/versioned.py``); the default here only covers one that forgot, and auto-upgrade
     is the one that cannot leave a forgotten type's runs on a version nobody runs any more.
     """
-    name = env.get(DEPLOYMENT_NAME_ENV, "").strip()
-    build_id = env.get(BUILD_ID_ENV, "").strip()
-    if not name and not build_id:
-        return None
+    # Both or neither: the settings tree refuses one without the other.
+    name, build_id = worker.deployment_name, worker.build_id
     if not name or not build_id:
-        missing = DEPLOYMENT_NAME_ENV if not name else BUILD_ID_ENV
-        raise SystemExit(f"worker versioning needs both {DEPLOYMENT_NAME_ENV} and "
-                         f"{BUILD_ID_ENV}; {missing} is not set")
+        return None
     return WorkerDeploymentConfig(
         version=WorkerDeploymentVersion(deployment_name=name, build_id=build_id),
         use_worker_versioning=True,

@@ -22,6 +22,8 @@ class Exit(IntEnum):
     FILE = 5
     #: `ops status`: something needs a human (a threshold passed); the screen says what.
     ATTENTION = 6
+    #: A configuration value (an environment variable) is refused; the line names it.
+    CONFIG = 7
     #: A bug: the one line names the exception; ``TOLLGATE_DEBUG=1`` shows the traceback.
     INTERNAL = 9
 

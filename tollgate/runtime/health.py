@@ -26,7 +26,6 @@ from tollgate.config.settings import Settings
 from tollgate.runtime.client import build_client
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-DEFAULT_DRAIN = timedelta(seconds=10)
 #: A probe that takes longer than this counts as "PostgreSQL does not answer".
 PROBE_TIMEOUT_S = 3.0
 
@@ -34,22 +33,7 @@ Check = Callable[[], Awaitable[str | None]]
 
 
 def drain_from(settings: Settings) -> timedelta:
-    raw = settings.env.get("TOLLGATE_DRAIN_SECONDS", "")
-    if not raw:
-        return DEFAULT_DRAIN
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if seconds < 0:
-        raise SystemExit(f"TOLLGATE_DRAIN_SECONDS: expected seconds >= 0, got {raw!r}")
-    return timedelta(seconds=seconds)
-
-
-def port_from(raw: str) -> int:
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise SystemExit(f"TOLLGATE_HEALTH_PORT: expected a port number, got {raw!r}")
-    return int(raw)
+    return timedelta(seconds=settings.worker.drain_seconds)
 
 
 def workers_polling(workers: Sequence[Worker]) -> Check:
@@ -110,7 +94,7 @@ async def run_worker(queue: str, settings: Settings) -> None:
     from tollgate.runtime.workers import check_draft_environment, draft_worker, main_worker
 
     if queue == "draft":
-        check_draft_environment(settings.env)
+        check_draft_environment(settings)
     drain = drain_from(settings)
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
@@ -122,11 +106,10 @@ async def run_worker(queue: str, settings: Settings) -> None:
     if queue in ("main", "all") and settings.dsn:
         checks.append(postgres_answers(settings.dsn))
     async with AsyncExitStack() as exits:
-        port = settings.env.get("TOLLGATE_HEALTH_PORT")
-        if port:
+        if settings.worker.health_port:
             # Entered first, so it answers (503) until the workers have drained.
-            host = settings.env.get("TOLLGATE_HEALTH_HOST", "127.0.0.1")
-            await start_health_server(exits, checks, host, port_from(port))
+            await start_health_server(exits, checks, settings.worker.health_host,
+                                      settings.worker.health_port)
         if queue in ("main", "all"):
             workers.append(await exits.enter_async_context(
                 main_worker(client, settings, drain=drain)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 
@@ -28,9 +28,6 @@ from activities.sweep import SweepActivities
 from activities.tagging import TaggingActivities, TagModelActivities
 from adapters.http.crm import CrmHttpSource
 from adapters.http.messaging import MessagingHttpAdapter
-from adapters.http.targets import ENV_VAR as TARGETS_ENV
-from adapters.http.targets import RATES_ENV_VAR, parse_rates, parse_targets
-from adapters.models.factory import DraftSettings, build_provider
 from adapters.models.offline_tags import OfflineTagProvider
 from adapters.postgres.circuit import CircuitStore
 from adapters.postgres.fanout import FanOutStore
@@ -41,13 +38,13 @@ from adapters.postgres.rollout import RolloutStore
 from adapters.postgres.store import PostgresStore, create_pool
 from adapters.postgres.tagging import TaggingStore
 from contracts import target_task_queue
-from contracts.errors import InvalidInput
 from policies.matrix import load_matrix
 from tollgate.config.settings import Settings
 from tollgate.intake.items import relay_loop, temporal_starter
 from tollgate.observability.metrics import sdk_runtime, start_exporter
 from tollgate.runtime.client import build_client
 from tollgate.runtime.deployment import deployment_config
+from tollgate.runtime.models import build_provider
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
@@ -59,22 +56,6 @@ from workflows.versioned import VERSIONED_WORKFLOWS
 MAIN_WORKFLOWS: list[type] = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
                               TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow]
 
-#: Workflows the main worker keeps in its sticky cache (the SDK's default is 1,000). Each cached
-#: run costs ≈ 0.14 MB and runs waiting for review stay cached until evicted: with 2,000 parked
-#: the SDK default took the worker to 276 MB, 400 to 188 MB (the goal is 200; 300 leaves room).
-#: An evicted run costs one replay when its next task arrives (docs/performance.md, "Parked").
-MAX_CACHED_WORKFLOWS = 300
-MAX_CACHED_ENV = "TOLLGATE_MAX_CACHED_WORKFLOWS"
-
-
-def max_cached_workflows(env: Mapping[str, str]) -> int:
-    raw = env.get(MAX_CACHED_ENV, "").strip()
-    if not raw:
-        return MAX_CACHED_WORKFLOWS
-    if not raw.isdigit() or int(raw) < 1:
-        raise SystemExit(f"{MAX_CACHED_ENV} must be a whole number of at least 1, not {raw!r}")
-    return int(raw)
-
 
 @asynccontextmanager
 async def main_worker(client: Client, settings: Settings, *,
@@ -85,20 +66,16 @@ async def main_worker(client: Client, settings: Settings, *,
     if not settings.dsn or not settings.crm_url or not settings.messaging_url:
         raise SystemExit("DATABASE_URL, TOLLGATE_CRM_URL and TOLLGATE_MESSAGING_URL must be set "
                          "(or run `tollgate dev`)")
-    try:
-        targets = parse_targets(settings.env.get(TARGETS_ENV))
-        rates = parse_rates(settings.env.get(RATES_ENV_VAR))
-    except InvalidInput as exc:
-        raise SystemExit(exc.message) from None
+    targets, rates = settings.targets.capabilities, settings.targets.rates
     # The same version on every queue of the process: a pinned run's activities go to it.
-    version = deployment_config(settings.env)
+    version = deployment_config(settings.worker)
     pool = await create_pool(settings.dsn)
     crm = CrmHttpSource(settings.crm_url)
     messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
     store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
     adapters = {messaging.name: messaging}
     if unknown := sorted(set(rates) - set(adapters)):
-        raise SystemExit(f"{RATES_ENV_VAR} names no known target: {', '.join(unknown)}")
+        raise SystemExit(f"TOLLGATE_TARGET_RATES names no known target: {', '.join(unknown)}")
     matrix = load_matrix()
     intake = IntakeActivities(store, ops, settings.tenant_secrets(), matrix)
     context = ContextActivities(store, crm)
@@ -116,9 +93,9 @@ async def main_worker(client: Client, settings: Settings, *,
     tagging = TaggingActivities(tagging_store)
     consumers = order_consumers()
     # Fault injection for the demo and drills: consumers named here refuse every delivery.
-    for name in settings.env.get("TOLLGATE_CONSUMERS_DOWN", "").split(","):
-        if name.strip() in consumers:
-            consumers[name.strip()].down = True
+    for name in settings.worker.consumers_down:
+        if name in consumers:
+            consumers[name].down = True
     fanout = FanOutActivities(FanOutStore(pool), consumers)
     worker = Worker(
         client,
@@ -133,7 +110,7 @@ async def main_worker(client: Client, settings: Settings, *,
         workflow_runner=SandboxedWorkflowRunner(
             restrictions=SandboxRestrictions.default.with_passthrough_all_modules()),
         graceful_shutdown_timeout=drain,
-        max_cached_workflows=max_cached_workflows(settings.env),
+        max_cached_workflows=settings.worker.max_cached_workflows,
         activities=[
             intake.validate_event, intake.count_duplicate, context.load_context,
             steps.record_step, steps.record_refusal,
@@ -148,7 +125,8 @@ async def main_worker(client: Client, settings: Settings, *,
     # so every main worker is also a relay; the workflow id makes racing relays one run.
     relay = asyncio.create_task(
         relay_loop(tagging_store, temporal_starter(client, settings.task_queue)))
-    exporter = start_exporter(pool, settings.env)  # /metrics when TOLLGATE_METRICS_PORT is set
+    # /metrics when TOLLGATE_METRICS_PORT is set.
+    exporter = start_exporter(pool, settings.observability)
     # One worker per target on the target's own queue: the server applies its rate limit to
     # the whole queue, whatever the number of worker processes (docs/deploy.md, scale-out).
     # The main queue keeps the same activities for runs started before that patch.
@@ -184,7 +162,7 @@ async def main_worker(client: Client, settings: Settings, *,
 async def draft_worker(client: Client, settings: Settings, *,
                        drain: timedelta = timedelta(0)) -> AsyncIterator[Worker]:
     """The model worker: only the draft activity, on its own queue."""
-    provider = build_provider(DraftSettings.from_env(settings.env))
+    provider = build_provider(settings.models.draft())
     drafts = DraftActivities(provider)
     # Tagging has only the offline model so far (docs/tagging.md, next steps).
     tags = TagModelActivities(OfflineTagProvider())
@@ -192,7 +170,7 @@ async def draft_worker(client: Client, settings: Settings, *,
                     activities=[drafts.draft_message, tags.suggest_tags],
                     interceptors=[ActivityContextInterceptor()],
                     graceful_shutdown_timeout=drain,
-                    deployment_config=deployment_config(settings.env))
+                    deployment_config=deployment_config(settings.worker))
     async with worker:
         yield worker
 
@@ -202,9 +180,9 @@ DRAFT_WORKER_FORBIDDEN = ("DATABASE_URL", "TOLLGATE_CRM_URL", "TOLLGATE_MESSAGIN
                           "TOLLGATE_TENANTS_FILE")
 
 
-def check_draft_environment(env: Mapping[str, str]) -> None:
+def check_draft_environment(settings: Settings) -> None:
     """Refuse to run the draft worker with a database URL or adapter credentials in reach."""
-    held = [name for name in DRAFT_WORKER_FORBIDDEN if env.get(name)]
+    held = [name for name in DRAFT_WORKER_FORBIDDEN if settings.source(name) == "env"]
     if held:
         raise SystemExit("the draft worker holds only the model key; remove from its "
                          f"environment: {', '.join(held)}")
@@ -212,9 +190,9 @@ def check_draft_environment(env: Mapping[str, str]) -> None:
 
 async def run(queue: str, settings: Settings) -> None:
     if queue == "draft":
-        check_draft_environment(settings.env)
+        check_draft_environment(settings)
     # The SDK's metrics are the main worker's to serve (the draft worker holds no port).
-    runtime = sdk_runtime(settings.env) if queue in ("main", "all") else None
+    runtime = sdk_runtime(settings.observability) if queue in ("main", "all") else None
     client = await build_client(settings.temporal_address, settings.namespace, env=settings.env,
                                 runtime=runtime)
     async with AsyncExitStack() as stack:

@@ -1,4 +1,6 @@
-"""Per-target capabilities from configuration: ``TOLLGATE_TARGETS``.
+"""The targets section: where the CRM and messaging targets are, and what each one can do.
+
+Per-target capabilities come from ``TOLLGATE_TARGETS``.
 
 Whether a target can be looked up by key and whether it dedupes by key decide how an unknown
 write is settled (docs/receipts.md), so they are declared by whoever runs the target, not
@@ -12,11 +14,13 @@ A target left out keeps its adapter's default (the messaging stand-in and servic
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import ValidationError, field_validator
 
 from contracts import TargetCapabilities
 from contracts.errors import InvalidInput
+from tollgate.config.base import Section, env_field
 
 ENV_VAR = "TOLLGATE_TARGETS"
 
@@ -74,3 +78,38 @@ def parse_rates(raw: str | None) -> dict[str, float]:
                                "target=actions-per-second with a number above 0")
         rates[name] = rate
     return rates
+
+
+class TargetSettings(Section):
+    """The outside systems a main worker acts on."""
+
+    crm_url: str | None = env_field(
+        "TOLLGATE_CRM_URL", None, "Base URL of the CRM (context source and lookups). Unset: the "
+        "running `tollgate dev`'s stand-in.")
+    messaging_url: str | None = env_field(
+        "TOLLGATE_MESSAGING_URL", None, "Base URL of the messaging target. Unset: the running "
+        "`tollgate dev`'s stand-in.")
+    capabilities: dict[str, TargetCapabilities] = env_field(
+        ENV_VAR, {}, 'JSON object keyed by target name: {"messaging": {"lookup": true, '
+        '"dedupe": true, "lookup_window_s": 20}}. A target left out keeps its adapter\'s '
+        "defaults (docs/receipts.md).")
+    rates: dict[str, float] = env_field(
+        RATES_ENV_VAR, {}, "Actions per second per target across every worker, "
+        "`messaging=5,crm=20`. A target left out: no limit.")
+
+    @field_validator("capabilities", mode="before")
+    @classmethod
+    def _parse_capabilities(cls, raw: Any) -> Any:
+        return _one_line(parse_targets, raw) if isinstance(raw, str) else raw
+
+    @field_validator("rates", mode="before")
+    @classmethod
+    def _parse_rates(cls, raw: Any) -> Any:
+        return _one_line(parse_rates, raw) if isinstance(raw, str) else raw
+
+
+def _one_line(parse: Any, raw: str) -> Any:
+    try:
+        return parse(raw)
+    except InvalidInput as exc:
+        raise ValueError(exc.message) from None

@@ -1,0 +1,40 @@
+"""The model providers a worker runs, assembled from the settings tree's ``DraftSettings``.
+
+Vendor SDKs are imported only when their provider is built, so an offline worker never loads
+them; each adapter gets plain constructor arguments and never reads configuration itself.
+"""
+
+from __future__ import annotations
+
+from adapters.models.offline import OfflineDraftProvider
+from adapters.ports import DraftProvider
+from contracts.errors import InvalidInput
+from tollgate.config.models import DraftSettings
+
+
+def build_provider(settings: DraftSettings) -> DraftProvider:
+    """The provider the settings name. SDK clients are created here, never at import."""
+    if settings.provider == "offline":
+        return OfflineDraftProvider(model=settings.model)
+    if not settings.api_key:
+        raise InvalidInput("draft_config", f"no API key set for the {settings.provider} provider")
+    if settings.provider == "anthropic":
+        from adapters.models.anthropic import AnthropicDraftProvider
+
+        return AnthropicDraftProvider(
+            api_key=settings.api_key,
+            model=settings.model,
+            base_url=settings.base_url,
+            timeout=settings.timeout,
+            json_mode="prompt" if settings.json_mode == "prompt" else "json_schema",
+        )
+    from adapters.models.openai import OpenAIDraftProvider
+
+    return OpenAIDraftProvider(
+        api_key=settings.api_key,
+        model=settings.model,
+        base_url=settings.base_url,
+        timeout=settings.timeout,
+        compatible=settings.provider == "openai-compatible",
+        json_mode=settings.json_mode,
+    )
