@@ -12,7 +12,6 @@ case "$role" in
   migrate)      exec tollgate ops migrate "$@" ;;
   sweep-schedule) exec tollgate ops sweep --install "$@" ;;
   tollgate)     exec tollgate "$@" ;;
-  standins)     exec python /opt/tollgate-demo/standins.py ;;  # the compose demo only
-  *) echo "tollgate-role: unknown role '$role' (main-worker, draft-worker, http, codec, migrate, sweep-schedule, tollgate, standins)" >&2
+  *) echo "tollgate-role: unknown role '$role' (main-worker, draft-worker, http, codec, migrate, sweep-schedule, tollgate)" >&2
      exit 2 ;;
 esac

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conftest import TEST_KEYS_FILE
+from tollgate.cli.common import run_in_loop
+from tollgate.cli.ops import ops
+from tollgate.config.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 TOLLGATE = str(Path(sys.executable).with_name("tollgate"))
@@ -45,3 +48,9 @@ def tollgate(*args: str, env: dict[str, str], stdin: str | None = None,
     done = subprocess.run([TOLLGATE, *args], env=env, cwd=ROOT, input=stdin,  # noqa: S603
                           capture_output=True, text=True, timeout=timeout, check=False)
     return Said(done.returncode, done.stdout, done.stderr)
+
+
+async def run_ops(argv: list[str], s: Settings) -> int:
+    """``tollgate ops ARGV`` through its Click entry point, inside the test's event loop (the
+    console script runs it in a loop of its own)."""
+    return await run_in_loop(ops.main(argv, prog_name="tollgate ops", standalone_mode=False), s)

@@ -11,10 +11,10 @@ import asyncpg
 import pytest
 
 from policies.matrix import newest_matrix_file
+from tests.cli.helpers import run_ops
 from tests.cli.test_rollout_cli import CANARY, settings
 from tollgate.cli.certify import certify
 from tollgate.cli.common import run_in_loop
-from tollgate.cli.ops import ops_main
 from tollgate.ops.certify import catalogue_digest
 from tollgate.ops.release_identity import code_commit, policy_version
 from tollgate.runtime.exits import Exit
@@ -60,7 +60,7 @@ async def test_certify_writes_the_pack_with_evidence_and_records_it(
         await pool.close()
     assert row["passed"] and row["catalogue"] == catalogue_digest(PASSING)
     # A subset's certification is on record, yet it opens no canary.
-    assert await ops_main(CANARY, s) == Exit.REFUSED
+    assert await run_ops(CANARY, s) == Exit.REFUSED
 
 
 async def test_certify_refuses_when_a_fixture_does_not_pass(

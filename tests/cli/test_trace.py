@@ -14,9 +14,9 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome, ReviewDecision
+from tests.cli.helpers import run_ops
 from tests.conftest import signed_event, start, wait_review, worker_settings
 from tollgate.cli.common import run_in_loop
-from tollgate.cli.ops import ops_main
 from tollgate.cli.trace import trace
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
@@ -97,7 +97,7 @@ async def test_verify_names_the_edited_row_and_fails(
     assert await run_trace(s, wf, "--verify") == 1
     out = capsys.readouterr().out
     assert f"! review_decisions {key}: row was edited after it was chained" in out
-    assert await ops_main(["audit", "--verify", "--tenant", "acme"], s) == 1
+    assert await run_ops(["audit", "--verify", "--tenant", "acme"], s) == 1
     out = capsys.readouterr().out
     assert f"! {wf} review_decisions {key}: row was edited after it was chained" in out
 

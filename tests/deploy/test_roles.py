@@ -9,8 +9,8 @@ import uuid
 import asyncpg
 import pytest
 
+from tests.cli.helpers import run_ops
 from tests.conftest import TEST_KEYS_FILE, _with_database
-from tollgate.cli.ops import ops_main
 from tollgate.codec.server import main as codec_main
 from tollgate.config.settings import Settings
 
@@ -23,9 +23,9 @@ async def test_migrate_job_applies_the_schema_once(pg_server: str,
     await admin.close()
     url = _with_database(pg_server, name)
     settings = Settings.from_env({"DATABASE_URL": url})
-    assert await ops_main(["migrate"], settings) == 0
+    assert await run_ops(["migrate"], settings) == 0
     assert "applied 0001_init.sql" in capsys.readouterr().out
-    assert await ops_main(["migrate"], settings) == 0
+    assert await run_ops(["migrate"], settings) == 0
     assert capsys.readouterr().out.strip() == "schema up to date"
     conn = await asyncpg.connect(url)
     try:

@@ -16,10 +16,10 @@ from temporalio.client import Client
 import activities.circuit
 from contracts import EventState
 from contracts.policy import CircuitLimits
+from tests.cli.helpers import run_ops
 from tests.conftest import signed_event
 from tests.faults.conftest import send_key, wait_until
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, new_key, sent
-from tollgate.cli.ops import ops_main
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 
@@ -60,8 +60,8 @@ async def test_unknown_writes_past_the_limit_close_the_switch_until_a_canary_reo
 
     settings = Settings.from_env({"DATABASE_URL": database_url,
                                   "TOLLGATE_STATE_DIR": str(tmp_path)})
-    assert await ops_main(["reopen", "--adapter", "messaging", "--tenant", "acme", "--operator",
-                           "op.kim", "--reason", "target fixed", "--canary", "1"], settings) == 0
+    assert await run_ops(["reopen", "--adapter", "messaging", "--tenant", "acme", "--operator",
+                          "op.kim", "--reason", "target fixed", "--canary", "1"], settings) == 0
     outcome = await handle.result()
     assert outcome.state == EventState.SUCCEEDED
     assert sent(standins, send_key(held_key)) == (1, 1)

@@ -15,8 +15,8 @@ from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest, ReconcileResult
 from policies.keys import action_key
+from tests.cli.helpers import run_ops
 from tests.faults.conftest import Rig
-from tollgate.cli.ops import ops_main
 
 
 async def seed_unreconciled(
@@ -53,7 +53,7 @@ async def seed_unreconciled(
 
 
 async def ops(rig: Rig, *argv: str) -> int:
-    return await ops_main(list(argv), rig.settings)
+    return await run_ops(list(argv), rig.settings)
 
 
 @pytest.fixture

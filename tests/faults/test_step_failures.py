@@ -13,10 +13,10 @@ from temporalio.client import Client
 
 from adapters.postgres.ops import OpsStore
 from contracts import EventState
+from tests.cli.helpers import run_ops
 from tests.conftest import signed_event, start, worker_settings
 from tests.faults.conftest import activity_attempts, send_key, wait_until
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, sent
-from tollgate.cli.ops import ops_main
 from tollgate.dev.standins import StandIns
 
 
@@ -58,10 +58,10 @@ async def test_a_send_without_an_approval_on_record_is_dead_lettered(
 
     settings = worker_settings(database_url, standins, tmp_path, queue)
     dl_id = str(letters[0]["id"])
-    assert await ops_main(["dlq", "approve", dl_id, "--operator", "op.kim", "--reason",
-                           "checked"], settings) == 0
+    assert await run_ops(["dlq", "approve", dl_id, "--operator", "op.kim", "--reason",
+                          "checked"], settings) == 0
     capsys.readouterr()
-    assert await ops_main(["dlq", "replay", dl_id, "--operator", "op.kim"], settings) == 1
+    assert await run_ops(["dlq", "replay", dl_id, "--operator", "op.kim"], settings) == 1
     assert "not replayed from here" in capsys.readouterr().err
     assert sent(standins, send_key(key)) == (0, 0)
 

@@ -136,10 +136,3 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
         report["replay"] = await replay_report(recorded, encrypted_data_converter(keys))
     return report
 
-
-def main(argv: list[str] | None = None) -> None:
-    """``python -m tollgate.bench``: the same command without the rest of the CLI."""
-    from tollgate.cli import main as cli_main
-
-    cli_main(["bench", *(sys.argv[1:] if argv is None else argv)],
-             prog_name="python -m tollgate.bench")

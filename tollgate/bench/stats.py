@@ -9,7 +9,6 @@ import platform
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -93,20 +92,6 @@ def memory_kb(pid: int) -> dict[str, int]:
     except OSError:
         pass
     return {"rss_kb": found.get("VmRSS", 0), "peak_rss_kb": found.get("VmHWM", 0)}
-
-
-@dataclass
-class CpuClock:
-    """CPU of named process trees, read together; ``since`` gives the ms spent per name."""
-
-    pids: dict[str, int]
-
-    def read(self) -> dict[str, float]:
-        return {name: tree_cpu_ms(pid) for name, pid in self.pids.items()}
-
-    @staticmethod
-    def since(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
-        return {name: after[name] - before.get(name, 0.0) for name in after}
 
 
 # --- where the run happened -----------------------------------------------------------------

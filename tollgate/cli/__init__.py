@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import sys
 from importlib.metadata import PackageNotFoundError, version
+from importlib.util import find_spec
 from typing import Any
 
 import click
 
-from tollgate.cli.bench import bench
 from tollgate.cli.certify import certify
-from tollgate.cli.chaos import chaos
 from tollgate.cli.common import finish, run
 from tollgate.cli.config import config
-from tollgate.cli.dev import demo, dev
 from tollgate.cli.items import items
 from tollgate.cli.ops import ops
 from tollgate.cli.review import review
@@ -47,10 +45,32 @@ def _run_work(result: Any) -> int:
     return run(result) if callable(result) else int(result or 0)
 
 
-for command in (submit, review, ops, trace, items, config, dev, demo, serve, bench, certify,
-                chaos):
+for command in (submit, review, ops, trace, items, config, serve, certify):
     cli.add_command(command)
-dev.add_command(token)
+
+
+def _add_tool_commands() -> None:
+    """The tools' commands, only where the tools are (a checkout, the editable install): the
+    wheel and the image leave their packages out, and there `tollgate --help` names none of
+    them (docs/adr/0023-tools-apart-from-what-ships.md)."""
+    if find_spec("tollgate.dev") is not None:
+        from tollgate.cli.dev import demo, dev
+
+        dev.add_command(token)
+        cli.add_command(dev)
+        cli.add_command(demo)
+    if find_spec("tollgate.bench") is not None:
+        from tollgate.cli.bench import bench, bench_saves
+
+        cli.add_command(bench)
+        items.add_command(bench_saves)
+    if find_spec("tollgate.chaos") is not None:
+        from tollgate.cli.chaos import chaos
+
+        cli.add_command(chaos)
+
+
+_add_tool_commands()
 
 
 def main(argv: list[str] | None = None, prog_name: str = "tollgate") -> None:

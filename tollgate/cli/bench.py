@@ -1,4 +1,5 @@
-"""`tollgate bench`: the command line of ``tollgate.bench`` (docs/performance.md)."""
+"""`tollgate bench` and `tollgate items bench`: the command lines of ``tollgate.bench``
+(docs/performance.md), registered only where that package is (ADR 0023)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,19 @@ def bench(**options: Any) -> int:
     if problem:
         raise click.UsageError(problem)
     return run_bench(args)
+
+
+@click.command("bench")
+@click.option("--items", "count", type=click.IntRange(min=1), default=50,
+              help="how many saves to time")
+@click.option("--model-delay", type=click.FloatRange(min=0), default=5.0,
+              help="seconds the stand-in model takes per answer")
+def bench_saves(count: int, model_delay: float) -> int:
+    """Time saves while the model takes --model-delay seconds (the save must not wait)."""
+    import logging
+
+    from tollgate.bench.save import run_bench_save
+    from tollgate.observability.logs import configure_logging
+
+    configure_logging(logging.WARNING)
+    return run_bench_save(count, model_delay)

@@ -1,6 +1,6 @@
 """`tollgate items`: the content library. Save an item (tagging starts after the commit and
-never holds the save up), see tagging jobs by state, retry a FAILED job, take a tag off an item,
-and time saves against a slow model."""
+never holds the save up), see tagging jobs by state, retry a FAILED job, take a tag off an item.
+`items bench`, which times saves against a slow model, is a tool: ``tollgate.cli.bench``."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ Starter = Callable[[int, int], Awaitable[None]]
 
 @click.group()
 def items() -> None:
-    """Content library: save, jobs, retry, untag, bench."""
+    """Content library: save, jobs, retry, untag."""
 
 
 def _starter(s: Settings) -> Awaitable[Starter]:
@@ -146,18 +146,3 @@ def untag(item_id: int, tag: str, user: str) -> Command:
 
     return go
 
-
-@items.command("bench")
-@click.option("--items", "count", type=click.IntRange(min=1), default=50,
-              help="how many saves to time")
-@click.option("--model-delay", type=click.FloatRange(min=0), default=5.0,
-              help="seconds the stand-in model takes per answer")
-def bench_saves(count: int, model_delay: float) -> int:
-    """Time saves while the model takes --model-delay seconds (the save must not wait)."""
-    import logging
-
-    from tollgate.bench.save import run_bench_save
-    from tollgate.observability.logs import configure_logging
-
-    configure_logging(logging.WARNING)
-    return run_bench_save(count, model_delay)

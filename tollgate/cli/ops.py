@@ -3,11 +3,9 @@ so they work while the Temporal server is down; state, replay and sweep need Tem
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from tollgate.cli.common import Command, connect, emit_json, json_option, pool, run_in_loop, table
+from tollgate.cli.common import Command, connect, emit_json, json_option, pool, table
 from tollgate.cli.ops_backup import backup_cmd, restore_cmd
 from tollgate.cli.ops_dlq import dlq
 from tollgate.cli.ops_rollout import modes, rollout
@@ -159,8 +157,3 @@ ops.add_command(audit)
 ops.add_command(rollout)
 ops.add_command(modes)
 
-
-async def ops_main(argv: list[str], s: Settings) -> int:
-    """One ``tollgate ops`` command inside the caller's event loop (tests)."""
-    work: Any = ops.main(argv, prog_name="tollgate ops", standalone_mode=False)
-    return await run_in_loop(work, s)

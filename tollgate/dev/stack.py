@@ -45,7 +45,7 @@ from tollgate.dev.standins import PortInUseError, StandIns, StoreError, start_st
 
 __all__ = [
     "DEMO_TENANTS", "SEARCH_ATTRIBUTES", "DevStack", "Ports", "StackError", "free_port",
-    "run_dev", "search_attribute_args", "start_embedded_postgres", "stop_embedded_postgres",
+    "search_attribute_args", "start_embedded_postgres", "stop_embedded_postgres",
     "temporal_binary",
 ]
 
@@ -289,10 +289,3 @@ class DevStack:
     def _forget(self, pid: int | None) -> None:
         if self._guard is not None and pid is not None:
             self._guard.forget(pid)
-
-
-async def run_dev(stack: DevStack) -> None:
-    """`tollgate dev`: the stack plus one worker until a stop signal (``tollgate.dev.run``)."""
-    from tollgate.dev.run import run_dev as run
-
-    await run(stack)

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from tollgate.ops.release_identity import ROOT
+from tollgate.runtime.exits import Exit, Failure
 
-#: The catalogue table; until it exists, the fault suite stands in for it.
+#: The catalogue table.
 CATALOGUE = ROOT / "docs" / "fixtures.md"
-FALLBACK_CATALOGUE = ("tests/faults",)
 _NODE = re.compile(r"`(tests/[\w/.-]+\.py(?:::[\w\[\]-]+)?)`")
 
 #: (pack file, source file, what it is). A missing source is listed as missing, never faked.
@@ -59,10 +59,17 @@ class CatalogueRun:
 
 def catalogue_nodes(path: Path = CATALOGUE) -> list[str]:
     """The test node ids named in the catalogue's table, in order, without repeats."""
-    if not path.exists():
-        return list(FALLBACK_CATALOGUE)
-    found = _NODE.findall(path.read_text(encoding="utf-8"))
-    return list(dict.fromkeys(found)) or list(FALLBACK_CATALOGUE)
+    # No fallback: with no node ids the child pytest would run the whole suite, and a digest of
+    # a stand-in list would certify something nobody wrote down.
+    try:
+        found = _NODE.findall(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise Failure(Exit.FILE, f"cannot read the fixture catalogue {path}: "
+                      f"{exc.strerror or exc}") from None
+    if not found:
+        raise Failure(Exit.FILE, f"the fixture catalogue {path} names no test "
+                      "(`tests/....py::test_name` in its table)")
+    return list(dict.fromkeys(found))
 
 
 def catalogue_digest(node_ids: list[str]) -> str:

@@ -7,7 +7,7 @@ them; each adapter gets plain constructor arguments and never reads configuratio
 from __future__ import annotations
 
 from adapters.models.offline import OfflineDraftProvider
-from adapters.ports import DraftProvider
+from adapters.ports.models import DraftProvider
 from contracts.errors import InvalidInput
 from tollgate.config.models import DraftSettings
 
