@@ -1,18 +1,32 @@
 """The PostgreSQL pool every store of a process shares, and the migrations applied on start.
 
-One pool per process; the numbered SQL files in ``adapters/migrations`` are applied once, in
-order, under an advisory lock so workers starting together do not race.
+One pool per process; the numbered SQL files in ``adapters/postgres/migrations`` are applied
+once, in order, under an advisory lock so workers starting together do not race. Each applied
+file's sha256 is recorded: a file edited after it was applied stops the start-up instead of being
+skipped, since the database would no longer have the schema the file says (docs/adr/0024).
 """
 
 from __future__ import annotations
 
+import hashlib
 from importlib import resources
+from importlib.resources.abc import Traversable
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
 
 from contracts.errors import RetryableError
 
 _MIGRATION_LOCK = 0x70_11_6A_7E  # any constant; serialises concurrent start-ups
+
+
+class MigrationChecksumError(RuntimeError):
+    """An applied migration's file no longer has the bytes it had when it was applied."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"migration {name} was edited after it was applied: restore the file "
+                         "and put the change in a new numbered migration")
+        self.name = name
 
 
 async def _keep_session(_: asyncpg.Connection) -> None:
@@ -33,13 +47,22 @@ async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asy
     return pool
 
 
-async def migrate(pool: asyncpg.Pool) -> list[str]:
-    """Apply the numbered SQL files in ``adapters/migrations`` not applied yet, in order."""
-    files = sorted(
-        (f for f in resources.files("adapters.postgres.migrations").iterdir()
-         if f.name.endswith(".sql")),
-        key=lambda f: f.name,
-    )
+async def migrate(pool: asyncpg.Pool, *, folder: Traversable | None = None) -> list[str]:
+    """Apply the numbered SQL files not applied yet, in order, and return their names.
+
+    Args:
+        pool: the database to migrate.
+        folder: where the SQL files are; the package's ``migrations`` folder unless a test
+            hands another.
+
+    Raises:
+        MigrationChecksumError: an applied file's bytes differ from the recorded checksum;
+            nothing is applied then.
+    """
+    source = folder or resources.files("adapters.postgres.migrations")
+    files = sorted((f for f in source.iterdir() if f.name.endswith(".sql")),
+                   key=lambda f: f.name)
+    sums = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
     applied: list[str] = []
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
@@ -47,11 +70,32 @@ async def migrate(pool: asyncpg.Pool) -> list[str]:
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
         )
-        done = {r["name"] for r in await conn.fetch("SELECT name FROM schema_migrations")}
+        recorded = await _recorded(conn)
+        # Every recorded file is checked before anything runs: a start-up that fails applies
+        # nothing, rather than half the new files on top of a schema that is not what it says.
         for f in files:
-            if f.name in done:
+            if recorded.get(f.name) not in (None, sums[f.name]):
+                raise MigrationChecksumError(f.name)
+        for f in files:
+            if f.name in recorded:
                 continue
             await conn.execute(f.read_text())
             await conn.execute("INSERT INTO schema_migrations (name) VALUES ($1)", f.name)
             applied.append(f.name)
+        # One fill for the files applied now and for rows from before the checksum column
+        # (migration 0070), whose bytes are trusted the first time they are seen.
+        await conn.executemany(
+            "UPDATE schema_migrations SET checksum = $2 WHERE name = $1 AND checksum IS NULL",
+            list(sums.items()))
     return applied
+
+
+async def _recorded(conn: PoolConnectionProxy) -> dict[str, str | None]:
+    """Applied names and their checksums (None where none is recorded yet)."""
+    has_column = await conn.fetchval(
+        "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema ="
+        " current_schema() AND table_name = 'schema_migrations' AND column_name = 'checksum')")
+    if not has_column:
+        return {r["name"]: None for r in await conn.fetch("SELECT name FROM schema_migrations")}
+    rows = await conn.fetch("SELECT name, checksum FROM schema_migrations")
+    return {r["name"]: r["checksum"] for r in rows}

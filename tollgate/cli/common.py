@@ -48,6 +48,7 @@ async def pool(s: Settings, *, migrate: bool = False) -> AsyncIterator[asyncpg.P
     """A small pool for one command; ``migrate`` applies the schema first (operators' stores)."""
     import asyncpg
 
+    from adapters.postgres.pool import MigrationChecksumError
     from contracts.errors import RetryableError
 
     if not s.dsn:
@@ -60,6 +61,8 @@ async def pool(s: Settings, *, migrate: bool = False) -> AsyncIterator[asyncpg.P
             made = await create_pool(s.dsn, max_size=2)
         else:
             made = await asyncpg.create_pool(s.dsn, min_size=1, max_size=2)
+    except MigrationChecksumError as exc:
+        raise Failure(Exit.REFUSED, str(exc)) from None
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, RetryableError) as exc:
         raise postgres_unreachable() from exc
     try:

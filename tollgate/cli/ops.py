@@ -139,10 +139,14 @@ def migrate() -> Command:
     every pool also applies them when it opens)."""
 
     async def go(s: Settings) -> int:
+        from adapters.postgres.pool import MigrationChecksumError
         from adapters.postgres.pool import migrate as apply_migrations
 
         async with pool(s) as p:
-            applied = await apply_migrations(p)
+            try:
+                applied = await apply_migrations(p)
+            except MigrationChecksumError as exc:
+                raise Failure(Exit.REFUSED, str(exc)) from None
         click.echo(f"applied {', '.join(applied)}" if applied else "schema up to date")
         return Exit.OK
 

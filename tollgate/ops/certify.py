@@ -125,7 +125,8 @@ def write_pack(out: Path, run: CatalogueRun, *, commit: str, policy_version: str
             listed.append((name, source, what))
         else:
             listed.append(("(missing)", source, what))
-    listed.append(("(missing)", "dashboard", "no dashboard file in this repository yet"))
+    listed.append(("(not copied)", "deploy/grafana/tollgate.json",
+                   "the on-call Grafana dashboard (docs/metrics.md), at the commit above"))
     evidence = {
         "certified": run.ok, "commit": commit, "policy_version": policy_version,
         "catalogue_digest": catalogue_digest(run.node_ids), "catalogue": run.node_ids,

@@ -1,0 +1,103 @@
+"""The migration runner checks what it applied (issue 24, item 5; docs/adr/0024): an applied file
+edited afterwards stops the start-up naming the file and applies nothing, an untouched re-run is a
+no-op, and a database migrated before the checksum column gets its checksums on its next start."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from adapters.postgres import pool as pool_module
+from adapters.postgres.pool import MigrationChecksumError, migrate
+from tests.conftest import _with_database
+
+SHIPPED = Path(pool_module.__file__).parent / "migrations"
+CHECKSUMS = "0070_migration_checksums.sql"
+
+
+@pytest.fixture
+async def empty_pool(pg_server: str) -> AsyncIterator[asyncpg.Pool]:
+    """A pool on a database of its own with no schema at all (not even schema_migrations)."""
+    name = f"mig_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(pg_server)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    await admin.close()
+    made = await asyncpg.create_pool(_with_database(pg_server, name), min_size=1, max_size=2)
+    yield made
+    await made.close()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A copy of the shipped migrations that a test may edit."""
+    copy = tmp_path / "migrations"
+    shutil.copytree(SHIPPED, copy, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    return copy
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def recorded(pool: asyncpg.Pool) -> dict[str, str | None]:
+    rows = await pool.fetch("SELECT name, checksum FROM schema_migrations")
+    return {r["name"]: r["checksum"] for r in rows}
+
+
+async def test_an_edited_applied_migration_fails_naming_it_and_applies_nothing(
+    empty_pool: asyncpg.Pool, folder: Path
+) -> None:
+    await migrate(empty_pool, folder=folder)
+    edited = folder / "0002_review.sql"
+    edited.write_text(edited.read_text() + "\nALTER TABLE review_decisions ADD COLUMN note text;\n")
+    (folder / "0999_later.sql").write_text("CREATE TABLE later_table (id int);\n")
+
+    with pytest.raises(MigrationChecksumError) as failed:
+        await migrate(empty_pool, folder=folder)
+
+    message = str(failed.value)
+    assert "0002_review.sql" in message and "\n" not in message
+    # Neither the edit nor the new file ran: the start-up stopped before touching the schema.
+    assert not await empty_pool.fetchval("SELECT to_regclass('later_table') IS NOT NULL")
+    assert "0999_later.sql" not in await recorded(empty_pool)
+
+
+async def test_an_untouched_rerun_applies_nothing_and_keeps_the_checksums(
+    empty_pool: asyncpg.Pool,
+) -> None:
+    first = await migrate(empty_pool)
+    before = await recorded(empty_pool)
+
+    assert await migrate(empty_pool) == []
+
+    assert first == sorted(p.name for p in SHIPPED.glob("*.sql"))
+    assert await recorded(empty_pool) == before
+    assert before == {p.name: sha256(p) for p in SHIPPED.glob("*.sql")}
+
+
+async def test_a_database_from_before_the_checksums_gets_them_filled(
+    empty_pool: asyncpg.Pool, folder: Path
+) -> None:
+    # What the runner before 0070 left behind: names only, in a table without a checksum column.
+    await empty_pool.execute(
+        "CREATE TABLE schema_migrations ("
+        " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+    older = sorted(p for p in SHIPPED.glob("*.sql") if p.name < CHECKSUMS)
+    for path in older:
+        await empty_pool.execute(path.read_text())
+        await empty_pool.execute("INSERT INTO schema_migrations (name) VALUES ($1)", path.name)
+
+    assert await migrate(empty_pool) == [CHECKSUMS]
+
+    assert await recorded(empty_pool) == {p.name: sha256(p) for p in SHIPPED.glob("*.sql")}
+    # From now on an edit of one of those older files is caught too.
+    edited = folder / older[0].name
+    edited.write_text(edited.read_text() + "\n-- edited\n")
+    with pytest.raises(MigrationChecksumError, match=older[0].name):
+        await migrate(empty_pool, folder=folder)

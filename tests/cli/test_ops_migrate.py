@@ -1,0 +1,39 @@
+"""`tollgate ops migrate` against a schema whose applied migration no longer matches its file:
+one line naming the file, exit 1 (docs/cli.md), nothing applied (docs/adr/0024)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import asyncpg
+
+from tests.cli.helpers import base_env, tollgate
+from tests.conftest import _with_database
+from tollgate.runtime.exits import Exit
+
+
+async def test_an_edited_applied_migration_fails_in_one_line_naming_it(
+    pg_server: str, tmp_path: Path
+) -> None:
+    name = f"m_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(pg_server)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    await admin.close()
+    env = base_env(tmp_path / "state", DATABASE_URL=_with_database(pg_server, name))
+    assert tollgate("ops", "migrate", env=env).code == Exit.OK
+    conn = await asyncpg.connect(env["DATABASE_URL"])
+    try:
+        # The same as editing the shipped file after it was applied: the bytes no longer match.
+        await conn.execute("UPDATE schema_migrations SET checksum = repeat('0', 64)"
+                           " WHERE name = '0020_tagging.sql'")
+    finally:
+        await conn.close()
+
+    for argv in (["ops", "migrate"], ["ops", "switches"]):
+        said = tollgate(*argv, env=env)
+        assert said.clean(), said.text
+        assert said.code == Exit.REFUSED, said.text
+        assert said.err.strip().splitlines() == [
+            "tollgate: migration 0020_tagging.sql was edited after it was applied: restore the "
+            "file and put the change in a new numbered migration"]
