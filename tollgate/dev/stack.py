@@ -80,6 +80,9 @@ class DevStack:
     #: Start empty: delete Temporal's file, PostgreSQL's data and the stand-ins' records first
     #: (the tenant keys stay, so producers keep working).
     reset: bool = False
+    #: Variables the stack's processes get on top of this one's (a chaos run's target
+    #: declaration), so no caller has to change its own environment for them.
+    extra_env: dict[str, str] = field(default_factory=dict)
     temporal_proc: subprocess.Popen[bytes] | None = None
     standins: StandIns | None = None
     codec: Any = None  # tollgate.codec.server.CodecServer: decrypts payloads for the Web UI
@@ -239,7 +242,7 @@ class DevStack:
         return f"http://127.0.0.1:{self.ports.ui}" if self.temporal_proc else None
 
     def env_vars(self) -> dict[str, str]:
-        env = {**process_env(), "TOLLGATE_STATE_DIR": str(self.state_dir)}
+        env = {**process_env(), **self.extra_env, "TOLLGATE_STATE_DIR": str(self.state_dir)}
         env.setdefault("TOLLGATE_KEYS_FILE", str(self.state_dir / "keys.json"))
         return env
 
