@@ -3,7 +3,6 @@ test module), the stand-in targets, and helpers to build signed events."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import secrets
@@ -24,6 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome, IntakeRequest
 from policies.signing import sign_json
+from tests.eventually import eventually
 from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due
@@ -168,9 +168,7 @@ async def start(client: Client, queue: str, raw: str) -> Handle:
 
 
 async def wait_review(handle: Handle) -> dict[str, Any]:
-    for _ in range(200):
-        ticket = await handle.query("review_ticket")
-        if ticket["state"] == EventState.AWAITING_REVIEW:
-            return ticket
-        await asyncio.sleep(0.05)
-    raise AssertionError("never reached AWAITING_REVIEW")
+    ticket: dict[str, Any] = await eventually(
+        lambda: handle.query("review_ticket"), f"{handle.id} reaching AWAITING_REVIEW",
+        until=lambda t: t["state"] == EventState.AWAITING_REVIEW, timeout=20)
+    return ticket
