@@ -46,6 +46,35 @@ CONVERTER = encrypted_data_converter(TEST_KEYS)
 CODEC = EncryptionCodec(TEST_KEYS)
 
 
+#: The slow tiers (``make test-fast`` skips them): whole folders, plus any test on the real
+#: Temporal dev server; files that start a stack of their own say ``pytestmark = e2e``.
+E2E_FOLDERS = ("tests/e2e/", "tests/faults/")
+#: Modules that each start a whole ``tollgate dev`` stack (or several), on one xdist worker one
+#: after another: two stacks at once on two cores miss the shutdown and start-up bounds those
+#: tests assert.
+STACK_MODULES = ("tests/stack/test_stack_restart.py", "tests/stack/test_stack_signals.py",
+                 "tests/deploy/test_scale_out.py", "tests/cli/test_against_stack.py",
+                 "tests/e2e/test_demo.py", "tests/e2e/test_chaos.py")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks the slow tiers ``e2e`` and gives every test its xdist group.
+
+    Under ``--dist loadgroup`` a group runs on one worker, so grouping by module keeps each
+    module's servers and database (module-scoped fixtures) started once; a test module or
+    test may name another group to share a worker or stay apart from others.
+    """
+    root = config.rootpath
+    for item in items:
+        where = item.path.relative_to(root).as_posix()
+        if where.startswith(E2E_FOLDERS) or "dev_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
+        if item.get_closest_marker("xdist_group") is None:
+            group = "stack" if where in STACK_MODULES else where
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:
     """An embedded PostgreSQL 18 unless DATABASE_URL points at another server."""
