@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 .PHONY: install demo dev test test-fast lint bench clean
 
 # Test processes (pytest-xdist). Each starts its own PostgreSQL and Temporal servers; tests of
-# one module stay on one process (tests/conftest.py), so a module's servers start once.
+# one module stay on one process (tests/conftest.py schedules them), so its servers start once.
 TEST_WORKERS ?= 3
 PARALLEL := -n $(TEST_WORKERS) --dist loadgroup
 

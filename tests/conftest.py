@@ -49,30 +49,37 @@ CODEC = EncryptionCodec(TEST_KEYS)
 #: The slow tiers (``make test-fast`` skips them): whole folders, plus any test on the real
 #: Temporal dev server; files that start a stack of their own say ``pytestmark = e2e``.
 E2E_FOLDERS = ("tests/e2e/", "tests/faults/")
-#: Modules that each start a whole ``tollgate dev`` stack (or several), on one xdist worker one
-#: after another: two stacks at once on two cores miss the shutdown and start-up bounds those
-#: tests assert.
+#: Modules that each start a whole ``tollgate dev`` stack (or several) share one xdist worker
+#: and run one after another: two stacks at once on two cores miss the shutdown and start-up
+#: bounds those tests assert.
 STACK_MODULES = ("tests/stack/test_stack_restart.py", "tests/stack/test_stack_signals.py",
                  "tests/deploy/test_scale_out.py", "tests/cli/test_against_stack.py",
                  "tests/e2e/test_demo.py", "tests/e2e/test_chaos.py")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Marks the slow tiers ``e2e`` and gives every test its xdist group.
+def pytest_itemcollected(item: pytest.Item) -> None:
+    where = item.path.relative_to(item.config.rootpath).as_posix()
+    if where.startswith(E2E_FOLDERS) or "dev_server" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.e2e)
 
-    Under ``--dist loadgroup`` a group runs on one worker, so grouping by module keeps each
-    module's servers and database (module-scoped fixtures) started once; a test module or
-    test may name another group to share a worker or stay apart from others.
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (make test): each module's tests on one worker, so its servers and
+    database (module-scoped fixtures) start once; the stack modules together on one.
+
+    Our own scheduler, not ``xdist_group`` marks: xdist 3.8 groups by rewriting ``item._nodeid``,
+    which pytest 9.2 no longer reads, so those marks group nothing.
     """
-    root = config.rootpath
-    for item in items:
-        where = item.path.relative_to(root).as_posix()
-        if where.startswith(E2E_FOLDERS) or "dev_server" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.e2e)
-        if item.get_closest_marker("xdist_group") is None:
-            group = "stack" if where in STACK_MODULES else where
-            item.add_marker(pytest.mark.xdist_group(group))
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleOrStack(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "stack" if module in STACK_MODULES else module
+
+    return ModuleOrStack(config, log)
 
 
 @pytest.fixture(scope="session")
