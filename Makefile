@@ -3,7 +3,12 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install demo dev test lint bench clean
+.PHONY: install demo dev test test-fast lint bench clean
+
+# Test processes (pytest-xdist). Each starts its own PostgreSQL and Temporal servers; tests of
+# one module stay on one process (tests/conftest.py schedules them), so its servers start once.
+TEST_WORKERS ?= 3
+PARALLEL := -n $(TEST_WORKERS) --dist loadgroup
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
@@ -26,7 +31,12 @@ lint: install
 	$(BIN)/lint-imports --no-cache
 
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest $(PARALLEL)
+
+# The quick loop: everything but the slow tiers (the e2e marker: the real dev server, the named
+# faults, whole stacks, scale-out). `make test` still runs them all.
+test-fast: install
+	$(BIN)/pytest $(PARALLEL) -m "not e2e"
 
 bench: install
 	$(BIN)/tollgate bench --duplicates 0.3 --model-latency 5 --parked 2000 --replay

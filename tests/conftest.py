@@ -3,7 +3,6 @@ test module), the stand-in targets, and helpers to build signed events."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import secrets
@@ -24,6 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome, IntakeRequest
 from policies.signing import sign_json
+from tests.eventually import eventually
 from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
 from tollgate.config.service import CodecSettings
 from tollgate.config.settings import Settings
@@ -45,6 +45,42 @@ TEST_KEYS_FILE = Path(__file__).parent / "fixtures" / "test_keys.json"
 TEST_KEYS = load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)}))
 CONVERTER = encrypted_data_converter(TEST_KEYS)
 CODEC = EncryptionCodec(TEST_KEYS)
+
+
+#: The slow tiers (``make test-fast`` skips them): whole folders, plus any test on the real
+#: Temporal dev server; files that start a stack of their own say ``pytestmark = e2e``.
+E2E_FOLDERS = ("tests/e2e/", "tests/faults/")
+#: Modules that each start a whole ``tollgate dev`` stack (or several) share one xdist worker
+#: and run one after another: two stacks at once on two cores miss the shutdown and start-up
+#: bounds those tests assert.
+STACK_MODULES = ("tests/stack/test_stack_restart.py", "tests/stack/test_stack_signals.py",
+                 "tests/deploy/test_scale_out.py", "tests/cli/test_against_stack.py",
+                 "tests/e2e/test_demo.py", "tests/e2e/test_chaos.py")
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    where = item.path.relative_to(item.config.rootpath).as_posix()
+    if where.startswith(E2E_FOLDERS) or "dev_server" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.e2e)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (make test): each module's tests on one worker, so its servers and
+    database (module-scoped fixtures) start once; the stack modules together on one.
+
+    Our own scheduler, not ``xdist_group`` marks: xdist 3.8 groups by rewriting ``item._nodeid``,
+    which pytest 9.2 no longer reads, so those marks group nothing.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleOrStack(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "stack" if module in STACK_MODULES else module
+
+    return ModuleOrStack(config, log)
 
 
 @pytest.fixture(scope="session")
@@ -169,9 +205,7 @@ async def start(client: Client, queue: str, raw: str) -> Handle:
 
 
 async def wait_review(handle: Handle) -> dict[str, Any]:
-    for _ in range(200):
-        ticket = await handle.query("review_ticket")
-        if ticket["state"] == EventState.AWAITING_REVIEW:
-            return ticket
-        await asyncio.sleep(0.05)
-    raise AssertionError("never reached AWAITING_REVIEW")
+    ticket: dict[str, Any] = await eventually(
+        lambda: handle.query("review_ticket"), f"{handle.id} reaching AWAITING_REVIEW",
+        until=lambda t: t["state"] == EventState.AWAITING_REVIEW, timeout=20)
+    return ticket

@@ -133,7 +133,8 @@ async def test_429_becomes_next_retry_delay_through_the_real_sdk() -> None:
     assert caught.value.next_retry_delay == timedelta(seconds=7)
 
 
-async def test_real_provider_drafts_end_to_end() -> None:
+async def test_the_openai_provider_drafts_over_http_from_a_scripted_server() -> None:
+    # The real provider and SDK over real HTTP; only the model is a script (a fenced reply).
     with FakeLLM() as llm:
         llm.script(CHAT, Reply(body=openai_chat("```json\n" + json.dumps(CLEAN) + "\n```")))
         provider = OpenAIDraftProvider(api_key="k", model="m", base_url=llm.openai_base_url)
@@ -141,6 +142,7 @@ async def test_real_provider_drafts_end_to_end() -> None:
         result = await run(provider, care_due_request())
 
     assert result.status == "drafted" and result.provider == "openai"
+    assert [r.path for r in llm.requests] == [CHAT]  # one call, through the SDK's HTTP path
 
 
 @pytest.mark.parametrize(

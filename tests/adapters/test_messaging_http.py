@@ -6,7 +6,6 @@ Retry-After, 409, unreadable bodies, transport errors) use ``httpx.MockTransport
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -26,6 +25,7 @@ from contracts.errors import (
     TollgateError,
     UnknownWrite,
 )
+from tests.eventually import eventually
 from tollgate.dev.standins import MessagingStandIn
 
 REF = EventRef(
@@ -199,11 +199,9 @@ async def test_a_delayed_receipt_becomes_visible_by_its_key(target, adapter) -> 
     target.inject("fail_after_write", lookup_delay_ms=300)
     with pytest.raises(UnknownWrite):
         await adapter.execute(action())
-    deadline = asyncio.get_running_loop().time() + 10
-    found = None
-    while found is None and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.05)
-        found = await adapter.lookup(action().action_key)
+    found = await eventually(lambda: adapter.lookup(action().action_key),
+                             "the receipt visible by its key", until=lambda f: f is not None,
+                             timeout=10)
     assert found is not None and found.external_id == target.messages()[0]["id"]
     assert target.message_count == 1
 

@@ -20,6 +20,7 @@ from activities.fanout import FanOutActivities
 from adapters.broker.rabbitmq import EVENTS_QUEUE, Outcome, RabbitIntake
 from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.order_consumers import order_consumers
+from tests.eventually import eventually
 from tests.rabbitmq import rabbitmq_launcher, rabbitmq_node
 from tollgate.intake.broker import event_handler
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
@@ -67,11 +68,7 @@ async def run_until(intake: RabbitIntake, handler: Callable[[bytes], Awaitable[O
                     done: Callable[[], Awaitable[bool]]) -> None:
     task = asyncio.create_task(intake.consume(handler))
     try:
-        for _ in range(400):
-            if await done():
-                return
-            await asyncio.sleep(0.05)
-        raise AssertionError("the consumer never got there")
+        await eventually(done, "the consumer getting there", timeout=20)
     finally:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from tests.eventually import eventually
 from tollgate.dev.standins import (
     CrmStandIn,
     MessagingStandIn,
@@ -154,12 +154,13 @@ def test_lookup_delay_hides_the_stored_message_from_lookups_only(target, http) -
     assert http.get("/messages/by-key/k-1").status_code == 404  # ...but not visible to lookups
 
 
-def test_lookup_delay_lifts_and_the_message_becomes_visible(target, http) -> None:
+async def test_lookup_delay_lifts_and_the_message_becomes_visible(target, http) -> None:
     target.inject("lookup_delay", ms=100)
     assert post(http, "k-1").status_code == 201
-    deadline = time.monotonic() + 10
-    while http.get("/messages/by-key/k-1").status_code == 404 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # The stand-in serves from its own thread, so a blocking look from the loop is fine here.
+    await eventually(lambda: http.get("/messages/by-key/k-1").status_code,
+                     "the message visible by its key", until=lambda code: code != 404,
+                     timeout=10)
     assert http.get("/messages/by-key/k-1").json()["id"] == target.messages()[0]["id"]
 
 

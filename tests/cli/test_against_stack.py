@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.helpers import ROOT, TOLLGATE, Said, base_env, tollgate
+from tests.eventually import eventually
 from tollgate.dev.stack import free_port
 from tollgate.runtime.exits import Exit
 
@@ -50,13 +51,9 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         log.close()
 
 
-def wait_for(env: dict[str, str], argv: list[str], wanted: str) -> Said:
-    for _ in range(100):
-        said = tollgate(*argv, env=env)
-        if wanted in said.out:
-            return said
-        time.sleep(0.3)
-    raise AssertionError(f"{argv} never printed {wanted!r}: {said.text}")
+async def wait_for(env: dict[str, str], argv: list[str], wanted: str) -> Said:
+    return await eventually(lambda: tollgate(*argv, env=env), f"{argv} printing {wanted!r}",
+                            until=lambda said: wanted in said.out, timeout=60, interval=0.3)
 
 
 def seen_of(env: dict[str, str], workflow_id: str) -> str:
@@ -67,12 +64,12 @@ def seen_of(env: dict[str, str], workflow_id: str) -> str:
     return str(seen)
 
 
-def test_readme_example_then_read_only_commands_exit_cleanly_every_time(
+async def test_readme_example_then_read_only_commands_exit_cleanly_every_time(
     env: dict[str, str],
 ) -> None:
     said = tollgate("submit", "--sign", EXAMPLE, env=env)
     assert (said.code, said.out.split()) == (0, ["accepted", EXAMPLE_ID]), said.text
-    wait_for(env, ["review", "list", "--tenant", "acme"], EXAMPLE_ID)
+    await wait_for(env, ["review", "list", "--tenant", "acme"], EXAMPLE_ID)
     table = [
         (["review", "list"], Exit.OK, EXAMPLE_ID),
         (["review", "show", EXAMPLE_ID], Exit.OK, "decide with --seen v1:"),
@@ -128,13 +125,13 @@ def test_oversized_event_is_quarantined_and_the_batch_goes_on(
     assert state.out.strip() == "QUARANTINED" and marker not in state.text
 
 
-def test_a_decision_answers_the_version_and_request_it_was_shown(env: dict[str, str]) -> None:
+async def test_a_decision_answers_the_version_and_request_it_was_shown(env: dict[str, str]) -> None:
     shown = seen_of(env, EXAMPLE_ID)
     who = ["--reviewer", "lan.nguyen", "--role", "care_lead", "--tenant", "acme"]
     said = tollgate("review", "request-info", EXAMPLE_ID, "--seen", shown, *who,
                     "--reason", "which clinic?", env=env)
     assert said.code == Exit.OK, said.text
-    newer = wait_for(env, ["review", "show", EXAMPLE_ID], "decide with --seen v2:")
+    newer = await wait_for(env, ["review", "show", EXAMPLE_ID], "decide with --seen v2:")
     # Approving what was shown before the new draft must not approve the new one.
     said = tollgate("review", "approve", EXAMPLE_ID, "--seen", shown, *who, "--reason", "ok",
                     env=env)
@@ -143,7 +140,7 @@ def test_a_decision_answers_the_version_and_request_it_was_shown(env: dict[str, 
     said = tollgate("review", "approve", EXAMPLE_ID, "--seen", seen_of(env, EXAMPLE_ID), *who,
                     "--reason", "correct", env=env)
     assert (said.code, said.out.strip()) == (Exit.OK, "accepted: approve accepted"), said.text
-    wait_for(env, ["ops", "state", EXAMPLE_ID], "SUCCEEDED")
+    await wait_for(env, ["ops", "state", EXAMPLE_ID], "SUCCEEDED")
 
 
 def test_signed_resend_of_a_quarantined_key_is_one_line(

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.eventually import eventually
 from tollgate.chaos import campaign as module
 from tollgate.chaos.campaign import campaign, parse_seeds
 
@@ -172,10 +173,10 @@ async def test_the_operator_outlives_a_look_that_never_returns(
 
     tally = Tally()
     task = asyncio.create_task(oncall.on_call(Stack(), tally))
-    for _ in range(300):
-        if tally.reopened:
-            break
-        await asyncio.sleep(0.01)
-    task.cancel()
+    try:
+        await eventually(lambda: tally.reopened, "the operator reopening the switch", timeout=3,
+                         interval=0.01)
+    finally:
+        task.cancel()
     assert tally.reopened >= 1
     assert calls[:5] == ["look", "terminate", "look", "terminate", "look"]

@@ -16,7 +16,8 @@ import pytest
 from contracts import EventState
 from tests.conftest import signed_event
 from tests.deploy.conftest import NO_DEDUPE_TARGETS
-from tests.faults.conftest import Rig, send_key, wait_until
+from tests.eventually import eventually
+from tests.faults.conftest import Rig, send_key
 from tests.faults.test_process_faults import WorkerProcess, new_key
 from tollgate.dev.stack_config import free_port
 
@@ -56,7 +57,7 @@ async def test_sigterm_to_a_busy_worker_finishes_every_send_once(
     busy_worker: tuple[Rig, WorkerProcess, int],
 ) -> None:
     rig, proc, health = busy_worker
-    await wait_until(lambda: probe(health, "/readyz") == 200, "the worker ready", timeout=60)
+    await eventually(lambda: probe(health, "/readyz") == 200, "the worker ready", timeout=60)
     assert probe(health, "/livez") == 200
     keys = [new_key() for _ in range(3)]
     acks = [await rig.submit(signed_event(rig.customer(), key=key)) for key in keys]
@@ -65,7 +66,7 @@ async def test_sigterm_to_a_busy_worker_finishes_every_send_once(
         # Each send is held inside its POST, so the stop lands on activities in flight.
         rig.standins.messaging.inject("delay", key=send_key(key), ms=3000)
         await rig.approve(ack.workflow_id)
-    await wait_until(lambda: all(rig.posts(send_key(k)) == 1 for k in keys),
+    await eventually(lambda: all(rig.posts(send_key(k)) == 1 for k in keys),
                      "every send inside its POST")
     assert proc.proc is not None
     proc.proc.send_signal(signal.SIGTERM)

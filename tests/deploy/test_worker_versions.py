@@ -18,6 +18,8 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkerDeploymentConfig
 
+from tests.eventually import eventually
+
 
 @workflow.defn(name="RolloutProbe")
 class ProbeV1:
@@ -60,26 +62,26 @@ def versioned(client: Client, queue: str, deployment: str, build_id: str,
 
 
 async def make_current(client: Client, deployment: str, build_id: str) -> None:
-    # The version exists once its worker has polled: retry until the server knows it.
-    for _ in range(100):
-        try:
-            await client.workflow_service.set_worker_deployment_current_version(
-                SetWorkerDeploymentCurrentVersionRequest(
-                    namespace=client.namespace, deployment_name=deployment, build_id=build_id,
-                    ignore_missing_task_queues=True))
-            return
-        except Exception:  # NOT_FOUND or FAILED_PRECONDITION until it polls
-            await asyncio.sleep(0.2)
-    raise AssertionError(f"{deployment}:{build_id} never became current")
+    async def set_current() -> bool:
+        await client.workflow_service.set_worker_deployment_current_version(
+            SetWorkerDeploymentCurrentVersionRequest(
+                namespace=client.namespace, deployment_name=deployment, build_id=build_id,
+                ignore_missing_task_queues=True))
+        return True
+
+    # The version exists once its worker has polled: retry until the server knows it
+    # (NOT_FOUND or FAILED_PRECONDITION until then).
+    await eventually(set_current, f"{deployment}:{build_id} current", timeout=20, interval=0.2,
+                     ignoring=(Exception,))
 
 
 async def first_task_done(client: Client, workflow_id: str) -> None:
-    for _ in range(100):
+    async def task_completed() -> bool:
         events = [e async for e in client.get_workflow_handle(workflow_id).fetch_history_events()]
-        if any(e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED for e in events):
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{workflow_id}: no workflow task completed")
+        return any(e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED for e in events)
+
+    await eventually(task_completed, f"{workflow_id}: a workflow task completed", timeout=10,
+                     interval=0.1)
 
 
 async def pinned_to(handle: WorkflowHandle[Any, Any]) -> str:

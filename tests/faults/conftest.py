@@ -12,10 +12,9 @@ attempts, results and timers in the workflow history. Waits are on those facts, 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +32,7 @@ from contracts import EventState, FinalOutcome, IntakeAck, ReviewDecision
 from policies.keys import action_key
 from starter import submit
 from tests.conftest import worker_settings
+from tests.eventually import eventually
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
@@ -56,22 +56,6 @@ def targets_declaration(mode: str, lookup_window_s: float | None = None) -> str:
     if lookup_window_s is not None:
         entry["lookup_window_s"] = lookup_window_s
     return json.dumps({"messaging": entry})
-
-
-async def wait_until(
-    predicate: Callable[[], bool | Awaitable[bool]], what: str, timeout: float = 30.0
-) -> None:
-    """Poll ``predicate`` (sync or async) until true; fail naming ``what`` after ``timeout``."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = predicate()
-        if inspect.isawaitable(result):
-            result = await result
-        if result:
-            return
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"not within {timeout:.0f} s: {what}")
-        await asyncio.sleep(0.05)
 
 
 def send_key(event_key: str, tenant: str = "acme") -> str:
@@ -175,12 +159,10 @@ class Rig:
 
     async def wait_review(self, workflow_id: str) -> dict[str, object]:
         handle = self.client.get_workflow_handle(workflow_id)
-        for _ in range(300):
-            ticket = await handle.query("review_ticket")
-            if ticket["state"] == EventState.AWAITING_REVIEW:
-                return dict(ticket)
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"{workflow_id} never waited for review")
+        ticket = await eventually(
+            lambda: handle.query("review_ticket"), f"{workflow_id} waiting for review",
+            until=lambda t: t["state"] == EventState.AWAITING_REVIEW)
+        return dict(ticket)
 
     async def approve(self, workflow_id: str, reviewer: str = "an.tran") -> None:
         ticket = await self.wait_review(workflow_id)

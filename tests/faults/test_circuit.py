@@ -18,7 +18,8 @@ from contracts import EventState
 from contracts.policy import CircuitLimits
 from tests.cli.helpers import run_ops
 from tests.conftest import signed_event
-from tests.faults.conftest import send_key, wait_until
+from tests.eventually import eventually
+from tests.faults.conftest import send_key
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, new_key, sent
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
@@ -55,7 +56,7 @@ async def test_unknown_writes_past_the_limit_close_the_switch_until_a_canary_reo
 
     held_key = new_key()
     handle = await approved(client, queue, signed_event(customer(standins), key=held_key))
-    await wait_until(lambda: held_and_waiting(client, handle), "the third send held")
+    await eventually(lambda: held_and_waiting(client, handle), "the third send held")
     assert sent(standins, send_key(held_key)) == (0, 0)
 
     settings = Settings.from_env({"DATABASE_URL": database_url,

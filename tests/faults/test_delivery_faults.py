@@ -17,7 +17,8 @@ from temporalio.common import WorkflowIDReusePolicy
 from contracts import EventState, IntakeRequest, ReceiptStatus
 from policies.signing import sign_json
 from tests.conftest import TENANT_SECRETS, signed_event
-from tests.faults.conftest import Rig, failure_message, send_key, wait_until
+from tests.eventually import eventually
+from tests.faults.conftest import Rig, failure_message, send_key
 from workflows.process_event import ProcessEventWorkflow
 
 
@@ -148,7 +149,7 @@ async def test_target_down_then_back_sends_once_with_the_same_key(rig: Rig) -> N
     rig.standins.messaging.down()
     try:
         await rig.approve(ack.workflow_id)
-        await wait_until(retrying_against_the_downed_target, "a send refused by the target")
+        await eventually(retrying_against_the_downed_target, "a send refused by the target")
         assert rig.posts(send_key(key)) == 0
     finally:
         rig.standins.messaging.up()

@@ -14,7 +14,8 @@ from temporalio.client import Client
 from adapters.postgres.ops import OpsStore
 from contracts import EventState, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review
-from tests.faults.conftest import activity_attempts, send_key, timers_started, wait_until
+from tests.eventually import eventually
+from tests.faults.conftest import activity_attempts, send_key, timers_started
 from tollgate.dev.standins import StandIns
 
 
@@ -84,7 +85,7 @@ async def test_closed_switch_holds_one_tenant_until_reopened(
                                                        key=other_key, tenant="globex"))
     assert (await other.result()).state == EventState.SUCCEEDED  # other tenants unaffected
     assert sent(standins, send_key(other_key, "globex")) == (1, 1)
-    await wait_until(lambda: held_and_waiting(client, held), "a held send and its re-check")
+    await eventually(lambda: held_and_waiting(client, held), "a held send and its re-check")
     assert await held.query("state") == EventState.EXECUTING
     assert sent(standins, send_key(held_key)) == (0, 0)
     await ops.set_switch(adapter="messaging", tenant_id="acme", closed=False,
@@ -111,7 +112,7 @@ async def test_canary_reopening_lets_n_through_then_closes_until_confirmed(
     first = await approved(client, queue, signed_event(customer(standins), key=first_key))
     assert (await first.result()).state == EventState.SUCCEEDED
     second = await approved(client, queue, signed_event(customer(standins), key=second_key))
-    await wait_until(lambda: held_and_waiting(client, second), "a held send and its re-check")
+    await eventually(lambda: held_and_waiting(client, second), "a held send and its re-check")
     assert sent(standins, send_key(second_key)) == (0, 0)
     switches = {(s["adapter"], s["tenant_id"]): s for s in await ops.switches()}
     assert switches[("*", "*")]["closed"] is True

@@ -16,7 +16,8 @@ import pytest
 
 from contracts import EventState
 from tests.conftest import signed_event
-from tests.faults.conftest import Rig, failure_message, send_key, wait_until
+from tests.eventually import eventually
+from tests.faults.conftest import Rig, failure_message, send_key
 from tests.faults.test_process_faults import WorkerProcess, process_rig  # noqa: F401
 
 
@@ -35,7 +36,7 @@ async def test_lease_expires_while_the_write_is_in_flight_and_the_zombie_cannot_
     ack = await rig.submit(signed_event(rig.customer(), key=key))
     rig.standins.messaging.inject("hang_after_write", key=send_key(key), ms=3000)
     await rig.approve(ack.workflow_id)
-    await wait_until(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
+    await eventually(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
     assert proc.proc is not None
     proc.proc.send_signal(signal.SIGSTOP)
     handle = rig.client.get_workflow_handle(ack.workflow_id)
@@ -48,7 +49,7 @@ async def test_lease_expires_while_the_write_is_in_flight_and_the_zombie_cannot_
         return False
 
     try:
-        await wait_until(lease_expired, "the send step's lease expired", timeout=60)
+        await eventually(lease_expired, "the send step's lease expired", timeout=60)
     finally:
         proc.proc.send_signal(signal.SIGCONT)
     outcome = await rig.outcome(ack.workflow_id, within=90)

@@ -25,7 +25,8 @@ import pytest
 import worker as worker_module
 from contracts import EventState
 from tests.conftest import signed_event, worker_settings
-from tests.faults.conftest import Rig, send_key, wait_until
+from tests.eventually import eventually
+from tests.faults.conftest import Rig, send_key
 from tollgate.dev.stack import start_embedded_postgres, stop_embedded_postgres
 from worker import main_worker
 
@@ -95,7 +96,7 @@ async def test_worker_killed_before_the_send_sends_once_after_restart(
     # The consent re-check at send time reads the CRM first: hold it there, then crash.
     rig.standins.crm.inject("delay", key=customer, ms=20_000, times=1)
     await rig.approve(ack.workflow_id)
-    await wait_until(lambda: rig.standins.crm.faults.pending() == [],
+    await eventually(lambda: rig.standins.crm.faults.pending() == [],
                      "the send step inside the delayed consent read")
     proc.kill()
     assert rig.posts(send_key(key)) == 0
@@ -121,7 +122,7 @@ async def test_worker_killed_after_the_target_stored_the_message_reconciles_by_l
     ack = await rig.submit(signed_event(rig.customer(), key=key))
     rig.standins.messaging.inject("hang_after_write", key=send_key(key), ms=8000)
     await rig.approve(ack.workflow_id)
-    await wait_until(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
+    await eventually(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
     assert rig.faults_left() == []
     proc.kill()  # the message is stored; the receipt is still PENDING
     proc.start()
@@ -149,7 +150,7 @@ async def test_killed_after_a_429_then_a_stored_send_still_looks_up_first(
     rig.standins.messaging.inject("rate_limit", key=send_key(key), retry_after=1)
     rig.standins.messaging.inject("hang_after_write", key=send_key(key), ms=8000)
     await rig.approve(ack.workflow_id)
-    await wait_until(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
+    await eventually(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
     assert rig.faults_left() == [] and rig.posts(send_key(key)) == 2
     proc.kill()
     proc.start()
@@ -191,7 +192,7 @@ async def test_postgres_restarted_mid_run_still_ends_with_one_message(
         await rig.wait_review(ack.workflow_id)
         rig.standins.messaging.inject("delay", key=send_key(key), ms=10_000)
         await rig.approve(ack.workflow_id)
-        await wait_until(lambda: rig.posts(send_key(key)) == 1, "the send inside its POST")
+        await eventually(lambda: rig.posts(send_key(key)) == 1, "the send inside its POST")
         await asyncio.to_thread(
             embedded_postgres.pg_ctl, ["-w", "restart", "-m", "fast"],
             pgdata=own_postgres.pgdata, user=own_postgres.system_user)  # type: ignore[attr-defined]

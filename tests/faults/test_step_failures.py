@@ -15,7 +15,8 @@ from adapters.postgres.ops import OpsStore
 from contracts import EventState
 from tests.cli.helpers import run_ops
 from tests.conftest import signed_event, start, worker_settings
-from tests.faults.conftest import activity_attempts, send_key, wait_until
+from tests.eventually import eventually
+from tests.faults.conftest import activity_attempts, send_key
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, sent
 from tollgate.dev.standins import StandIns
 
@@ -35,7 +36,7 @@ async def test_a_send_without_an_approval_on_record_is_dead_lettered(
                          reason="incident 43", actor="op.kim")
     key = f"refused-{uuid.uuid4().hex[:10]}"
     handle = await approved(client, queue, signed_event(customer(standins), key=key))
-    await wait_until(lambda: held_and_waiting(client, handle), "a held send and its re-check")
+    await eventually(lambda: held_and_waiting(client, handle), "a held send and its re-check")
     withdrawn = await pool.execute(
         "UPDATE review_decisions SET accepted = false WHERE workflow_id = $1", handle.id)
     assert withdrawn == "UPDATE 1"

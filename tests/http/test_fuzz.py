@@ -57,11 +57,17 @@ async def test_signed_arbitrary_json_never_crashes(api: httpx.AsyncClient, body:
 
 @FUZZ
 @given(body=st.binary(max_size=300))
-async def test_signed_arbitrary_bytes_are_answered_and_kept(api: httpx.AsyncClient,
-                                                            body: bytes) -> None:
+async def test_signed_arbitrary_bytes_are_answered_and_kept(
+        api: httpx.AsyncClient, http_services: Services, body: bytes) -> None:
     answer = await post_events(api, body)
     assert_handled(answer, documented=set())
     assert answer.status_code in (200, 202, 403, 409, 422)
+    # Kept: whatever was answered for a workflow (accepted, duplicate, invalid) has its outbox
+    # row, so the workflow runs or quarantines it; nothing posted is dropped.
+    workflow_id = answer.json().get("workflow_id")
+    if answer.status_code in (200, 202, 422) and workflow_id:
+        assert await http_services.pool.fetchval(
+            "SELECT count(*) FROM outbox WHERE workflow_id = $1", workflow_id) >= 1
 
 
 @FUZZ

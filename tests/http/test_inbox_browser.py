@@ -19,6 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome
 from tests.conftest import worker_settings
+from tests.eventually import eventually
 from tests.http.conftest import http_settings
 from tests.http.test_reviews import produce
 from tollgate.dev.stack import free_port
@@ -64,11 +65,14 @@ async def test_reviewer_approves_in_the_browser(
                 await page.goto(f"{base}/inbox")
                 await page.fill("textarea[name=token]", token)
                 await page.click("button:text-is('Log in')")
-                for _ in range(100):  # visibility follows the workflow's upsert
-                    if await page.locator(f"a:text-is('{mine}')").count():
-                        break
-                    await asyncio.sleep(0.2)
-                    await page.reload()
+                async def shown() -> int:
+                    count = await page.locator(f"a:text-is('{mine}')").count()
+                    if not count:
+                        await page.reload()
+                    return count
+
+                # Visibility follows the workflow's upsert.
+                await eventually(shown, f"{mine} in the inbox", timeout=30, interval=0.2)
                 assert await page.locator(f"a:text-is('{theirs}')").count() == 0
                 shots = Path(os.environ.get("TOLLGATE_ARTIFACTS", ".tollgate/test-artifacts"))
                 shots.mkdir(parents=True, exist_ok=True)

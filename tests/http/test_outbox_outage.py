@@ -19,6 +19,7 @@ import pytest
 from temporalio.client import Client
 
 from tests.conftest import TEST_KEYS, worker_settings
+from tests.eventually import eventually
 from tests.http.conftest import http_settings, signed_headers
 from tollgate.dev.demo import care_due
 from tollgate.dev.stack import free_port, search_attribute_args
@@ -52,11 +53,9 @@ class DevServer:
              "--headless", "--db-filename", str(self.state / "temporal.db"),
              "--log-level", "error", *search_attribute_args()],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(START_WAIT_S * 4):
-            with contextlib.suppress(RuntimeError):
-                return await build_client(self.address, keys=TEST_KEYS)
-            await asyncio.sleep(0.25)
-        raise AssertionError("the Temporal dev server did not come up")
+        return await eventually(lambda: build_client(self.address, keys=TEST_KEYS),
+                                "the Temporal dev server up", timeout=START_WAIT_S,
+                                interval=0.25, ignoring=(RuntimeError,))
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -95,11 +94,8 @@ async def backlog(database_url: str) -> int:
 
 
 async def drained(database_url: str) -> None:
-    for _ in range(DRAIN_WAIT_S * 2):
-        if await backlog(database_url) == 0:
-            return
-        await asyncio.sleep(0.5)
-    raise AssertionError("the relay did not drain the outbox")
+    await eventually(lambda: backlog(database_url), "the relay draining the outbox",
+                     until=lambda left: left == 0, timeout=DRAIN_WAIT_S, interval=0.5)
 
 
 async def test_outage_loses_nothing_and_doubles_nothing(
@@ -112,11 +108,9 @@ async def test_outage_loses_nothing_and_doubles_nothing(
     client = await temporal.start()
     service = asyncio.create_task(serve(settings, "127.0.0.1", port))
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as api:
-        for _ in range(200):  # the service opens its port
-            with contextlib.suppress(httpx.TransportError):
-                if (await api.get("/healthz")).status_code == 200:
-                    break
-            await asyncio.sleep(0.1)
+        await eventually(lambda: api.get("/healthz"), "the service answering on its port",
+                         until=lambda r: r.status_code == 200, timeout=20, interval=0.1,
+                         ignoring=(httpx.TransportError,))
         async with running_worker(client, tmp_path, database_url, standins, queue):
             assert await post(api, f"{prefix}-before") == 202
             await drained(database_url)
@@ -135,14 +129,13 @@ async def test_outage_loses_nothing_and_doubles_nothing(
     with contextlib.suppress(asyncio.CancelledError):
         await service
 
-    runs = [wf.id async for wf in client.list_workflows(
-        f"WorkflowId STARTS_WITH 'event/acme/{prefix}-'")]
-    for _ in range(100):  # visibility catches up a moment after the starts
-        if len(runs) >= 201:
-            break
-        await asyncio.sleep(0.2)
-        runs = [wf.id async for wf in client.list_workflows(
+    async def listed_runs() -> list[str]:
+        return [wf.id async for wf in client.list_workflows(
             f"WorkflowId STARTS_WITH 'event/acme/{prefix}-'")]
+
+    # Visibility catches up a moment after the starts.
+    runs = await eventually(listed_runs, "201 runs listed", until=lambda r: len(r) >= 201,
+                            timeout=20, interval=0.2)
     assert len(runs) == 201 and len(set(runs)) == 201  # every event once, none twice
     conn = await asyncpg.connect(database_url)
     try:

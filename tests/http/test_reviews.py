@@ -3,7 +3,6 @@ on the real dev server, and reviewers act with tokens; roles and tenant come fro
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -21,6 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 from adapters.postgres.store import create_pool
 from contracts import EventState, FinalOutcome
 from tests.conftest import TENANT_SECRETS, worker_settings
+from tests.eventually import eventually
 from tests.http.conftest import http_settings, signed_headers
 from tollgate.dev.demo import care_due
 from tollgate.dev.standins import StandIns
@@ -76,12 +76,12 @@ async def produce(svc: Services, api: httpx.AsyncClient, standins: StandIns, ten
 
 
 async def listed(api: httpx.AsyncClient, headers: dict[str, str], wanted: str) -> list[str]:
-    for _ in range(200):  # the workflow drafts, then visibility follows its upsert
-        ids = [r["workflow_id"] for r in (await api.get("/v1/reviews", headers=headers)).json()]
-        if wanted in ids:
-            return ids
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{wanted} never listed")
+    async def reviews() -> list[str]:
+        return [r["workflow_id"] for r in (await api.get("/v1/reviews", headers=headers)).json()]
+
+    # The workflow drafts, then visibility follows its upsert.
+    return await eventually(reviews, f"{wanted} listed", until=lambda ids: wanted in ids,
+                            timeout=20, interval=0.1)
 
 
 async def test_reviewer_sees_own_tenant_only_and_approval_sends_one_message(

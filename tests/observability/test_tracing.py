@@ -16,7 +16,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome, ReviewDecision
-from tests.conftest import signed_event, worker_settings
+from tests.conftest import signed_event, wait_review, worker_settings
 from tests.faults.conftest import send_key
 from tollgate.dev.standins import StandIns
 from tollgate.intake.submit import submit
@@ -57,10 +57,7 @@ async def run_event(client: Client, queue: str, standins: StandIns, key: str,
                         consent_messaging=True)
     ack = await submit(client, signed_event(customer, key=key, **envelope), task_queue=queue)
     handle = client.get_workflow_handle(ack.workflow_id, result_type=FinalOutcome)
-    for _ in range(300):
-        ticket = await handle.query("review_ticket")
-        if ticket["state"] == EventState.AWAITING_REVIEW:
-            break
+    ticket = await wait_review(handle)
     await handle.execute_update("review", ReviewDecision(
         request_id=ticket["request_id"], decision="approve", reviewer="an.tran",
         role="care_lead", reason="ok", draft_version=ticket["draft_version"]))

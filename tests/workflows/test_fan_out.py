@@ -126,7 +126,7 @@ async def test_a_redelivered_event_is_a_duplicate_and_writes_nothing(
                                event.payload["order_id"]) == 1
 
 
-async def test_a_payload_a_consumer_cannot_read_is_final_for_that_consumer_only(
+async def test_a_payload_some_consumers_cannot_read_dead_letters_for_those_consumers_only(
         bus: tuple[Client, str, dict[str, Any]]) -> None:
     client, queue, _ = bus
     event = order(lines=[])

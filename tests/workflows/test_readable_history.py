@@ -7,8 +7,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
 
-from contracts import EventState
-from tests.conftest import signed_event
+from tests.conftest import signed_event, wait_review
 from tollgate.intake.submit import submit
 
 
@@ -19,9 +18,7 @@ async def test_a_run_is_summarised_by_type_tenant_and_state_without_customer_dat
     ack = await submit(client, signed_event("C-1001"), task_queue=queue)
     assert ack.status == "accepted"
     handle = client.get_workflow_handle(ack.workflow_id)
-    for _ in range(200):
-        if await handle.query("state") == EventState.AWAITING_REVIEW:
-            break
+    await wait_review(handle)
 
     described = await handle.describe()
     assert await described.static_summary() == "CARE_DUE for tenant acme"

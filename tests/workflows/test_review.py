@@ -22,6 +22,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import CODEC, Handle, signed_event, start, wait_review, worker_settings
+from tests.eventually import eventually
 from tollgate.cli.review import review_decide, review_list, review_show
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
@@ -53,20 +54,15 @@ async def decide(handle: Handle, ticket: dict[str, Any], decision: str = "approv
 
 
 async def wait_state(handle: Handle, state: EventState) -> None:
-    for _ in range(200):
-        if await handle.query("state") == state:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"never reached {state}")
+    await eventually(lambda: handle.query("state"), f"{handle.id} reaching {state}",
+                     until=lambda seen: seen == state, timeout=20)
 
 
 async def wait_draft(handle: Handle, version: int) -> dict[str, Any]:
-    for _ in range(200):
-        ticket = await wait_review(handle)
-        if ticket["draft_version"] == version:
-            return ticket
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"draft v{version} never reached review")
+    ticket: dict[str, Any] = await eventually(
+        lambda: wait_review(handle), f"draft v{version} of {handle.id} in review",
+        until=lambda t: t["draft_version"] == version, timeout=20)
+    return ticket
 
 
 async def fetch(database_url: str, sql: str, *args: Any) -> list[asyncpg.Record]:
@@ -358,12 +354,14 @@ async def test_review_list_shows_waiting_records_with_age_and_sla_left(
         capsys.readouterr()
         # The clock is the test's: two minutes after the run started, whatever the machine did.
         now = (await handle.describe()).start_time + timedelta(minutes=2)
-        for _ in range(100):  # visibility follows the upsert shortly after
+
+        async def listed() -> str:
             assert await review_list(client, tenant="acme", now=now) == 0
-            out = capsys.readouterr().out
-            if handle.id in out:
-                break
-            await asyncio.sleep(0.1)
+            return capsys.readouterr().out
+
+        # Visibility follows the upsert shortly after.
+        out = await eventually(listed, f"{handle.id} in the review list",
+                               until=lambda o: handle.id in o, timeout=15, interval=0.1)
         line = next(x for x in out.splitlines() if x.startswith(handle.id))
         assert "acme" in line and "0h 02m" in line
         assert re.search(r"\b3h [0-5]\dm left\b", line), line  # the 4 h SLA, less the wait

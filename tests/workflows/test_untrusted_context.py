@@ -7,7 +7,6 @@ stand-in's HTTP API, as a CRM user's edit would arrive.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import signed_event, start, wait_review, worker_settings
+from tests.eventually import eventually
 from tollgate.cli.review_show import review_list, review_show
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
@@ -60,12 +60,13 @@ async def test_injection_in_a_crm_note_reaches_the_reviewer_flagged_with_its_spa
         shown = capsys.readouterr().out
         assert "FLAGGED" in shown and "from crm.notes" in shown and "HỆ THỐNG" in shown
 
-        for _ in range(100):  # visibility follows the upsert shortly after
+        async def review_listing() -> str:
             assert await review_list(client, tenant="acme") == 0
-            listed = capsys.readouterr().out
-            if handle.id in listed:
-                break
-            await asyncio.sleep(0.1)
+            return capsys.readouterr().out
+
+        # Visibility follows the upsert shortly after.
+        listed = await eventually(review_listing, f"{handle.id} in the review list",
+                                  until=lambda o: handle.id in o, timeout=15, interval=0.1)
         line = next(x for x in listed.splitlines() if x.startswith(handle.id))
         assert f"! {len(ticket['flags'])}" in line
 
