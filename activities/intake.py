@@ -60,6 +60,9 @@ class IntakeActivities:
         return result
 
     async def _validate(self, workflow_id: str, run_id: str, req: IntakeRequest) -> IntakeResult:
+        if req.refusal is not None:  # refused at the edge; its text never travelled
+            return await self._quarantine(workflow_id, req, None, req.refusal.reason_code,
+                                          req.refusal.message)
         if req.oversize is not None:
             return await self._quarantine(
                 workflow_id, req, None, "too_large",

@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 
 #: What counts as an identifier (tenant, event, entity, key): one definition for contracts,
 #: the schema registry, the policy matrix and the starter.
+#: ``$`` is pydantic's (Rust regex: the end of the text). Python code matches these patterns
+#: with ``re.fullmatch`` only: ``re.match`` lets ``$`` match before a trailing newline, which is
+#: how ``event/acme/key\n`` once became a workflow id.
 ID_BODY = r"[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}"
 ID_PATTERN = rf"^{ID_BODY}$"
 EVENT_TYPE_PATTERN = r"^[A-Z][A-Z0-9_]{1,63}$"

@@ -35,6 +35,15 @@ class EventEnvelope(Frozen):
 MAX_EVENT_CHARS = 65536
 
 
+class IntakeRefusal(Frozen):
+    """Why an edge (CLI, starter, HTTP relay) refused an event before it reached any business
+    key's workflow: the event travels without its text and is quarantined with this reason
+    (ADR 0032)."""
+
+    reason_code: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+    message: Annotated[str, StringConstraints(max_length=500)]
+
+
 class IntakeRequest(Frozen):
     """Workflow input: the event exactly as the producer sent it, parsed only inside an activity,
     so that even unparseable input is quarantined by the same path. An event over
@@ -44,6 +53,7 @@ class IntakeRequest(Frozen):
     raw: Annotated[str, StringConstraints(max_length=MAX_EVENT_CHARS)]
     received_at: datetime
     oversize: int | None = None
+    refusal: IntakeRefusal | None = None
 
 
 class IntakeResult(Frozen):

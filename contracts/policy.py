@@ -30,7 +30,7 @@ _ISO_DURATION = re.compile(r"^P(?=\d|T\d)(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d
 def _iso_duration(value: object) -> object:
     if isinstance(value, timedelta):
         return value
-    if isinstance(value, str) and _ISO_DURATION.match(value):
+    if isinstance(value, str) and _ISO_DURATION.fullmatch(value):
         return value
     raise ValueError("must be an ISO-8601 duration string such as PT4H, P1D or PT1H30M")
 

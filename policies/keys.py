@@ -22,7 +22,8 @@ def event_workflow_id(tenant_id: str, idempotency_key: str) -> str:
 
 def quarantine_workflow_id(raw: str) -> str:
     """Input too broken to name its tenant or key still gets one workflow per distinct body."""
-    return f"quarantine/{hashlib.sha256(raw.encode()).hexdigest()[:40]}"
+    # surrogatepass: text refused for lone surrogates still needs its one id
+    return f"quarantine/{hashlib.sha256(raw.encode('utf-8', 'surrogatepass')).hexdigest()[:40]}"
 
 
 def action_key(tenant_id: str, event_id: str, adapter: str, action: str) -> str:

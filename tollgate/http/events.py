@@ -1,8 +1,11 @@
 """``POST /v1/events``: signed webhook intake, answered from PostgreSQL alone.
 
-Order of checks: size (413), signature and tenant (401/403), rate (429), then each event is
-recorded with its outbox row and answered 202 / 200 duplicate / 409 conflict / 422 invalid.
-Invalid events are queued too, so the workflow quarantines them: nothing posted is dropped.
+Order of checks: size (413), signature and tenant (401/403), the text (422: NUL, lone
+surrogates, control characters, nesting, numbers, sizes; ``policies.edge_text``), rate (429),
+then each event is recorded with its outbox row and answered 202 / 200 duplicate / 409 conflict
+/ 422 invalid. Invalid events are queued too, so the workflow quarantines them: nothing posted is
+dropped. An event whose text is refused is quarantined here at once, without its text (it could
+not be stored or sent), under a hash id that never takes its business key (ADR 0032).
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from adapters.postgres.store import PostgresStore
+from policies import edge_text
 from policies.keys import payload_fingerprint, quarantine_workflow_id
 from tollgate.http.deps import Services, services
 from tollgate.http.precheck import precheck
 from tollgate.http.webhook_auth import check_post
 from tollgate.intake import submit as intake
+from tollgate.intake.edge import refusal_for
 
 router = APIRouter(tags=["events"])
 Svc = Annotated[Services, Depends(services)]
@@ -37,6 +43,9 @@ class EventAnswer(BaseModel):
     workflow_id: str
     reason_code: str | None = None
     message: str | None = None
+    #: For a refused text: the JSON path of the field and the rule it broke (docs/api.md).
+    field: str | None = None
+    rule: str | None = None
     state: str | None = None
     previous: dict[str, Any] | None = None
 
@@ -91,19 +100,19 @@ async def post_events(request: Request, svc: Svc) -> JSONResponse:
     tenant, auth = check_post(request.headers, body, svc.tenant_secrets, svc.clock())
     if auth is not None:
         return _problem(auth.status, auth.code, auth.message)
-    # Undecodable bytes and NUL (which PostgreSQL text refuses) become U+FFFD: such a body is
-    # malformed anyway, and it must still be stored to be quarantined.
-    text = body.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
+    # Undecodable bytes become U+FFFD: such a body is malformed anyway, and it must still be
+    # stored to be quarantined.
+    text = body.decode("utf-8", errors="replace")
+    parsed, whole = _parse(text, svc.max_body)
+    if whole is not None:  # not even split into events: one refusal for the post
+        return await _refused_post(svc, tenant, text, whole)
     batch = isinstance(parsed, list)
+    items = parsed if batch else [parsed]
     raws = [json.dumps(e, ensure_ascii=False) for e in parsed] if batch else [text]
     if batch and not 1 <= len(raws) <= svc.max_batch:
         return _problem(413 if raws else 422, "batch_size",
                         f"a batch holds 1 to {svc.max_batch} events")
-    for item in parsed if batch else [parsed]:
+    for item in items:
         named = item.get("tenant_id") if isinstance(item, dict) else None
         if isinstance(named, str) and named != tenant:
             return _problem(403, "cross_tenant", "an event names another tenant than the signer")
@@ -113,10 +122,44 @@ async def post_events(request: Request, svc: Svc) -> JSONResponse:
         return _problem(429, "rate_limited", "the tenant is over its intake rate",
                         **{"Retry-After": retry})
     secret = svc.tenant_secrets[tenant]
-    answers = [await _one(svc, tenant, secret, raw) for raw in raws]
+    answers = []
+    for i, (item, raw) in enumerate(zip(items, raws, strict=True)):
+        bad = edge_text.check_value(item, f"$[{i}]" if batch else "$")
+        answers.append(await (_refuse(svc, tenant, raw, bad) if bad else
+                              _one(svc, tenant, secret, raw)))
     if batch:
         return JSONResponse(BatchAnswer(results=answers).model_dump(mode="json"))
     return JSONResponse(answers[0].model_dump(mode="json"), status_code=answers[0].http_status)
+
+
+def _parse(text: str, limit: int) -> tuple[Any, edge_text.Violation | None]:
+    """The body parsed safely; a violation only when it cannot be split into events (text that
+    is simply not JSON goes on as one malformed event, quarantined by the workflow)."""
+    if "\x00" in text:
+        return None, edge_text.Violation("$", "nul")
+    parsed, violation = edge_text.parse_json(text, max_chars=limit)
+    if violation is not None and violation.rule == "not_json":
+        return None, None
+    return parsed, violation
+
+
+async def _refused_post(svc: Services, tenant: str, text: str,
+                        violation: edge_text.Violation) -> JSONResponse:
+    answer = await _refuse(svc, tenant, text, violation)
+    return JSONResponse(answer.model_dump(mode="json"), status_code=answer.http_status)
+
+
+async def _refuse(svc: Services, tenant: str, raw: str,
+                  violation: edge_text.Violation) -> EventAnswer:
+    """422 naming the field and rule, and the quarantine row (without the text)."""
+    refusal = refusal_for(violation)
+    wf_id = quarantine_workflow_id(raw)
+    await PostgresStore(svc.pool).quarantine(
+        workflow_id=wf_id, reason_code=refusal.reason_code, detail=refusal.message,
+        redacted_payload=None, received_at=datetime.now(UTC), tenant_id=tenant)
+    return EventAnswer(http_status=422, status="invalid", workflow_id=wf_id,
+                       reason_code=refusal.reason_code, message=refusal.message,
+                       field=violation.field, rule=violation.rule, state="QUARANTINED")
 
 
 async def _one(svc: Services, tenant: str, secret: str, raw: str) -> EventAnswer:

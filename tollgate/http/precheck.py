@@ -15,8 +15,12 @@ from pydantic import ValidationError
 
 from activities.intake import MAX_CLOCK_SKEW
 from contracts import EventEnvelope
+from contracts.events import MAX_EVENT_CHARS
 from policies import signing
+from policies.redaction import personal_data_kind
 from policies.schemas import check_payload, describe_validation_error
+
+_KIND = {"email": "an e-mail address", "phone": "a phone number"}
 
 
 @dataclass(frozen=True)
@@ -34,12 +38,22 @@ def _not_json(name: str) -> None:
 
 
 def precheck(raw: str, secret: str, received_at: datetime) -> Checked:
+    # The workflow's first two refusals too (activities/intake.py keeps its own): the producer
+    # must hear "invalid" now, not find a quarantine later behind a 202.
+    if len(raw) > MAX_EVENT_CHARS:
+        return Checked(raw, "too_large", f"the event is {len(raw)} characters; the limit is "
+                       f"{MAX_EVENT_CHARS}")
     try:
         data = json.loads(raw, parse_constant=_not_json)
     except ValueError:
         return Checked(raw, "malformed_json", "the event is not valid JSON")
     if not isinstance(data, dict):
         return Checked(raw, "malformed_json", "the event must be a JSON object")
+    key = data.get("idempotency_key")
+    kind = personal_data_kind(key) if isinstance(key, str) else None
+    if kind is not None:
+        return Checked(raw, "personal_data_in_key", f"idempotency_key looks like {_KIND[kind]}; "
+                       "use an id that names no person (e.g. a record or order id)")
     if "signature" not in data:
         data = {**data, "signature": signing.sign(data, secret)}
         raw = json.dumps(data, ensure_ascii=False)

@@ -14,7 +14,7 @@ import random
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,9 +25,11 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
 from contracts.base import EVENT_TYPE_PATTERN, ID_PATTERN
-from contracts.events import MAX_EVENT_CHARS
+from contracts.events import MAX_EVENT_CHARS, IntakeRefusal
+from policies import edge_text
 from policies.keys import event_workflow_id, payload_fingerprint, quarantine_workflow_id
 from policies.redaction import personal_data_kind
+from tollgate.intake.edge import refusal_of, text_refusal
 from tollgate.observability.tracing import submit_span
 from workflows.process_event import ProcessEventWorkflow
 
@@ -44,8 +46,9 @@ _INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUP
 
 def workflow_id_for(raw: str) -> str:
     """``event/{tenant}/{key}`` when the input names both, else a quarantine id of its hash.
-    An oversized event always gets the quarantine id: it is never admitted."""
-    if len(raw) > MAX_EVENT_CHARS:
+    An oversized event, or one whose text an edge refuses, always gets the quarantine id: it
+    is never admitted."""
+    if len(raw) > MAX_EVENT_CHARS or text_refusal(raw) is not None:
         return quarantine_workflow_id(raw)
     try:
         data = json.loads(raw)
@@ -53,7 +56,7 @@ def workflow_id_for(raw: str) -> str:
         return quarantine_workflow_id(raw)
     if isinstance(data, dict):
         tenant, key = data.get("tenant_id"), data.get("idempotency_key")
-        named = [v for v in (tenant, key) if isinstance(v, str) and _ID.match(v)]
+        named = [v for v in (tenant, key) if isinstance(v, str) and _ID.fullmatch(v)]
         # A key that looks like an e-mail or phone must not reach a workflow id (stored in
         # clear): such an event goes the quarantine way, whose intake names the reason.
         if len(named) == 2 and not personal_data_kind(named[1]):
@@ -63,10 +66,12 @@ def workflow_id_for(raw: str) -> str:
 
 def split_events(text: str) -> list[str]:
     """One event, an array of events, or JSON lines; text that parses as none is one event
-    (it will be quarantined as malformed, not dropped)."""
-    try:
-        data = json.loads(text)
-    except ValueError:
+    (it will be quarantined as malformed, not dropped). Text too deep to parse safely is one
+    event too, refused as such by ``submit``."""
+    data, violation = edge_text.parse_json(text, max_chars=max(len(text), 1))
+    if violation is not None:
+        if violation.rule != "not_json":
+            return [text]
         lines = [line for line in text.splitlines() if line.strip()]
         return lines if len(lines) > 1 else [text]
     if isinstance(data, list):
@@ -84,19 +89,27 @@ def read_source(path: str, stdin: Callable[[], str] | None = None) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
-def intake_request(raw: str) -> IntakeRequest:
-    """The workflow input for ``raw``; an oversized event travels as its length only."""
+def intake_request(raw: str, refusal: IntakeRefusal | None = None) -> IntakeRequest:
+    """The workflow input for ``raw``; an oversized event travels as its length only, a refused
+    one as its reason only."""
     now = datetime.now(UTC)
+    if refusal is not None:
+        return IntakeRequest(raw="", received_at=now, refusal=refusal)
     if len(raw) > MAX_EVENT_CHARS:
         return IntakeRequest(raw="", received_at=now, oversize=len(raw))
     return IntakeRequest(raw=raw, received_at=now)
 
 
-async def submit(client: Client, raw: str, *, task_queue: str) -> IntakeAck:
-    """Hand one event to Tollgate and return the intake answer (no model is waited for)."""
-    wf_id = workflow_id_for(raw)
-    with submit_span(raw, wf_id):  # the root of the event's trace (a no-op when off)
-        ack = await _deliver(client, raw, wf_id, task_queue)
+async def submit(client: Client, raw: str, *, task_queue: str,
+                 tenant_secrets: Mapping[str, str] | None = None) -> IntakeAck:
+    """Hand one event to Tollgate and return the intake answer (no model is waited for).
+
+    An event the edge refuses (its text, or unsigned; with ``tenant_secrets``, a wrong
+    signature or tenant too) goes to its quarantine id, never its key's (``intake.edge``)."""
+    refusal = refusal_of(raw, tenant_secrets)
+    wf_id = quarantine_workflow_id(raw) if refusal else workflow_id_for(raw)
+    with submit_span("" if refusal else raw, wf_id):  # the trace root (a no-op when off)
+        ack = await _deliver(client, raw, wf_id, task_queue, refusal)
     if ack.reason_code == "idempotency_conflict" and ack.workflow_id != quarantine_workflow_id(raw):
         # Same key, other payload: quarantine this delivery through the ordinary intake path,
         # whose gate sees the conflict and records it; the first delivery is untouched.
@@ -133,8 +146,9 @@ async def _lane(wf_id: str) -> AsyncIterator[None]:
             _lanes[wf_id] = (gate, users - 1)
 
 
-async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str) -> IntakeAck:
-    request = intake_request(raw)
+async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str,
+                   refusal: IntakeRefusal | None = None) -> IntakeAck:
+    request = intake_request(raw, refusal)
     async with _lane(wf_id):
         ack = await _offer(client, request, wf_id, task_queue)
     if ack is not None:
@@ -200,9 +214,9 @@ def summary_of(raw: str) -> str | None:
     if not isinstance(data, dict):
         return None
     kind, tenant = data.get("event_type"), data.get("tenant_id")
-    if not (isinstance(kind, str) and _EVENT_TYPE.match(kind)):
+    if not (isinstance(kind, str) and _EVENT_TYPE.fullmatch(kind)):
         return None
-    if isinstance(tenant, str) and _ID.match(tenant):
+    if isinstance(tenant, str) and _ID.fullmatch(tenant):
         return f"{kind} for tenant {tenant}"
     return kind
 
@@ -228,11 +242,12 @@ def describe(ack: IntakeAck) -> str:
 
 
 async def submit_all(client: Client, raws: Iterable[str], *, task_queue: str,
-                     on_ack: Callable[[IntakeAck], None] | None = None) -> list[IntakeAck]:
+                     on_ack: Callable[[IntakeAck], None] | None = None,
+                     tenant_secrets: Mapping[str, str] | None = None) -> list[IntakeAck]:
     """Submit each event in order; one event's rejection never stops the ones after it."""
     acks = []
     for raw in raws:
-        ack = await submit(client, raw, task_queue=task_queue)
+        ack = await submit(client, raw, task_queue=task_queue, tenant_secrets=tenant_secrets)
         if on_ack is not None:
             on_ack(ack)
         acks.append(ack)
