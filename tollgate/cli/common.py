@@ -173,3 +173,29 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     for row in rows:
         grid.add_row(*(str(v) for v in row))
     out.print(grid)
+
+
+class EdgeText(click.ParamType):
+    """A command-line value that reaches PostgreSQL or Temporal: NUL, lone surrogates and
+    control characters (any, in an id) are a usage error, exit 2, naming the option."""
+
+    name = "text"
+
+    def __init__(self, *, free_text: bool = True) -> None:
+        self.free_text = free_text
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> str:
+        from policies.edge_text import check_string
+
+        text = str(value)
+        bad = check_string(text, param.name if param and param.name else "value",
+                           free_text=self.free_text, max_chars=4096)
+        if bad is not None:
+            self.fail(f"{bad.rule.replace('_', ' ')} refused", param, ctx)
+        return text
+
+
+#: Free text (a reason: tab and newline allowed) and ids (workflow ids, names).
+TEXT = EdgeText()
+ID_TEXT = EdgeText(free_text=False)

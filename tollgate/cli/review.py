@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tollgate.cli.common import Command, connect, json_option, pool
+from tollgate.cli.common import ID_TEXT, TEXT, Command, connect, json_option, pool
 from tollgate.cli.review_show import review_list, review_show
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
@@ -91,14 +91,16 @@ def show_cmd(workflow_id: str, as_json: bool) -> Command:
 
 def _decision_command(name: str, decision: str) -> click.Command:
     @click.command(name)
-    @click.argument("workflow_id")
+    @click.argument("workflow_id", type=ID_TEXT)
     @click.option("--seen", required=True, metavar="vN:REQUEST",
                   help="the draft version and review request you were shown, as printed by "
                        "`tollgate review show`")
-    @click.option("--reviewer", help="who decides (a named person); required without --token")
+    @click.option("--reviewer", type=ID_TEXT,
+                  help="who decides (a named person); required without --token")
     @click.option("--role", default="reviewer", help="the role the reviewer claims")
-    @click.option("--reason", required=True, help="why; recorded with the decision")
-    @click.option("--tenant", help="the reviewer's tenant; another tenant's event refuses")
+    @click.option("--reason", required=True, type=TEXT, help="why; recorded with the decision")
+    @click.option("--tenant", type=ID_TEXT,
+                  help="the reviewer's tenant; another tenant's event refuses")
     @token_option
     def command(workflow_id: str, seen: str, reviewer: str | None, role: str, reason: str,
                 tenant: str | None, token: str | None) -> Command:

@@ -77,12 +77,17 @@ def submit(files: tuple[str, ...], sign: bool, as_json: bool) -> Command:
             except SystemExit as exc:
                 raise Failure(Exit.FILE, str(exc.code)) from None
             raws = restamp_and_sign(raws, secrets)
+        try:  # with the tenants' keys a wrong signature is refused here too, as over HTTP
+            known: dict[str, str] | None = s.tenant_secrets()
+        except SystemExit:
+            known = None
         client = await connect(s)
 
         def show(ack: IntakeAck) -> None:
             click.echo(ack.model_dump_json(exclude_none=True) if as_json else describe(ack))
 
-        acks = await submit_all(client, raws, task_queue=s.task_queue, on_ack=show)
+        acks = await submit_all(client, raws, task_queue=s.task_queue, on_ack=show,
+                                tenant_secrets=known)
         return Exit.OK if all(a.status != "invalid" for a in acks) else Exit.REFUSED
 
     return go

@@ -34,6 +34,10 @@ def create_app(svc: Services) -> FastAPI:
 
     from temporalio.service import RPCError
 
+    from tollgate.http import edge_errors
+
+    edge_errors.install(app)  # 422 naming field and rule, never echoing the input
+
     @app.exception_handler(RPCError)
     async def temporal_unavailable(_: Request, exc: RPCError) -> JSONResponse:
         # Temporal went away after the client connected: say so, and reconnect next time.

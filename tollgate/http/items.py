@@ -43,8 +43,14 @@ async def post_item(body: ItemIn, svc: Svc, who: Who) -> JSONResponse:
     """Save a page; tagging runs later and never holds the save up."""
     from adapters.postgres.tagging import TaggingStore
     from contracts.tagging import ItemCapture
+    from policies.edge_text import check_string
     from tollgate.intake.items import save_item, temporal_starter
 
+    for name, value, free in (("url", body.url, False), ("title", body.title, True),
+                              ("description", body.description, True)):
+        bad = check_string(value, f"$.{name}", free_text=free)
+        if bad is not None:  # PostgreSQL text and UTF-8 would refuse it later, as a 500
+            raise HTTPException(422, f"invalid item: {bad.message} ({bad.rule})")
     try:
         capture = ItemCapture(user_id=who.reviewer, url=body.url, title=body.title,
                               description=body.description)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from fastapi import HTTPException
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from adapters.postgres.store import PostgresStore
 from contracts import ReviewAck, ReviewDecision, ReviewTicket
@@ -43,6 +43,18 @@ class DecisionIn(BaseModel):
     reason: str = Field(min_length=1, max_length=1000)
     request_id: str = Field(min_length=1, max_length=100)
     draft_version: int = Field(ge=0, le=1_000_000)
+
+    @field_validator("reason", "request_id")
+    @classmethod
+    def _edge_text(cls, value: str, info: Any) -> str:
+        """NUL, lone surrogates and control characters are refused before the decision is
+        accepted: accepted, it could never be recorded (issue 25)."""
+        from policies.edge_text import check_string
+
+        bad = check_string(value, f"$.{info.field_name}", free_text=info.field_name == "reason")
+        if bad is not None:
+            raise ValueError(f"{bad.rule}: {bad.message}")
+        return value
 
 
 class DecisionOut(BaseModel):
