@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.deploy.files import DEPLOY, ROOT
+from tollgate.ops.release_identity import code_commit
 
 #: The packages the wheel must leave out.
 TOOLS = ("tollgate/dev", "tollgate/bench", "tollgate/chaos")
@@ -66,10 +67,13 @@ def build_wheel(work: Path) -> Path:
             shutil.copytree(origin, src / name,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(origin, src / name)
+    # As the image's build arg does: the copy has no .git to read the commit from.
+    env = {**os.environ, "TOLLGATE_COMMIT": code_commit()}
     done = subprocess.run(  # noqa: S603 - this interpreter's pip on our own sources
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work / "dist"),
-         str(src)], cwd=work, capture_output=True, text=True, timeout=600, check=False)
+         str(src)], cwd=work, capture_output=True, text=True, timeout=600, check=False, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     (wheel,) = (work / "dist").glob("tollgate-*.whl")
     return wheel

@@ -1,4 +1,5 @@
-"""The demo scenario on the real Temporal dev server, embedded PostgreSQL and stand-ins."""
+"""The demo scenario on the real Temporal dev server, embedded PostgreSQL and stand-ins, and
+the checks that keep it from printing DEMO OK over outcomes it did not see."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from contracts import EventState, FinalOutcome, Receipt, ReceiptStatus
 from tollgate.dev.demo import run_demo
+from tollgate.dev.demo_evidence import Evidence, missing
 from tollgate.dev.stack import free_port
 
 pytestmark = pytest.mark.e2e
@@ -28,8 +31,58 @@ async def test_demo_scenario_outcomes(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "STOPPED        no_consent" in out
     assert "DEAD_LETTERED  schema_drift" in out
     assert "messages at the target: 1" in out
+    # What the records say: the 504'd write found by the lookup, nothing drafted for C-1002.
+    assert ("the approved send: UNKNOWN_WRITE -> RECONCILING -> SUCCEEDED, 1 POST;"
+            " the revoked customer's drafts: 0") in out
     # The other two seeds: one exact and one trigram merge plus one new tag, the removed tag
     # gone for good; the order delivered to two consumers and dead-lettered for the down one.
     assert "similar  JavaScript" in out and "new      Figma" in out
     assert "after removing Figma and a repeated write: JavaScript, UI design" in out
     assert "analytics     dead_lettered" in out and "inventory     delivered" in out
+    assert "DEMO OK" in out
+
+
+def _receipt(status: ReceiptStatus = ReceiptStatus.SUCCEEDED) -> Receipt:
+    return Receipt(action_key="k1", tenant_id="acme", event_id="evt-1", adapter="messaging",
+                   action="send_message", request_fingerprint="f", status=status,
+                   external_id="msg_1")
+
+
+def _evidence(**changes: object) -> Evidence:
+    seen = {
+        "pending_faults": [], "posts_for_key": 1,
+        "approved_path": ["VALIDATED", "CONTEXT_READY", "DRAFTED", "AWAITING_REVIEW",
+                          "APPROVED", "EXECUTING", "UNKNOWN_WRITE", "RECONCILING", "SUCCEEDED"],
+        "approved": FinalOutcome(workflow_id="event/acme/a", state=EventState.SUCCEEDED,
+                                 reason_code="found_at_target", receipt=_receipt()),
+        "revoked_drafts": 0,
+        "revoked": FinalOutcome(workflow_id="event/acme/b", state=EventState.STOPPED,
+                                reason_code="no_consent"),
+    }
+    return Evidence(**{**seen, **changes})  # type: ignore[arg-type]
+
+
+def test_the_records_of_the_scenario_bear_out_every_claim() -> None:
+    assert missing(_evidence()) == []
+
+
+def test_a_send_that_met_no_504_is_named_though_it_succeeded_with_one_message() -> None:
+    straight = _evidence(
+        pending_faults=[{"kind": "fail_after_write", "remaining": 1}],
+        approved_path=["APPROVED", "EXECUTING", "SUCCEEDED"],
+        approved=FinalOutcome(workflow_id="event/acme/a", state=EventState.SUCCEEDED,
+                              reason_code="sent", receipt=_receipt()))
+    assert missing(straight) == [
+        "the 504-after-write fault never fired: no send met it",
+        "the lookup did not find the write: the approved event went APPROVED -> EXECUTING ->"
+        " SUCCEEDED (sent), not UNKNOWN_WRITE -> RECONCILING -> SUCCEEDED found_at_target"]
+
+
+def test_a_resend_after_the_504_is_named() -> None:
+    (line,) = missing(_evidence(posts_for_key=2))
+    assert "POSTed 2 times" in line
+
+
+def test_a_draft_for_the_revoked_customer_is_named_though_the_run_stopped() -> None:
+    (line,) = missing(_evidence(revoked_drafts=1))
+    assert line.startswith("the revoked customer's event has 1 draft(s)")

@@ -3,10 +3,14 @@ command sequence of runs already in flight must fail here, before it reaches a w
 
 from __future__ import annotations
 
+import ast
+import base64
+import json
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import temporalio.workflow
 from temporalio import workflow
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
@@ -20,7 +24,9 @@ from workflows.sweep import ReceiptSweepWorkflow
 from workflows.tag_item import TagItemWorkflow
 from workflows.versioned import VERSIONED_WORKFLOWS
 
-HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
+HISTORY_DIR = Path(__file__).parent / "histories"
+HISTORIES = sorted(HISTORY_DIR.glob("*.json"))
+WORKFLOW_DIR = Path(__file__).parents[2] / "workflows"
 WORKFLOWS = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
              TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow]
 
@@ -61,3 +67,89 @@ async def test_an_incompatible_change_is_caught_by_replay() -> None:
         raise_on_replay_failure=False)
     assert result.replay_failure is not None
     assert "nondetermin" in str(result.replay_failure).lower()
+
+
+#: For each ``workflow.patched()`` id in workflows/: histories recorded on the code before the
+#: patch that reach its check, so they replay the old branch (docs/patches.md). A patch moved to
+#: ``deprecate_patch`` drops its entry, and its pre-patch histories leave histories/, in the
+#: same change.
+PRE_PATCH: dict[str, tuple[str, ...]] = {
+    "intake-as-local-activity": ("approved_504_reconciled", "no_consent_stopped",
+                                 "rejected_by_reviewer", "schema_drift_dead_lettered"),
+    "coalesced-search-attributes": ("intake-local-approved_504_reconciled",
+                                    "intake-local-no_consent_stopped",
+                                    "intake-local-rejected_by_reviewer"),
+    "count-duplicate-deliveries": ("pre-dupcount-duplicate_in_flight_approved",),
+    "step-failure-dead-letters": ("pre-step-dlq-send_refused_dead_lettered",
+                                  "pre-step-dlq-context_refused_dead_lettered"),
+}
+#: Patch ids with no pre-patch history that fails when the old branch goes, and why.
+KNOWN_EXCEPTIONS: dict[str, str] = {
+    # pre-no-lookup-* replay the old code's window, but their lookups never answer
+    # `unverifiable` (that status came with the patch), so they never reach the check. The old
+    # branch is for a run that started before the deploy and met the new activity after it; a
+    # history of that needs a recording across two code versions, which none of ours is.
+    "no-lookup-skips-window": "pre-patch histories predate the `unverifiable` lookup status",
+    # Only the activity's task queue differs between the branches, and replay does not compare
+    # task queues: coalesced-* (before) and target-queue-* (after) both replay either way.
+    "target-task-queue": "the branches differ in a task queue only, which replay cannot see",
+}
+
+
+def patch_calls(name: str) -> set[str]:
+    """The ids passed to ``workflow.<name>()`` anywhere in workflows/ (literals or the module
+    constants they are named by)."""
+    trees = [ast.parse(module.read_text()) for module in sorted(WORKFLOW_DIR.glob("*.py"))]
+    constants = {target.id: node.value.value for tree in trees for node in tree.body
+                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                 for target in node.targets if isinstance(target, ast.Name)}
+    found: set[str] = set()
+    for call in (n for tree in trees for n in ast.walk(tree)):
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == name and call.args):
+            arg = call.args[0]
+            value = arg.value if isinstance(arg, ast.Constant) else (
+                constants.get(arg.id) if isinstance(arg, ast.Name) else None)
+            assert isinstance(value, str), f"cannot resolve the patch id {ast.unparse(arg)}"
+            found.add(value)
+    return found
+
+
+def markers(path: Path) -> set[str]:
+    """The patch ids a committed history recorded markers for."""
+    ids = set()
+    for event in json.loads(path.read_text())["events"]:
+        details = event.get("markerRecordedEventAttributes", {}).get("details", {})
+        for payload in details.get("patch-data", {}).get("payloads", []):
+            ids.add(json.loads(base64.b64decode(payload["data"]))["id"])
+    return ids
+
+
+def test_every_patch_in_workflows_has_a_pre_patch_history_or_a_stated_exception() -> None:
+    patched = patch_calls("patched")
+    assert patched, "no workflow.patched() call found: the scan is broken"
+    assert patched - set(PRE_PATCH) - set(KNOWN_EXCEPTIONS) == set(), (
+        "record the run before the patch from the code before it (docs/patches.md)")
+    # A deprecated or removed patch keeps no pre-patch entry: those runs can no longer exist.
+    assert set(PRE_PATCH) - patched == set()
+    for deprecated in patch_calls("deprecate_patch"):
+        assert any(deprecated in markers(h) for h in HISTORIES), (
+            f"{deprecated}: deprecated without a committed history from after the patch")
+
+
+PAIRS = [(patch, name) for patch, names in PRE_PATCH.items() for name in names]
+
+
+@pytest.mark.parametrize(("patch", "name"), PAIRS, ids=[f"{p}:{n}" for p, n in PAIRS])
+async def test_a_pre_patch_history_fails_once_its_old_branch_is_gone(
+        patch: str, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It was recorded before the patch (no marker) and reaches the check: with the old branch
+    taken away (``patched`` answering True), replaying it is a nondeterminism error."""
+    path = HISTORY_DIR / f"{name}.json"
+    assert patch not in markers(path)
+    original = temporalio.workflow.patched
+    monkeypatch.setattr(temporalio.workflow, "patched",
+                        lambda pid: True if pid == patch else original(pid))
+    result = await Replayer(workflows=WORKFLOWS, data_converter=CONVERTER).replay_workflow(
+        load(path), raise_on_replay_failure=False)
+    assert result.replay_failure is not None, f"{name} never takes the old branch of {patch}"

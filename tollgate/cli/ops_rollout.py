@@ -37,18 +37,23 @@ def rollout(tenant: str, adapter: str, mode: str, operator: str, reason: str,
     async def go(s: Settings) -> int:
         from adapters.postgres.rollout import RolloutStore
         from tollgate.ops.certify import catalogue_digest, catalogue_nodes
-        from tollgate.ops.release_identity import code_commit, policy_version
+        from tollgate.ops.release_identity import code_commit, package_version, policy_version
 
         async with pool(s, migrate=True) as p:
             store = RolloutStore(p)
             if target in CERTIFIED_MODES:
                 version, commit = policy_version(), code_commit()
                 digest = catalogue_digest(catalogue_nodes())
+                if commit == "unknown":
+                    raise Failure(Exit.REFUSED, (
+                        f"{adapter}/{tenant}: refusing {target.value}: tollgate"
+                        f" {package_version()} does not know its commit (built without"
+                        " TOLLGATE_COMMIT outside a git checkout); rebuild it with the commit"))
                 if await store.certified(version, commit, digest) is None:
                     raise Failure(Exit.REFUSED, (
                         f"{adapter}/{tenant}: refusing {target.value}: no passing certification"
-                        f" for policy {version} at commit {commit[:12]}; run `tollgate certify`"
-                        " from a clean checkout first"))
+                        f" for policy {version} at commit {commit[:12]} (tollgate"
+                        f" {package_version()}); run `tollgate certify` first"))
             current = await store.mode_of(tenant, adapter)
             await store.set_mode(tenant_id=tenant, adapter=adapter, mode=target, actor=operator,
                                  reason=reason, canary=canary, percent=percent,

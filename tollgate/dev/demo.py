@@ -4,7 +4,8 @@ A CARE_DUE v3 event delivered twice (one workflow, one state); two customers, on
 revoked consent (STOPPED, no draft, no send); the other's draft approved by a named reviewer;
 the messaging target answers 504 after storing the message, the reconciler finds it: SUCCEEDED
 with exactly one message at the target; a schema v2 payload dead-lettered; the kill switch never
-touched. Exits non-zero if any outcome differs.
+touched. Exits non-zero if any outcome differs, or if the records do not show what it claims: the
+fault fired, the lookup found the write, the revoked customer got no draft (``demo_evidence``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from temporalio.client import Client
 from contracts import EventState, FinalOutcome, ReviewDecision
 from policies.signing import sign_json
 from tollgate.config.settings import Settings
+from tollgate.dev.demo_evidence import gather, missing
 from tollgate.dev.stack import DevStack, Ports, free_port
 from tollgate.intake.submit import describe, submit
 from tollgate.runtime.client import build_client
@@ -118,7 +120,15 @@ async def scenario(stack: DevStack, settings: Settings) -> list[str]:
     first = outcomes[ok_id].receipt
     if first is None or first.external_id is None:
         problems.append("the approved event has no receipt with an external id")
-    return problems
+    assert settings.dsn
+    evidence = await gather(
+        settings.dsn, pending_faults=messaging.faults.pending(),
+        posts_for_key=messaging.posts_for(first.action_key) if first else 0,
+        approved=outcomes[ok_id], revoked=outcomes[acks[2].workflow_id])
+    print(f"  the approved send: {' -> '.join(evidence.approved_path[-3:])}, "
+          f"{evidence.posts_for_key} POST; the revoked customer's drafts: "
+          f"{evidence.revoked_drafts}")
+    return problems + missing(evidence)
 
 
 async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
@@ -144,7 +154,7 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
     finally:
         await asyncio.to_thread(stack.stop)
     if problems:
-        print("\nDEMO FAILED:\n  " + "\n  ".join(problems))
+        print("\nDEMO FAILED: " + "; ".join(problems))
     else:
         print("\nDEMO OK: every outcome as the scenario states; kill switch untouched.")
     return problems

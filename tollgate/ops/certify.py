@@ -2,8 +2,10 @@
 
 The pack is copied from the files that are the contract (schemas, docs, the policy release), so
 it cannot drift from them; ``evidence.json`` ties it to the test results, the commit and the
-policy version. `tollgate ops rollout` trusts a certification only for the catalogue in
-``docs/fixtures.md`` (its digest is recorded), so a run on a hand-picked subset opens nothing.
+policy version. `tollgate ops rollout` trusts a certification only for the catalogue the
+package ships (``docs/fixtures.md`` as built into ``tollgate/ops/fixtures.md``; its digest is
+recorded), so a run on a hand-picked subset opens nothing. The tests themselves run in a checkout
+(``--checkout``, by default the one an editable install lives in): the wheel ships none.
 """
 
 from __future__ import annotations
@@ -20,11 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tollgate.ops.release_identity import ROOT
+from tollgate.ops.release_identity import ROOT, catalogue_file, package_version
 from tollgate.runtime.exits import Exit, Failure
 
-#: The catalogue table.
-CATALOGUE = ROOT / "docs" / "fixtures.md"
 _NODE = re.compile(r"`(tests/[\w/.-]+\.py(?:::[\w\[\]-]+)?)`")
 
 #: (pack file, source file, what it is). A missing source is listed as missing, never faked.
@@ -57,8 +57,10 @@ class CatalogueRun:
         return self.exit_code == 0 and self.passed > 0 and self.failed == 0
 
 
-def catalogue_nodes(path: Path = CATALOGUE) -> list[str]:
-    """The test node ids named in the catalogue's table, in order, without repeats."""
+def catalogue_nodes(path: Path | None = None) -> list[str]:
+    """The test node ids named in the catalogue's table (the shipped one unless ``path``), in
+    order, without repeats."""
+    path = path or catalogue_file()
     # No fallback: with no node ids the child pytest would run the whole suite, and a digest of
     # a stand-in list would certify something nobody wrote down.
     try:
@@ -76,12 +78,13 @@ def catalogue_digest(node_ids: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(node_ids)).encode()).hexdigest()[:16]
 
 
-def run_catalogue(node_ids: list[str], work: Path) -> CatalogueRun:
-    """Run the node ids with pytest in a child process and read its JUnit report."""
+def run_catalogue(node_ids: list[str], work: Path, checkout: Path = ROOT) -> CatalogueRun:
+    """Run the node ids with pytest in a child process, in ``checkout``, and read its JUnit
+    report."""
     junit = work / "junit.xml"
     proc = subprocess.run(  # noqa: S603 - our interpreter, node ids from our own catalogue
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         f"--junitxml={junit}", *node_ids], cwd=ROOT, capture_output=True, text=True,
+         f"--junitxml={junit}", *node_ids], cwd=checkout, capture_output=True, text=True,
         check=False)
     (work / "pytest.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
     run = CatalogueRun(node_ids, exit_code=proc.returncode)
@@ -97,31 +100,37 @@ def run_catalogue(node_ids: list[str], work: Path) -> CatalogueRun:
     return run
 
 
-def _state_diagram() -> str:
-    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+def _state_diagram(checkout: Path) -> str:
+    try:
+        text = (checkout / "docs" / "architecture.md").read_text(encoding="utf-8")
+    except OSError:
+        text = ""
     match = re.search(r"## States\s+(```mermaid.*?```)", text, re.S)
     body = match[1] if match else "(no state diagram found in docs/architecture.md)"
     return f"# State diagram\n\nFrom `docs/architecture.md`.\n\n{body}\n"
 
 
 def write_pack(out: Path, run: CatalogueRun, *, commit: str, policy_version: str,
-               policy_file: Path) -> dict[str, Any]:
+               policy_file: Path, checkout: Path = ROOT) -> dict[str, Any]:
     """Write the acceptance pack into ``out``; returns the evidence it recorded."""
     out.mkdir(parents=True, exist_ok=True)
     listed: list[tuple[str, str, str]] = []
     schemas = out / "event-schema"
     schemas.mkdir(exist_ok=True)
-    for schema in sorted((ROOT / "contracts" / "schemas").glob("*.json")):
+    import contracts
+
+    for schema in sorted((Path(contracts.__file__).parent / "schemas").glob("*.json")):
         shutil.copyfile(schema, schemas / schema.name)
     listed.append(("event-schema/", "contracts/schemas/*.json", "event schemas (JSON Schema)"))
-    (out / "state-diagram.md").write_text(_state_diagram(), encoding="utf-8")
+    (out / "state-diagram.md").write_text(_state_diagram(checkout), encoding="utf-8")
     listed.append(("state-diagram.md", "docs/architecture.md", "event states"))
     shutil.copyfile(policy_file, out / "authority-matrix.json")
     listed.append(("authority-matrix.json", f"policies/versions/{policy_file.name}",
                    "who may approve what (the policy release)"))
     for name, source, what in _COPIES:
-        if (ROOT / source).exists():
-            shutil.copyfile(ROOT / source, out / name)
+        origin = catalogue_file() if source == "docs/fixtures.md" else checkout / source
+        if origin.exists():
+            shutil.copyfile(origin, out / name)
             listed.append((name, source, what))
         else:
             listed.append(("(missing)", source, what))
@@ -129,6 +138,7 @@ def write_pack(out: Path, run: CatalogueRun, *, commit: str, policy_version: str
                    "the on-call Grafana dashboard (docs/metrics.md), at the commit above"))
     evidence = {
         "certified": run.ok, "commit": commit, "policy_version": policy_version,
+        "package_version": package_version(),
         "catalogue_digest": catalogue_digest(run.node_ids), "catalogue": run.node_ids,
         "tests_passed": run.passed, "tests_failed": run.failed, "pytest_exit": run.exit_code,
         "at": datetime.now(UTC).isoformat(), "results": run.results,
