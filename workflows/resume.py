@@ -8,19 +8,17 @@ second receipt, the same transition numbers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import DraftResult, ExecuteRequest, ReviewDecision
     from contracts.carry import RunCarry
-
-if TYPE_CHECKING:
-    from workflows.process_event import ProcessEventWorkflow
+    from workflows.sending import SendingLedger
 
 
-def carry_of(wf: ProcessEventWorkflow, at: Literal["gate", "send"], draft: DraftResult, *,
+def carry_of(wf: SendingLedger, at: Literal["gate", "send"], draft: DraftResult, *,
              fields: dict[str, str] | None = None, decision: ReviewDecision | None = None,
              send: ExecuteRequest | None = None, queue: str | None = None) -> RunCarry:
     assert wf._intake is not None and wf._fingerprint is not None
@@ -35,7 +33,7 @@ def carry_of(wf: ProcessEventWorkflow, at: Literal["gate", "send"], draft: Draft
     )
 
 
-def restore(wf: ProcessEventWorkflow, carry: RunCarry) -> None:
+def restore(wf: SendingLedger, carry: RunCarry) -> None:
     intake = carry.intake
     wf._intake, wf._intake_calls = intake, carry.intake_calls
     wf._fingerprint, wf._ref, wf._policy = carry.fingerprint, intake.ref, intake.policy

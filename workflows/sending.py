@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
         ExecuteRequest,
         FinalOutcome,
         IntakeRequest,
+        IntakeResult,
         ReconcileRequest,
         ReconcileResult,
         ReviewDecision,
@@ -32,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.holds import Hold
     from workflows.ledger import FINAL_STATE, EventLedger
     from workflows.reconcile_write import ReconcileWriteWorkflow
+    from workflows.review import ReviewDesk
     from workflows.send import BUDGET_SPENT, send
 
 #: workflow.patched() id: the send runs on its target's queue, whose workers carry its rate
@@ -44,6 +46,13 @@ CARRY_MEMO = "tollgate_carry"
 
 
 class SendingLedger(EventLedger):
+    # Set by ProcessEventWorkflow; declared here for what continue-as-new carries.
+    _intake: IntakeResult | None
+    _intake_calls: int
+    _review: ReviewDesk
+    _draft: DraftResult | None
+    _generation: int
+
     def __init__(self) -> None:
         super().__init__()
         self._hold = Hold()

@@ -22,7 +22,9 @@ from adapters.postgres.ops import OpsStore
 from contracts import EventState, ReviewDecision
 from contracts.actions import WakeUp
 from tests.conftest import Handle, signed_event, start, wait_review
+from tests.eventually import eventually
 from tests.faults.conftest import send_key, target_mode
+from tests.workflows.test_review import seed_overdue_reviews, sent_to
 from tollgate.dev.standins import StandIns
 from workflows.budget import HISTORY_BUDGET_BYTES, HISTORY_BUDGET_EVENTS
 
@@ -123,3 +125,28 @@ async def test_a_week_behind_a_closed_switch_then_sent_within_seconds_of_the_reo
     sizes = await run_histories(client, handle.id)
     report = within_budget(sizes)
     assert len(sizes) >= 2, f"a week held should have continued as new: {report}"
+
+
+async def test_a_week_held_at_the_gate_then_reviewed_and_sent_once(
+    env: WorkflowEnvironment, worker_client: tuple[Client, str], standins: StandIns,
+    database_url: str,
+) -> None:
+    client, queue = worker_client
+    seeded = await seed_overdue_reviews(database_url, "globex", 10)  # globex backlog_limit 10
+    who = customer(standins, tenant="globex")
+    handle = await start(client, queue, signed_event(who, tenant="globex"))
+    await eventually(lambda: handle.query("state"), "the event held at the gate",
+                     until=lambda s: s == EventState.HELD_AT_GATE, timeout=20)
+    await soak(env, handle, WEEK)
+    conn = await asyncpg.connect(database_url)
+    try:  # reviewers catch up
+        await conn.execute("UPDATE events SET state = 'REJECTED' WHERE workflow_id = ANY($1)",
+                           seeded)
+    finally:
+        await conn.close()
+    await handle.signal("wake", WakeUp(cause="gate:globex"))
+    await approve(handle)
+    assert (await handle.result()).state == EventState.SUCCEEDED
+    assert sent_to(standins, who) == 1
+    sizes = await run_histories(client, handle.id)
+    within_budget(sizes)
