@@ -73,6 +73,14 @@ class ExecuteResult(Frozen):
     lookup_window: timedelta | None = None
 
 
+class WakeUp(Frozen):
+    """The ``wake`` signal: what a held run waited for may have been released (a kill switch
+    reopened, a review backlog decided). The run looks again at once; nothing else changes, so
+    a wake-up for a switch still closed (or a canary already spent) only costs one look."""
+
+    cause: Annotated[str, StringConstraints(max_length=200)] = ""
+
+
 class ReconcileRequest(Frozen):
     ref: EventRef
     action: ActionRequest

@@ -17,7 +17,30 @@ EVENT_TYPE = "TollgateEventType"
 #: sorts and shows SLA left by it).
 REVIEW_DUE = "TollgateReviewDue"
 
+#: What holds a run that waits for something outside it (a closed kill switch, the gate's review
+#: backlog), one value per wake-up key that may release it (``held_by_*`` below); empty once it
+#: goes on. Whatever releases the hold lists the runs by its one key and signals ``wake``
+#: (``tollgate.ops.wake``); `ops status` and `tollgate trace` show it.
+HELD_BY = "TollgateHeldBy"
+
 #: Name -> kind as the Temporal CLI spells it (``--search-attribute NAME=KIND``).
 SEARCH_ATTRIBUTES = MappingProxyType({
     STATE: "Keyword", TENANT: "Keyword", EVENT_TYPE: "Keyword", REVIEW_DUE: "Datetime",
+    HELD_BY: "KeywordList",
 })
+
+
+def kill_switch_key(adapter: str, tenant_id: str) -> str:
+    """The wake-up key of one kill switch row (``*`` for all, as the row spells it)."""
+    return f"kill_switch:{adapter}/{tenant_id}"
+
+
+def held_by_kill_switch(adapter: str, tenant_id: str) -> list[str]:
+    """Every switch row that may hold this adapter/tenant: a reopen of any of them lists the run
+    with one equality on its own key (visibility has no suffix match)."""
+    return [kill_switch_key(a, t) for a in (adapter, "*") for t in (tenant_id, "*")]
+
+
+def gate_key(tenant_id: str) -> str:
+    """The wake-up key of a tenant's review backlog: a decided review may clear it."""
+    return f"gate:{tenant_id}"

@@ -167,6 +167,11 @@ async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
         yield env
 
 
+def _snake(kind: str) -> str:
+    """"KeywordList" -> "KEYWORD_LIST", as the proto enum spells it."""
+    return "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(kind)).upper()
+
+
 @pytest.fixture(scope="module")
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     """The time-skipping test server (timers and SLAs pass in an instant)."""
@@ -178,7 +183,7 @@ async def env() -> AsyncIterator[WorkflowEnvironment]:
     ) as e:
         await e.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
             namespace=e.client.namespace,
-            search_attributes={name: IndexedValueType.Value(f"INDEXED_VALUE_TYPE_{kind.upper()}")
+            search_attributes={name: IndexedValueType.Value(f"INDEXED_VALUE_TYPE_{_snake(kind)}")
                                for name, kind in SEARCH_ATTRIBUTES.items()},
         ))
         yield e

@@ -12,8 +12,10 @@ with workflow.unsafe.imports_passed_through():
     from activities.review import ReviewActivities
     from contracts import DraftResult, EventRef, EventState, GateCounts, GateCountsRequest
     from contracts.policy import PolicySnapshot
+    from contracts.search_attributes import gate_key
     from policies.gate import GateDecision, evaluate_gate
     from workflows import timeouts as t
+    from workflows.holds import Hold
 
 
 async def count_gate_inputs(ref: EventRef, policy: PolicySnapshot) -> GateCounts:
@@ -28,11 +30,12 @@ async def count_gate_inputs(ref: EventRef, policy: PolicySnapshot) -> GateCounts
 
 async def pass_gate(
     ref: EventRef, policy: PolicySnapshot, draft: DraftResult, *,
-    state: Callable[[], EventState], record: Callable[..., Awaitable[None]],
-) -> GateDecision:
+    state: Callable[[], EventState], record: Callable[..., Awaitable[None]], hold: Hold,
+) -> GateDecision | None:
     """The gate on fresh counts. While it says ``hold`` the event waits here
-    (HELD_AT_GATE, written once through ``record``) and asks again on a timer: a hold never
-    approves and never sends."""
+    (HELD_AT_GATE, written once through ``record``) and asks again when woken (a decided review
+    of the tenant) or on the fallback timer: a hold never approves and never sends. None: the
+    history budget is spent; the run continues as new and resumes here."""
     draft_only = evaluate_gate(policy, draft)
     if draft_only.route == "stop":  # a refused or missing draft: final, nothing to count
         return draft_only
@@ -41,9 +44,11 @@ async def pass_gate(
         gate = evaluate_gate(policy, draft, sends_today=counts.sends_today,
                              overdue_reviews=counts.overdue_reviews)
         if gate.route != "hold":
+            hold.release()
             return gate
         if state() != EventState.HELD_AT_GATE:
             await record([EventState.DRAFTED, EventState.HELD_AT_GATE],
                          f"{gate.reason_code}: the tenant's reviews past their SLA "
                          "reached the policy's limit; waiting at the gate", draft=draft)
-        await workflow.sleep(t.GATE_HOLD_RECHECK)
+        if await hold.wait([gate_key(ref.tenant_id)], t.GATE_HOLD_RECHECK, t.GATE_HOLD_RECHECK):
+            return None

@@ -7,7 +7,7 @@ is numbered (``seq``) by this workflow so the store can ignore a retried write.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
@@ -18,7 +18,6 @@ with workflow.unsafe.imports_passed_through():
     from activities.draft import DraftActivities
     from activities.intake import IntakeActivities
     from contracts import (
-        ActionRequest,
         ContextRequest,
         DraftRequest,
         DraftResult,
@@ -29,38 +28,34 @@ with workflow.unsafe.imports_passed_through():
         IntakeAck,
         IntakeRequest,
         IntakeResult,
-        ReconcileRequest,
-        ReconcileResult,
         ReviewAck,
         ReviewDecision,
         ReviewTicket,
-        StepFailure,
-        target_task_queue,
     )
+    from contracts.actions import WakeUp
+    from contracts.carry import RunCarry
     from contracts.events import DuplicateSeen
     from contracts.policy import PolicySnapshot
     from policies.gate import GateDecision, evaluate_gate
-    from policies.keys import action_key, payload_fingerprint
+    from policies.keys import payload_fingerprint
     from policies.prompts import PROMPT_VERSION
     from workflows import timeouts as t
     from workflows.failures import dead_letter_failure
     from workflows.gate import count_gate_inputs, pass_gate
-    from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES, FINAL_STATE, EventLedger
-    from workflows.reconcile_write import ReconcileWriteWorkflow
+    from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES
+    from workflows.resume import carry_of, restore
     from workflows.review import ReviewDesk
     from workflows.search_attributes import EVENT_TYPE, TENANT
-    from workflows.send import send
+    from workflows.sending import CARRY_MEMO, SendingLedger
 
 DRAFT_TASK_QUEUE = "tollgate-draft"
 #: workflow.patched() ids, one per change of the command sequence; never reuse or remove one
 #: while histories recorded before it may still be running (tests/replay keeps both paths).
-#: TARGET_TASK_QUEUE: the send runs on its target's queue, whose workers carry its rate limit.
 INTAKE_AS_LOCAL_ACTIVITY = "intake-as-local-activity"
 COUNT_DUPLICATE_DELIVERIES = "count-duplicate-deliveries"
-TARGET_TASK_QUEUE = "target-task-queue"
 
 @workflow.defn(name="ProcessEvent")
-class ProcessEventWorkflow(EventLedger):
+class ProcessEventWorkflow(SendingLedger):
     def __init__(self) -> None:
         super().__init__()
         self._intake: IntakeResult | None = None
@@ -68,6 +63,7 @@ class ProcessEventWorkflow(EventLedger):
         self._gate: GateDecision | None = None
         self._draft: DraftResult | None = None
         self._review = ReviewDesk()
+        self._generation = 0
 
     # --- producer ------------------------------------------------------------------------
 
@@ -134,13 +130,41 @@ class ProcessEventWorkflow(EventLedger):
         return await self._review.consider(decision, state=self._state, ref=self._ref,
                                            policy=self._policy, draft=self._draft)
 
+    # --- whatever held the run released it (tollgate.ops.wake) ----------------------------
+
+    @workflow.signal
+    def wake(self, signal: WakeUp) -> None:
+        self._hold.wake(signal)
+
+    def _carry(self, at: Literal["gate", "send"], draft: DraftResult, *,
+               fields: dict[str, str] | None = None, decision: ReviewDecision | None = None,
+               send: ExecuteRequest | None = None, queue: str | None = None) -> RunCarry:
+        return carry_of(self, at, draft, fields=fields, decision=decision, send=send,
+                        queue=queue)
+
     # --- the run -------------------------------------------------------------------------
 
     @workflow.run
     async def run(self, request: IntakeRequest) -> FinalOutcome:
-        outcome = await self._run(request)
+        # A run that continues one past its history budget finds the carry in its memo (the
+        # input stays the producer's request: one payload, typed, as every start sends it).
+        carry = workflow.memo_value(CARRY_MEMO, None, type_hint=RunCarry)
+        if carry is None:
+            outcome = await self._run(request)
+        else:
+            outcome = await self._resume(request, carry)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return outcome
+
+    async def _resume(self, request: IntakeRequest, carry: RunCarry) -> FinalOutcome:
+        restore(self, carry)
+        ref, policy = self._ref, self._policy
+        assert ref is not None and policy is not None
+        if carry.at == "gate":
+            return await self._review_loop(request, ref, policy, carry.context_fields,
+                                           first=carry.draft)
+        assert carry.send is not None and carry.decision is not None
+        return await self._send(request, carry.draft, carry.decision, carry.send, carry.queue)
 
     async def _run(self, request: IntakeRequest) -> FinalOutcome:
         self._fingerprint = payload_fingerprint(request.raw)
@@ -187,10 +211,11 @@ class ProcessEventWorkflow(EventLedger):
         self._set_state(EventState.VALIDATED, with_=found)
         self._intake = intake
         assert intake.ref is not None and intake.policy is not None and intake.event is not None
-        return await self._process(intake.ref, intake.policy, intake.event.payload)
+        return await self._process(request, intake.ref, intake.policy, intake.event.payload)
 
     async def _process(
-        self, ref: EventRef, policy: PolicySnapshot, payload: dict[str, Any]
+        self, request: IntakeRequest, ref: EventRef, policy: PolicySnapshot,
+        payload: dict[str, Any],
     ) -> FinalOutcome:
         try:
             context = await workflow.execute_activity_method(
@@ -206,14 +231,25 @@ class ProcessEventWorkflow(EventLedger):
         if context.status == "stopped":
             return await self._finish(EventState.STOPPED, context.reason_code)
         self._set_state(EventState.CONTEXT_READY)
+        return await self._review_loop(request, ref, policy, context.fields)
 
+    async def _review_loop(
+        self, request: IntakeRequest, ref: EventRef, policy: PolicySnapshot,
+        fields: dict[str, str], first: DraftResult | None = None,
+    ) -> FinalOutcome:
+        """Draft, gate, review until approved or final; ``first``: a run resumed at the gate."""
         note: str | None = None
+        pending = first
         while True:
-            draft = await self._draft_version(ref, policy, context.fields, note)
+            draft = pending or await self._draft_version(ref, policy, fields, note)
+            pending = None
             if draft is None:
                 return await self._finish(EventState.FAILED_VALIDATION, "draft_failed")
-            self._gate = await pass_gate(ref, policy, draft, state=lambda: self._state,
-                                         record=self._record)
+            gate = await pass_gate(ref, policy, draft, state=lambda: self._state,
+                                   record=self._record, hold=self._hold)
+            if gate is None:
+                self._continue(request, self._carry("gate", draft, fields=fields))
+            self._gate = gate
             if self._gate.route == "stop":
                 state = (EventState.FAILED_VALIDATION if draft.status == "failed_validation"
                          else EventState.STOPPED)
@@ -242,7 +278,7 @@ class ProcessEventWorkflow(EventLedger):
             return await self._finish(EventState.STOPPED, final.reason_code, decision=decision)
         await self._record([EventState.APPROVED], f"approved by {decision.reviewer}",
                            decision=decision)
-        return await self._execute(ref, policy, draft, decision)
+        return await self._execute(request, ref, policy, draft, decision)
 
     async def _draft_version(
         self, ref: EventRef, policy: PolicySnapshot, fields: dict[str, str], note: str | None
@@ -263,36 +299,3 @@ class ProcessEventWorkflow(EventLedger):
             return None
         self._draft = draft
         return draft
-
-    async def _execute(
-        self, ref: EventRef, policy: PolicySnapshot, draft: DraftResult, decision: ReviewDecision
-    ) -> FinalOutcome:
-        assert draft.draft is not None
-        rule = policy.rule
-        action = ActionRequest(
-            ref=ref, adapter=rule.adapter, action=rule.action,
-            action_key=action_key(ref.tenant_id, ref.event_id, rule.adapter, rule.action),
-            channel="sms", body=draft.draft.message, policy_version=policy.version,
-            approved_by=decision.reviewer,
-        )
-        self._set_state(EventState.EXECUTING)
-        exec_seq = self._next_seq()
-        # Older runs send from the main queue (its workers still serve execute_action there).
-        queue = (target_task_queue(workflow.info().task_queue, action.adapter)
-                 if workflow.patched(TARGET_TASK_QUEUE) else None)
-        result = await send(ExecuteRequest(action=action, draft_version=draft.version,
-                                           seq=exec_seq), queue)
-        if isinstance(result, StepFailure):
-            return await self._finish(EventState.DEAD_LETTERED, result.code)
-        if result.status != "unknown":
-            return await self._finish(FINAL_STATE[result.status], result.reason_code,
-                                      receipt=result.receipt)
-        await self._record([EventState.UNKNOWN_WRITE, EventState.RECONCILING],
-                           "the target may hold the write; reconciling by key")
-        settled: ReconcileResult = await workflow.execute_child_workflow(
-            ReconcileWriteWorkflow.run, ReconcileRequest(
-                ref=ref, action=action, lookup_window=result.lookup_window or t.RECONCILE_WINDOW),
-            id=f"reconcile/{action.action_key}",
-        )
-        return await self._finish(FINAL_STATE[settled.status],
-                                  settled.reason_code or "reconciled", receipt=settled.receipt)

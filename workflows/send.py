@@ -1,7 +1,13 @@
 """The send step of a ProcessEventWorkflow run: one approved action, held while a kill switch
-covers it; a send step that fails for good is dead-lettered (workflows/failures.py)."""
+covers it; a send step that fails for good is dead-lettered (workflows/failures.py).
+
+While held the run waits for a ``wake`` (the switch's reopen sends it) or the fallback timer;
+past its history budget it hands back ``BUDGET_SPENT`` and the run continues as new, resuming
+here (workflows/budget.py)."""
 
 from __future__ import annotations
+
+from typing import Final, Literal
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -9,11 +15,17 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from activities.execute import ExecuteActivities
     from contracts import ExecuteRequest, ExecuteResult, StepFailure
+    from contracts.search_attributes import held_by_kill_switch
     from workflows import timeouts as t
     from workflows.failures import dead_letter_failure
+    from workflows.holds import Hold
+
+#: What ``send`` returns when the run must continue as new before it looks again.
+BUDGET_SPENT: Final = "budget_spent"
 
 
-async def send(request: ExecuteRequest, queue: str | None) -> ExecuteResult | StepFailure:
+async def send(request: ExecuteRequest, queue: str | None,
+               hold: Hold) -> ExecuteResult | StepFailure | Literal["budget_spent"]:
     """Call the send step until no kill switch holds it; a step that failed for good comes back
     as the ``StepFailure`` already dead-lettered."""
     action = request.action
@@ -26,10 +38,14 @@ async def send(request: ExecuteRequest, queue: str | None) -> ExecuteResult | St
                 summary=f"send via {action.adapter} with the business key (receipt first)",
             )
         except ActivityError as err:
+            hold.release()
             failure = await dead_letter_failure(action.ref, "execute_action", err, action=action)
             if failure is None:
                 raise
             return failure
         if result.status != "held":
+            hold.release()
             return result
-        await workflow.sleep(t.KILL_SWITCH_RECHECK)
+        keys = held_by_kill_switch(action.adapter, action.ref.tenant_id)
+        if await hold.wait(keys, t.KILL_SWITCH_RECHECK, t.KILL_SWITCH_RECHECK):
+            return BUDGET_SPENT

@@ -67,6 +67,8 @@ async def record() -> None:
             stack.standins.messaging.inject("fail_after_write", times=1)
             if not ONLY or "send_refused_dead_lettered" in ONLY:
                 await _send_refused(client, settings, secrets, now)
+            if not ONLY or "held_then_woken" in ONLY:
+                await _held_then_woken(client, settings, secrets, now)
             for name, event in scenarios.items():
                 if ONLY and name not in ONLY:
                     continue
@@ -129,6 +131,48 @@ async def _send_refused(client: Client, settings: Settings, secrets: dict[str, s
         await _write("send_refused_dead_lettered", await handle.fetch_history())
     finally:
         await pool.close()
+
+
+async def _held_then_woken(client: Client, settings: Settings, secrets: dict[str, str],
+                           now: datetime) -> None:
+    """Approved while the kill switch is closed; reopened, and the reopen's wake-up (found
+    through TollgateHeldBy by ``wake_held``, as `tollgate ops reopen` does) lets it go
+    (patch woken-holds)."""
+    import asyncpg
+
+    from adapters.postgres.ops import OpsStore
+    from contracts.search_attributes import kill_switch_key
+    from tollgate.ops.wake import wake_held
+
+    assert settings.database_url is not None
+    pool = await asyncpg.create_pool(settings.database_url.get_secret_value(), min_size=1,
+                                     max_size=2)
+    ops = OpsStore(pool)
+    try:
+        await ops.set_switch(adapter="messaging", tenant_id="*", closed=True,
+                             reason="recording", actor="recorder")
+        event = care_due("acme", "C-1001", "rec-held", now=now)
+        ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
+        handle = client.get_workflow_handle(ack.workflow_id)
+        await wait_state(client, ack.workflow_id, EventState.AWAITING_REVIEW)
+        await _decide(handle, "approve")
+        for _ in range(100):  # held, and listed under the switch's key
+            if await wake_held_count(client) == 1:
+                break
+            await asyncio.sleep(0.2)
+        await ops.set_switch(adapter="messaging", tenant_id="*", closed=False,
+                             reason="recording", actor="recorder")
+        assert await wake_held(client, kill_switch_key("messaging", "*")) == 1
+        outcome = await handle.result()
+        assert outcome["state"] == EventState.SUCCEEDED, outcome
+        await _write("held_then_woken", await handle.fetch_history())
+    finally:
+        await pool.close()
+
+
+async def wake_held_count(client: Client) -> int:
+    return (await client.count_workflows(
+        "TollgateHeldBy = 'kill_switch:messaging/*' AND ExecutionStatus = 'Running'")).count
 
 
 async def _write(name: str, history: object) -> None:

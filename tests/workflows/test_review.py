@@ -21,6 +21,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, ReviewAck, ReviewDecision
+from contracts.actions import WakeUp
 from tests.conftest import CODEC, Handle, signed_event, start, wait_review, worker_settings
 from tests.eventually import eventually
 from tollgate.cli.review import review_decide, review_list, review_show
@@ -281,7 +282,8 @@ async def test_backlog_guard_holds_new_events_until_reviews_catch_up(
                            seeded)
     finally:
         await conn.close()
-    await env.sleep(GATE_HOLD_RECHECK)
+    # The release's wake-up (a decided review): the run looks again now, not on its fallback.
+    await handle.signal("wake", WakeUp(cause="gate:globex"))
     ticket = await wait_review(handle)
     assert (await decide(handle, ticket)).accepted
     assert (await handle.result()).state == EventState.SUCCEEDED

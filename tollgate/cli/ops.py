@@ -67,6 +67,8 @@ def _switch_command(name: str, closing: bool) -> click.Command:
             what = "closed" if closing else (f"reopened as a canary of {canary}" if canary
                                              else "reopened")
             click.echo(f"kill switch {adapter}/{tenant} {what}")
+            if not closing:
+                click.echo(await _wake_switch(s, adapter, tenant))
             return Exit.OK
 
         return go
@@ -74,6 +76,18 @@ def _switch_command(name: str, closing: bool) -> click.Command:
     command.help = ("Close a kill switch: no action of that adapter/tenant is sent." if closing
                     else "Reopen a kill switch, or let --canary N actions through first.")
     return command
+
+
+async def _wake_switch(s: Settings, adapter: str, tenant: str) -> str:
+    """The reopened switch's held runs go now; Temporal down: on their fallback timer."""
+    from contracts.search_attributes import kill_switch_key
+    from tollgate.ops.wake import wake_held
+
+    try:
+        woken = await wake_held(await connect(s), kill_switch_key(adapter, tenant))
+    except Failure:
+        return "held runs not woken (Temporal unreachable): they retry on their fallback timer"
+    return f"woke {woken} held run(s)"
 
 
 ops.add_command(_switch_command("kill", closing=True))

@@ -1,0 +1,110 @@
+"""The send half of a ProcessEventWorkflow run: the approved action to its target, held while
+a kill switch covers it, reconciled when the write is unknown, continued as new past the history
+budget (workflows/budget.py). A base class like ``EventLedger``: no handlers here, so
+``ProcessEventWorkflow`` stays the only place Temporal looks for them. Deterministic.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NoReturn
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import (
+        ActionRequest,
+        DraftResult,
+        EventRef,
+        EventState,
+        ExecuteRequest,
+        FinalOutcome,
+        IntakeRequest,
+        IntakeResult,
+        ReconcileRequest,
+        ReconcileResult,
+        ReviewDecision,
+        StepFailure,
+        target_task_queue,
+    )
+    from contracts.carry import RunCarry
+    from contracts.policy import PolicySnapshot
+    from policies.keys import action_key
+    from workflows import timeouts as t
+    from workflows.holds import Hold
+    from workflows.ledger import FINAL_STATE, EventLedger
+    from workflows.reconcile_write import ReconcileWriteWorkflow
+    from workflows.review import ReviewDesk
+    from workflows.send import BUDGET_SPENT, send
+
+#: workflow.patched() id: the send runs on its target's queue, whose workers carry its rate
+#: limit (never reuse or remove while older histories may run; tests/replay keeps both paths).
+TARGET_TASK_QUEUE = "target-task-queue"
+
+
+#: The memo key of the carry a continued run resumes from (workflows/resume.py).
+CARRY_MEMO = "tollgate_carry"
+
+
+class SendingLedger(EventLedger):
+    # Set by ProcessEventWorkflow; declared here for what continue-as-new carries.
+    _intake: IntakeResult | None
+    _intake_calls: int
+    _review: ReviewDesk
+    _draft: DraftResult | None
+    _generation: int
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._hold = Hold()
+
+    def _carry(self, at: Literal["gate", "send"], draft: DraftResult, *,
+               fields: dict[str, str] | None = None, decision: ReviewDecision | None = None,
+               send: ExecuteRequest | None = None, queue: str | None = None) -> RunCarry:
+        raise NotImplementedError  # ProcessEventWorkflow: workflows.resume.carry_of
+
+    def _continue(self, request: IntakeRequest, carry: RunCarry) -> NoReturn:
+        """Past the history budget: the same event goes on in a fresh run (raises)."""
+        workflow.logger.info("history budget spent at %s: continuing as new", carry.at)
+        workflow.continue_as_new(request, memo={CARRY_MEMO: carry})
+
+    async def _execute(
+        self, request: IntakeRequest, ref: EventRef, policy: PolicySnapshot, draft: DraftResult,
+        decision: ReviewDecision,
+    ) -> FinalOutcome:
+        assert draft.draft is not None
+        rule = policy.rule
+        action = ActionRequest(
+            ref=ref, adapter=rule.adapter, action=rule.action,
+            action_key=action_key(ref.tenant_id, ref.event_id, rule.adapter, rule.action),
+            channel="sms", body=draft.draft.message, policy_version=policy.version,
+            approved_by=decision.reviewer,
+        )
+        self._set_state(EventState.EXECUTING)
+        exec_seq = self._next_seq()
+        # Older runs send from the main queue (its workers still serve execute_action there).
+        queue = (target_task_queue(workflow.info().task_queue, action.adapter)
+                 if workflow.patched(TARGET_TASK_QUEUE) else None)
+        execute = ExecuteRequest(action=action, draft_version=draft.version, seq=exec_seq)
+        return await self._send(request, draft, decision, execute, queue)
+
+    async def _send(self, request: IntakeRequest, draft: DraftResult, decision: ReviewDecision,
+                    execute: ExecuteRequest, queue: str | None) -> FinalOutcome:
+        action, ref = execute.action, execute.action.ref
+        result = await send(execute, queue, self._hold)
+        if result == BUDGET_SPENT:
+            self._continue(request, self._carry("send", draft, decision=decision,
+                                                send=execute, queue=queue))
+        if isinstance(result, StepFailure):
+            return await self._finish(EventState.DEAD_LETTERED, result.code)
+        if result.status != "unknown":
+            return await self._finish(FINAL_STATE[result.status], result.reason_code,
+                                      receipt=result.receipt)
+        await self._record([EventState.UNKNOWN_WRITE, EventState.RECONCILING],
+                           "the target may hold the write; reconciling by key")
+        settled: ReconcileResult = await workflow.execute_child_workflow(
+            ReconcileWriteWorkflow.run, ReconcileRequest(
+                ref=ref, action=action, lookup_window=result.lookup_window or t.RECONCILE_WINDOW),
+            id=f"reconcile/{action.action_key}",
+        )
+        return await self._finish(FINAL_STATE[settled.status],
+                                  settled.reason_code or "reconciled", receipt=settled.receipt)
