@@ -143,16 +143,17 @@ async def test_a_decision_answers_the_version_and_request_it_was_shown(env: dict
     await wait_for(env, ["ops", "state", EXAMPLE_ID], "SUCCEEDED")
 
 
-def test_signed_resend_of_a_quarantined_key_is_one_line(
+def test_an_unsigned_delivery_is_refused_in_one_line_and_never_burns_its_key(
     env: dict[str, str], tmp_path: Path
 ) -> None:
     base = json.loads((ROOT / EXAMPLE).read_text())
     event = tmp_path / "unsigned.json"
     event.write_text(json.dumps({**base, "idempotency_key": "resend-1",
                                  "event_id": "evt-resend-1"}))
-    first = tollgate("submit", str(event), env=env)  # no signature: quarantined
-    assert first.code == Exit.REFUSED and "bad_envelope" in first.out, first.text
+    first = tollgate("submit", str(event), env=env)  # no signature: refused, as over HTTP
+    assert first.code == Exit.REFUSED and first.clean(), first.text
+    assert first.out.startswith("invalid   quarantine/") and "signature_missing" in first.out
+    assert "event/acme/resend-1" not in first.out  # told nothing about the key
     again = tollgate("submit", "--sign", str(event), env=env)
-    assert again.code == Exit.REFUSED and again.clean(), again.text
-    assert again.out.startswith("invalid   event/acme/resend-1: ")
-    assert "new idempotency_key" in again.out
+    assert (again.code, again.out.strip()) == (Exit.OK, "accepted  event/acme/resend-1"), \
+        again.text
