@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -20,6 +21,10 @@ from tollgate.runtime.exits import Exit, Failure, postgres_unreachable, temporal
 if TYPE_CHECKING:
     import asyncpg
     from temporalio.client import Client
+
+#: The exit code of a command whose reader closed its standard output early (`| head -1`):
+#: 128 + SIGPIPE, what a shell reports for any Unix tool cut off that way (docs/cli.md).
+CLOSED_OUTPUT = 141
 
 #: What a command's callback returns: the work, run by the root group's ``run``, so that every
 #: command fails the same way and tests can await the work inside their own event loop.
@@ -111,6 +116,10 @@ def run(work: Command) -> int:
     try:
         s = settings()
         return asyncio.run(_call(work, s))
+    except BrokenPipeError:
+        # The reader went away (`| head -1`): a normal end, not a failure to report. No
+        # command writes to a pipe of its own, so a broken pipe here is the standard output.
+        return closed_output()
     except KeyboardInterrupt:
         if getattr(work, "stops_on_interrupt", False):
             click.echo("stopped")
@@ -150,10 +159,33 @@ def finish(code: int) -> None:
     PyGILState_Release`` (exit 134, about one run in five here; temporalio/sdk-python issue
     300). Collected here, while the interpreter is whole, the drop is an ordinary one.
     """
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = closed_output()
+    try:
+        sys.stderr.flush()
+    except BrokenPipeError:
+        pass
     gc.collect()
     sys.exit(code)
+
+
+def closed_output() -> int:
+    """Point standard output at /dev/null, so that the interpreter's last flush of what is
+    still buffered cannot fail again ("Exception ignored ... BrokenPipeError", exit 120), and
+    return the exit code of a command whose reader stopped reading."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (a test's capture): nothing left to flush
+        pass
+    return CLOSED_OUTPUT
+
+
+def _reader_gone() -> None:
+    raise BrokenPipeError
 
 
 def emit_json(data: Any) -> None:
@@ -167,6 +199,8 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
 
     out = Console(width=None if sys.stdout.isatty() else 240, highlight=False,
                   soft_wrap=True)
+    # Rich would exit 1 itself when the reader has gone; let ``run`` end it like any write.
+    out.on_broken_pipe = _reader_gone  # type: ignore[method-assign]
     grid = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for name in columns:
         grid.add_column(name, no_wrap=True)
