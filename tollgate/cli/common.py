@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -163,10 +163,8 @@ def finish(code: int) -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         code = closed_output()
-    try:
+    with suppress(BrokenPipeError):
         sys.stderr.flush()
-    except BrokenPipeError:
-        pass
     gc.collect()
     sys.exit(code)
 
