@@ -40,12 +40,20 @@ def settings() -> Settings:
 
 async def connect(s: Settings) -> Client:
     """A Temporal client, or one line naming the address that did not answer."""
+    from datetime import timedelta
+
+    from tollgate.cli.deadline import with_deadline
     from tollgate.runtime.client import build_client
 
+    # Bounded (TOLLGATE_CLI_TIMEOUT): a paused server accepts the connection and never answers,
+    # and the SDK would keep asking for half a minute, then every call would wait for ever.
+    wait = s.cli.timeout
     try:
-        return await build_client(s.temporal_address, s.namespace, env=s.env)
-    except RuntimeError as exc:  # the SDK's "Failed client connect: ..."
+        client = await asyncio.wait_for(
+            build_client(s.temporal_address, s.namespace, env=s.env), wait)
+    except (RuntimeError, TimeoutError) as exc:  # the SDK's "Failed client connect: ..."
         raise temporal_unreachable(s.temporal_address) from exc
+    return with_deadline(client, timedelta(seconds=wait))
 
 
 @asynccontextmanager
@@ -89,8 +97,9 @@ def classify(exc: BaseException, s: Settings | None) -> Failure:
         if exc.status == RPCStatusCode.UNAVAILABLE:
             return temporal_unreachable(address)
         if exc.status == RPCStatusCode.DEADLINE_EXCEEDED:
-            return Failure(Exit.UNREACHABLE, "no worker answered in time: is `tollgate dev` "
-                           "(or `python worker.py`) running?")
+            return Failure(Exit.UNREACHABLE, f"Temporal at {address}, or its worker, did not "
+                           "answer in time (TOLLGATE_CLI_TIMEOUT): is `tollgate dev` (or "
+                           "`python worker.py`) running?")
         return Failure(Exit.REFUSED, f"Temporal refused: {exc.message}")
     from tollgate.codec.payload import KeyRingError
 
