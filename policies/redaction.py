@@ -30,6 +30,28 @@ _VN_MOBILE = re.compile(r"(?<!\d)(?:84|0)[35789]\d{8}(?!\d)")
 # token shapes), so a log line and a reviewer's raw excerpt are masked alike.
 scrub_text = redact_text
 
+#: What a log line may carry as it is, for an operator to match it to a run in the Web UI:
+#: a UUID in its dashed form (run ids, update ids) and an ISO 8601 date-time. Neither is a
+#: token or a phone number, though their digits and length look like one to ``scrub_text``.
+#: Only the dashed form: 32 bare hex digits are also what a secret from ``token_hex`` is.
+_LOG_IDS = re.compile(
+    r"(?<![\w@.])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"(?![\w-]|[@.]\w)"
+    r"|(?<!\d)\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?(?![\d:])"
+)
+
+
+def scrub_log_text(value: str) -> str:
+    """``scrub_text`` for a log line: run and update ids and timestamps stay as they are."""
+    kept, out, start = _LOG_IDS.finditer(value), [], 0
+    for found in kept:
+        out += [scrub_text(value[start:found.start()]) if found.start() > start else "",
+                found.group()]
+        start = found.end()
+    out.append(scrub_text(value[start:]) if start < len(value) else "")
+    return "".join(out)
+
 
 def redact(value: Any, *, key: str | None = None, depth: int = 0) -> Any:
     """Keep structure and safe identifiers; replace other scalars with a type-and-size tag."""
@@ -69,16 +91,16 @@ def scrub_deep(value: Any, *, key: str | None = None, depth: int = 0) -> Any:
     if depth > _MAX_DEPTH:
         return "[nested]"
     if isinstance(value, str):
-        return value if key in LOG_SAFE_KEYS else scrub_text(value)
+        return value if key in LOG_SAFE_KEYS else scrub_log_text(value)
     if isinstance(value, dict):
         return {k: scrub_deep(v, key=str(k), depth=depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [scrub_deep(v, key=key, depth=depth + 1) for v in value]
     if isinstance(value, BaseException):
-        return f"{type(value).__name__}: {scrub_text(str(value))}"
+        return f"{type(value).__name__}: {scrub_log_text(str(value))}"
     if value is None or isinstance(value, bool | int | float):
         return value
-    return scrub_text(str(value))
+    return scrub_log_text(str(value))
 
 
 def personal_data_kind(value: str) -> str | None:

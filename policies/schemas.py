@@ -38,7 +38,9 @@ SCHEMAS: dict[tuple[str, int], type[BaseModel] | Retired] = {
     ("CARE_DUE", 3): CareDueV3,
     ("CARE_DUE", 2): Retired(
         replay_plan="Producer still sends CARE_DUE v2: map pet_id->customer_id and "
-        "kind->reminder_kind, bump schema_version to 3, then `tollgate ops dlq replay`."
+        "kind->reminder_kind, bump schema_version to 3, and send it again under a new "
+        "idempotency_key (nothing is replayed from `tollgate ops dlq`; the first key stays "
+        "DEAD_LETTERED)."
     ),
 }
 

@@ -10,6 +10,12 @@ from typing import Any
 
 import asyncpg
 
+#: The envelope fields of a row's redacted copy: an event refused before admission has no
+#: events row, and its copy keeps these as they were (``policies.redaction.SAFE_KEYS``).
+_ENVELOPE_OF_COPY = ("redacted_payload->>'event_type' AS event_type,"
+                     " redacted_payload->>'schema_version' AS schema_version,"
+                     " redacted_payload->>'occurred_at' AS occurred_at")
+
 
 def _rows(records: list[asyncpg.Record]) -> list[dict[str, Any]]:
     return [dict(r) for r in records]
@@ -21,10 +27,12 @@ class TraceStore:
 
     async def workflows_for(self, event: str) -> list[str]:
         """Workflow ids an operator's EVENT names: itself when it is one, else by event id
-        (one per tenant that used that id), quarantined records included."""
+        (one per tenant that used that id), quarantined records and events dead-lettered
+        before admission (a retired schema version) included."""
         rows = await self.pool.fetch(
             "SELECT workflow_id FROM events WHERE workflow_id = $1 OR event_id = $1"
             " UNION SELECT workflow_id FROM quarantine WHERE workflow_id = $1 OR event_id = $1"
+            " UNION SELECT workflow_id FROM dead_letters WHERE workflow_id = $1 OR event_id = $1"
             " ORDER BY 1", event)
         return [r["workflow_id"] for r in rows]
 
@@ -36,10 +44,16 @@ class TraceStore:
                 " correlation_id, payload_fingerprint, occurred_at, received_at, state,"
                 " reason_code, policy_version, artifact_version, receipt_key FROM events"
                 " WHERE workflow_id = $1", workflow_id)
+            # Of the redacted copy, only the envelope's identifiers (SAFE_KEYS keeps them).
             quarantine = await conn.fetchrow(
-                "SELECT tenant_id, event_id, reason_code, received_at FROM quarantine"
-                " WHERE workflow_id = $1", workflow_id)
-            if event is None and quarantine is None:
+                "SELECT tenant_id, event_id, reason_code, received_at,"
+                f" {_ENVELOPE_OF_COPY} FROM quarantine WHERE workflow_id = $1", workflow_id)
+            dead = await conn.fetch(
+                "SELECT id, error_class, error_code, state, owner, status, replays,"
+                " replayed_workflow_id, created_at, tenant_id, event_id, correlation_id,"
+                f" {_ENVELOPE_OF_COPY} FROM dead_letters WHERE workflow_id = $1 ORDER BY id",
+                workflow_id)
+            if event is None and quarantine is None and not dead:
                 return None
             transitions = await conn.fetch(
                 "SELECT seq, from_state, to_state, actor, reason, policy_version, at"
@@ -55,10 +69,6 @@ class TraceStore:
                 "SELECT action_key, adapter, action, status, external_id, error_class,"
                 " error_code, attempts, created_at, updated_at FROM receipts"
                 " WHERE workflow_id = $1 ORDER BY created_at", workflow_id)
-            dead = await conn.fetch(
-                "SELECT id, error_class, error_code, state, owner, status, replays,"
-                " replayed_workflow_id, created_at FROM dead_letters WHERE workflow_id = $1"
-                " ORDER BY id", workflow_id)
         draft_rows = _rows(drafts)
         for d in draft_rows:
             if isinstance(d["findings"], str):

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from tollgate.cli.certify import certify
-from tollgate.cli.common import finish, run
+from tollgate.cli.common import closed_output, finish, run
 from tollgate.cli.config import config
 from tollgate.cli.items import items
 from tollgate.cli.ops import ops
@@ -103,4 +103,6 @@ def main(argv: list[str] | None = None, prog_name: str = "tollgate") -> None:
     except click.Abort:
         click.echo("aborted", err=True)
         code = 130
+    except BrokenPipeError:  # `tollgate --help | head -1`: the reader stopped, nothing failed
+        code = closed_output()
     finish(int(code or 0))

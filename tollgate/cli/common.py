@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -20,6 +21,10 @@ from tollgate.runtime.exits import Exit, Failure, postgres_unreachable, temporal
 if TYPE_CHECKING:
     import asyncpg
     from temporalio.client import Client
+
+#: The exit code of a command whose reader closed its standard output early (`| head -1`):
+#: 128 + SIGPIPE, what a shell reports for any Unix tool cut off that way (docs/cli.md).
+CLOSED_OUTPUT = 141
 
 #: What a command's callback returns: the work, run by the root group's ``run``, so that every
 #: command fails the same way and tests can await the work inside their own event loop.
@@ -35,12 +40,20 @@ def settings() -> Settings:
 
 async def connect(s: Settings) -> Client:
     """A Temporal client, or one line naming the address that did not answer."""
+    from datetime import timedelta
+
+    from tollgate.cli.deadline import with_deadline
     from tollgate.runtime.client import build_client
 
+    # Bounded (TOLLGATE_CLI_TIMEOUT): a paused server accepts the connection and never answers,
+    # and the SDK would keep asking for half a minute, then every call would wait for ever.
+    wait = s.cli.timeout
     try:
-        return await build_client(s.temporal_address, s.namespace, env=s.env)
-    except RuntimeError as exc:  # the SDK's "Failed client connect: ..."
+        client = await asyncio.wait_for(
+            build_client(s.temporal_address, s.namespace, env=s.env), wait)
+    except (RuntimeError, TimeoutError) as exc:  # the SDK's "Failed client connect: ..."
         raise temporal_unreachable(s.temporal_address) from exc
+    return with_deadline(client, timedelta(seconds=wait))
 
 
 @asynccontextmanager
@@ -84,8 +97,9 @@ def classify(exc: BaseException, s: Settings | None) -> Failure:
         if exc.status == RPCStatusCode.UNAVAILABLE:
             return temporal_unreachable(address)
         if exc.status == RPCStatusCode.DEADLINE_EXCEEDED:
-            return Failure(Exit.UNREACHABLE, "no worker answered in time: is `tollgate dev` "
-                           "(or `python worker.py`) running?")
+            return Failure(Exit.UNREACHABLE, f"Temporal at {address}, or its worker, did not "
+                           "answer in time (TOLLGATE_CLI_TIMEOUT): is `tollgate dev` (or "
+                           "`python worker.py`) running?")
         return Failure(Exit.REFUSED, f"Temporal refused: {exc.message}")
     from tollgate.codec.payload import KeyRingError
 
@@ -111,6 +125,10 @@ def run(work: Command) -> int:
     try:
         s = settings()
         return asyncio.run(_call(work, s))
+    except BrokenPipeError:
+        # The reader went away (`| head -1`): a normal end, not a failure to report. No
+        # command writes to a pipe of its own, so a broken pipe here is the standard output.
+        return closed_output()
     except KeyboardInterrupt:
         if getattr(work, "stops_on_interrupt", False):
             click.echo("stopped")
@@ -150,10 +168,31 @@ def finish(code: int) -> None:
     PyGILState_Release`` (exit 134, about one run in five here; temporalio/sdk-python issue
     300). Collected here, while the interpreter is whole, the drop is an ordinary one.
     """
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = closed_output()
+    with suppress(BrokenPipeError):
+        sys.stderr.flush()
     gc.collect()
     sys.exit(code)
+
+
+def closed_output() -> int:
+    """Point standard output at /dev/null, so that the interpreter's last flush of what is
+    still buffered cannot fail again ("Exception ignored ... BrokenPipeError", exit 120), and
+    return the exit code of a command whose reader stopped reading."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (a test's capture): nothing left to flush
+        pass
+    return CLOSED_OUTPUT
+
+
+def _reader_gone() -> None:
+    raise BrokenPipeError
 
 
 def emit_json(data: Any) -> None:
@@ -167,6 +206,8 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
 
     out = Console(width=None if sys.stdout.isatty() else 240, highlight=False,
                   soft_wrap=True)
+    # Rich would exit 1 itself when the reader has gone; let ``run`` end it like any write.
+    out.on_broken_pipe = _reader_gone  # type: ignore[method-assign]
     grid = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for name in columns:
         grid.add_column(name, no_wrap=True)

@@ -3,6 +3,8 @@ so they work while the Temporal server is down; state, replay and sweep need Tem
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from tollgate.cli.common import Command, connect, emit_json, json_option, pool, table
@@ -13,6 +15,9 @@ from tollgate.cli.ops_status import status
 from tollgate.cli.trace import audit
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from contracts.sweep import SweepReport
 
 
 @click.group()
@@ -140,11 +145,24 @@ def sweep(install: bool, as_json: bool) -> Command:
         report = await client.execute_workflow(
             ReceiptSweepWorkflow.run, SweepRequest(), id="receipt-sweep-manual",
             task_queue=s.task_queue, id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
-        # The report is a record either way; --json is accepted for symmetry with the others.
-        click.echo(report.model_dump_json(indent=2))
+        if as_json:
+            click.echo(report.model_dump_json(indent=2))
+        else:
+            for line in sweep_lines(report):
+                click.echo(line)
         return Exit.OK if not report.drift_missing_at_target else Exit.REFUSED
 
     return go
+
+
+def sweep_lines(report: SweepReport) -> list[str]:
+    """The sweep's answer as text: one summary line, then one line per action key to act on."""
+    lines = [f"{report.checked} receipt(s) checked: {len(report.settled_found_at_target)} "
+             f"settled (found at the target), {len(report.still_open)} still open, "
+             f"{len(report.drift_missing_at_target)} missing at the target"]
+    lines += [f"  missing   {key}" for key in report.drift_missing_at_target]
+    lines += [f"  open      {key}" for key in report.still_open]
+    return lines
 
 
 @ops.command()

@@ -62,7 +62,7 @@ def show(dl_id: int, as_json: bool) -> Command:
             emit_json(row)
         else:
             for key, value in row.items():
-                click.echo(f"{key:16} {value}")
+                click.echo(f"{key:16} {'-' if value in (None, '') else value}")
         return Exit.OK
 
     return go
@@ -73,12 +73,16 @@ def show(dl_id: int, as_json: bool) -> Command:
 @click.option("--operator", required=True, help="who approves (recorded)")
 @click.option("--reason", required=True, help="why it is safe to try again (recorded)")
 def approve(dl_id: int, operator: str, reason: str) -> Command:
-    """Allow one replay of dead letter ID (exit 1 when it is closed)."""
+    """Allow one replay of dead letter ID (exit 1 when it is closed, or is never replayed
+    from here: its replay plan says what to do instead)."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.ops import OpsStore
+        from tollgate.ops.actions import replay_refusal
 
-        await _row(s, dl_id)
+        refused = replay_refusal(await _row(s, dl_id))
+        if refused:
+            raise Failure(Exit.REFUSED, refused)
         async with pool(s, migrate=True) as p:
             ok = await OpsStore(p).approve_dead_letter(dl_id, actor=operator, reason=reason)
         if not ok:

@@ -37,6 +37,9 @@ class CliSettings(Section):
         "running `tollgate dev`'s, else http://127.0.0.1:8233.")
     token: SecretStr | None = env_field("TOLLGATE_TOKEN", None,
                                         "Access token of `tollgate review` commands.")
+    timeout: float = env_field(
+        "TOLLGATE_CLI_TIMEOUT", 10.0, "Seconds a command waits for Temporal to connect or to "
+        "answer a read (list, describe, query) before its exit-3 line.")
     status_max_past_sla: int = env_field("TOLLGATE_STATUS_MAX_PAST_SLA", 0,
                                          "`ops status`: reviews past SLA before exit 6.")
     status_max_unknown: int = env_field("TOLLGATE_STATUS_MAX_UNKNOWN", 0,

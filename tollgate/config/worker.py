@@ -84,6 +84,12 @@ class WorkerSettings(Section):
         return self
 
 
+#: The Rust core's levels ``TOLLGATE_SDK_LOG_LEVEL`` takes, quietest first. Not INFO or DEBUG:
+#: forwarded at that rate, lines still in flight when a command exits abort the process on a
+#: core thread (exit 134, 2 runs in 6 here).
+SDK_LOG_LEVELS = ("OFF", "ERROR", "WARN")
+
+
 class ObservabilitySettings(Section):
     """Traces (OTLP) and metrics (Prometheus)."""
 
@@ -101,6 +107,19 @@ class ObservabilitySettings(Section):
     sdk_metrics_port: int | None = env_field(
         "TOLLGATE_SDK_METRICS_PORT", None, "Port of the Temporal SDK's metrics (main worker). "
         "Unset: not served.")
+
+    sdk_log_level: str = env_field(
+        "TOLLGATE_SDK_LOG_LEVEL", "ERROR", "The Temporal SDK's own log lines (its Rust core) at "
+        "this level and above, on stderr with the others: OFF, ERROR or WARN (its retries).")
+
+    @field_validator("sdk_log_level", mode="before")
+    @classmethod
+    def _sdk_level(cls, raw: Any) -> str:
+        level = str(raw).strip().upper()
+        if level not in SDK_LOG_LEVELS:
+            raise ValueError(f"TOLLGATE_SDK_LOG_LEVEL={str(raw)[:20]!r} is not one of "
+                             f"{', '.join(SDK_LOG_LEVELS)}")
+        return level
 
     @field_validator("metrics_port", "sdk_metrics_port", mode="before")
     @classmethod

@@ -174,7 +174,8 @@ async def _offer(client: Client, request: IntakeRequest, wf_id: str,
     # The update id names this one delivery call, not the event (the workflow id does that):
     # every retry below reuses it, so a retry of an update the workflow already took returns
     # that update's own answer instead of being counted as a second delivery.
-    delivery_id = f"intake-{uuid.uuid4().hex}"
+    # Dashed, as a UUID: a log line keeps it (32 bare hex digits would be masked as a token).
+    delivery_id = f"intake-{uuid.uuid4()}"
     deadline = time.monotonic() + BUSY_PATIENCE_S
     attempt = 0
     while True:

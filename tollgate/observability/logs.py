@@ -7,14 +7,37 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import MutableMapping
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import structlog
 
 from policies.redaction import scrub_deep
 
+if TYPE_CHECKING:
+    from temporalio.runtime import LoggingConfig
+
 #: Loggers that are chatty at INFO and say nothing an operator needs from a dev run.
 _QUIET = {"httpx": logging.WARNING, "httpcore": logging.WARNING, "aiohttp.access": logging.WARNING}
+
+
+#: Python's level for each of the Rust core's (``TOLLGATE_SDK_LOG_LEVEL``); OFF lets none by.
+_SDK_LEVELS = {"ERROR": logging.ERROR, "WARN": logging.WARNING}
+
+
+def sdk_logging(level: str) -> LoggingConfig:
+    """The Temporal SDK's own log lines (its Rust core) at ``level`` and above, forwarded to
+    the ``temporalio.core`` logger: so they leave through the one handler, redacted, on stderr.
+
+    Left to itself the core prints its lines (``WARN temporalio_client::retry …``) on stdout,
+    among a command's answers, at WARN and above.
+    """
+    from temporalio.runtime import LogForwardingConfig, LoggingConfig, TelemetryFilter
+
+    core = logging.getLogger("temporalio.core")
+    # Asked for, they show even where the process logs only its warnings (every CLI command).
+    core.setLevel(_SDK_LEVELS.get(level, logging.CRITICAL + 1))
+    return LoggingConfig(filter=TelemetryFilter(core_level=level, other_level=level),
+                         forwarding=LogForwardingConfig(logger=core))
 
 
 def redact_processor(

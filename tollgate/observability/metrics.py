@@ -28,6 +28,7 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
 from adapters.postgres.metrics import MetricsStore
 from tollgate.config.worker import ObservabilitySettings
+from tollgate.observability.logs import sdk_logging
 from tollgate.observability.metric_families import KEYS, families
 
 __all__ = ["KEYS", "PostgresCollector", "families", "sdk_runtime", "start_exporter"]
@@ -63,23 +64,34 @@ def start_exporter(pool: asyncpg.Pool, observability: ObservabilitySettings) -> 
     return server
 
 
-def sdk_runtime(observability: ObservabilitySettings) -> Runtime | None:
-    """A Temporal runtime whose Prometheus exporter serves the SDK's metrics on
-    ``TOLLGATE_SDK_METRICS_PORT`` (unset: None, the SDK's default runtime and no exporter).
+def sdk_runtime(observability: ObservabilitySettings) -> Runtime:
+    """The Temporal runtime of a process: the SDK's log lines at ``TOLLGATE_SDK_LOG_LEVEL`` on
+    stderr (``tollgate.observability.logs.sdk_logging``) and, with ``TOLLGATE_SDK_METRICS_PORT``,
+    a Prometheus exporter serving the SDK's metrics there (unset: no exporter).
 
-    Pass it to ``build_client``; every worker built on that client reports through it. It
-    listens on ``TOLLGATE_METRICS_HOST`` (default 127.0.0.1), like Tollgate's own exporter.
+    ``build_client`` uses it when given none; every worker built on that client reports
+    through it. The exporter listens on ``TOLLGATE_METRICS_HOST`` (default 127.0.0.1), like
+    Tollgate's own.
 
     Raises:
         SystemExit: one line when the port is not a number or is taken.
     """
     port = observability.sdk_metrics_port
     if port is None:
-        return None
+        return _quiet_runtime(observability.sdk_log_level)
     address = f"{observability.metrics_host}:{port}"
     try:
-        return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=address)))
+        return Runtime(telemetry=TelemetryConfig(
+            logging=sdk_logging(observability.sdk_log_level),
+            metrics=PrometheusConfig(bind_address=address)))
     except (RuntimeError, ValueError) as exc:  # the core's "Address already in use"
         raise SystemExit(f"TOLLGATE_SDK_METRICS_PORT: cannot serve the SDK's metrics on {address} "
                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
                          ) from None
+
+
+def _quiet_runtime(level: str) -> Runtime:
+    # One per client, never cached: it must go with its client. A runtime that forwards logs
+    # and outlives the interpreter's last collection is dropped on a core thread calling into
+    # a finalising interpreter (exit 134; tollgate.cli.common.finish collects the client).
+    return Runtime(telemetry=TelemetryConfig(logging=sdk_logging(level)))

@@ -42,6 +42,14 @@ async def ensure_sweep_schedule(client: Client, task_queue: str) -> bool:
     return True
 
 
+def replay_refusal(row: dict[str, Any]) -> str | None:
+    """Why dead letter ``row`` is never replayed from here (its plan), or None. Approving one
+    is refused for the same reason: an approval nothing can use would only mislead."""
+    if row["error_code"] in REPLAYABLE and row["replay_input"]:
+        return None
+    return f"dead letter {row['id']} is not replayed from here: {row['replay_plan']}"
+
+
 async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: str,
                              connect: Any, task_queue: str) -> tuple[Exit, str]:
     """A new attempt of the same action (same key, same correlation id), once per approval,
@@ -51,9 +59,9 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
     Returns the exit code and the line to print; raises ``Failure`` when refused."""
     ops = OpsStore(pool)
     dl_id = int(row["id"])
-    if row["error_code"] not in REPLAYABLE or not row["replay_input"]:
-        raise Failure(Exit.REFUSED,
-                      f"dead letter {dl_id} is not replayed from here: {row['replay_plan']}")
+    refused = replay_refusal(row)
+    if refused:
+        raise Failure(Exit.REFUSED, refused)
     receipt = await ReceiptStore(pool).get(row["action_key"])
     if receipt is not None and receipt.status == ReceiptStatus.SUCCEEDED:
         await ops.close_dead_letter(dl_id, actor=operator, reason="receipt already SUCCEEDED")

