@@ -29,6 +29,7 @@ from temporalio.converter import (
     PayloadCodec,
 )
 
+from tollgate.codec.files import write_private
 from tollgate.config.service import CodecSettings
 
 ENCODING = b"binary/encrypted"
@@ -96,9 +97,7 @@ def ensure_keys_file(path: Path) -> None:
     """The dev stack's key ring: made once with a random key, kept beside the tenant keys."""
     if path.exists():
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(new_key_ring().to_json())
-    path.chmod(0o600)
+    write_private(path, new_key_ring().to_json())
 
 
 class EncryptionCodec(PayloadCodec):

@@ -24,6 +24,7 @@ from aiohttp import web
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 
+from tollgate.codec.files import write_private
 from tollgate.codec.payload import (
     EncryptionCodec,
     KeyRing,
@@ -136,8 +137,7 @@ def start_dev_codec_server(env: Mapping[str, str], state_dir: Path, ui_port: int
     server = start_codec_server(load_key_ring(codec), origins=[
         f"http://{host}:{ui_port}" for host in ("127.0.0.1", "localhost")])
     token_file = state_dir / "codec-token"
-    token_file.write_text(server.token + "\n")
-    token_file.chmod(0o600)
+    write_private(token_file, server.token + "\n")
     return server
 
 
