@@ -207,9 +207,8 @@ class DevStack:
             self._guard.watch(pid, signal.SIGINT)
 
     def _start_codec_server(self) -> None:
-        from tollgate.codec.server import start_dev_codec_server
-
-        self.codec = start_dev_codec_server(self.env_vars(), self.state_dir, self.ports.ui)
+        from tollgate.codec.server import start_dev_codec_server as start
+        self.codec = start(self.env_vars(), self.state_dir, self.ports.ui, DEMO_TENANTS)
 
     def _start_postgres(self) -> None:
         assert self._guard is not None
