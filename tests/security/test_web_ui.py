@@ -52,7 +52,7 @@ async def test_the_ui_shows_the_draft_with_the_codec_and_no_personal_data_withou
 ) -> None:
     browser = chromium()
     stack = DevStack(state_dir=tmp_path / "state", database_url=database_url, ports=Ports(
-        temporal=free_port(), ui=free_port(), crm=0, messaging=0))
+        temporal=free_port(), ui=free_port(), crm=0, messaging=0), ui_codec_token=True)
     await asyncio.to_thread(stack.start)
     try:
         wf_id, plain, _ = await run_canary(stack)

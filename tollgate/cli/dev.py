@@ -30,9 +30,13 @@ def _port(name: str, what: str) -> click.Option:
 @click.option("--workers", type=click.IntRange(1, 32), default=1, metavar="N",
               help="run N main workers: this process and N-1 `python worker.py --queue main` "
                    "processes (scale-out on one machine, docs/deploy.md)")
+@click.option("--ui-codec-token", is_flag=True,
+              help="give the Web UI the codec server's token, so it shows payloads decoded "
+                   "(the UI's settings page then shows the token too)")
 @click.pass_context
 def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | None,
-        messaging: int | None, http: int | None, reset: bool, workers: int) -> Command | None:
+        messaging: int | None, http: int | None, reset: bool, workers: int,
+        ui_codec_token: bool) -> Command | None:
     """Start the embedded stack (Temporal dev server, PostgreSQL, stand-in targets) and a
     worker, until Ctrl-C. A running stack writes .tollgate/endpoints.json, so commands in
     another terminal find it. `tollgate dev token` prints a local reviewer token."""
@@ -51,6 +55,7 @@ def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | Non
         ports = dataclasses.replace(Ports.from_settings(s), **chosen)
         # Only what the environment names: a previous run's endpoints file is not an outside server.
         stack = DevStack(state_dir=s.state_dir, ports=ports, reset=reset,
+                         ui_codec_token=ui_codec_token,
                          database_url=s.dsn if s.source("DATABASE_URL") == "env" else None,
                          temporal_address=s.temporal_address
                          if s.source("TEMPORAL_ADDRESS") == "env" else None)

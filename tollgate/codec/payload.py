@@ -1,114 +1,84 @@
 """Payload encryption: every payload Temporal stores (inputs, results, signals, memo, failure
 messages and stack traces) leaves the process as AES-256-GCM ciphertext.
 
-Keys come from a key ring: ``{"active": "<id>", "keys": {"<id>": "<base64 of 32 bytes>"}}``,
-read from ``TOLLGATE_KEYS`` (the JSON itself) or ``TOLLGATE_KEYS_FILE`` (default
-``$TOLLGATE_STATE_DIR/keys.json``). The active key encrypts; every listed key decrypts, so a new
-key can become active while histories written under older keys still replay. A payload naming a
-key the ring does not hold fails loudly: it is never handed on as it is.
+Keys come from the key ring (``tollgate.codec.keyring``: a shared key set and one per tenant).
+The codec learns whose payload it holds from Temporal's serialization context: the workflow id
+``event/{tenant}/{key}`` of the workflow (or of the activity's workflow) names the tenant, whose
+active key encrypts; any other id uses the shared key. Decryption picks the key by the key id in
+the payload's metadata, so the codec server, which has no context, still decodes everything. A
+payload naming a key the ring does not hold fails loudly: it is never handed on as it is.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
+import copy
 import dataclasses
-import json
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable, Sequence
+from typing import Self
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import (
+    ActivitySerializationContext,
     DataConverter,
     DefaultFailureConverterWithEncodedAttributes,
     PayloadCodec,
+    SerializationContext,
+    WithSerializationContext,
+    WorkflowSerializationContext,
 )
 
-from tollgate.config.service import CodecSettings
+from tollgate.codec.keyring import (
+    KeyRing,
+    KeyRingError,
+    KeySet,
+    ensure_keys_file,
+    load_key_ring,
+    new_key_ring,
+)
+
+__all__ = ["ENCODING", "KEY_ID_META", "EncryptionCodec", "KeyRing", "KeyRingError", "KeySet",
+           "UnknownKeyError", "encrypted_data_converter", "ensure_keys_file", "load_key_ring",
+           "new_key_ring", "tenant_of"]
 
 ENCODING = b"binary/encrypted"
 KEY_ID_META = "encryption-key-id"
 _NONCE = 12
 
 
-class KeyRingError(SystemExit):
-    """The key ring cannot be read or is incomplete (one line, no traceback for the user)."""
-
-
 class UnknownKeyError(ValueError):
     """A payload was encrypted with a key this process does not hold."""
 
 
-@dataclass(frozen=True)
-class KeyRing:
-    active: str
-    keys: Mapping[str, bytes] = dataclasses.field(repr=False)
-
-    def __post_init__(self) -> None:
-        if self.active not in self.keys:
-            raise KeyRingError(f"key ring: the active key {self.active!r} is not in its keys")
-        for key_id, key in self.keys.items():
-            if len(key) != 32:
-                raise KeyRingError(f"key ring: key {key_id!r} is not 32 bytes (AES-256)")
-
-    @classmethod
-    def parse(cls, text: str, where: str) -> KeyRing:
-        try:
-            data = json.loads(text)
-            keys = {str(k): base64.b64decode(v, validate=True) for k, v in data["keys"].items()}
-            return cls(active=str(data["active"]), keys=keys)
-        except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
-            raise KeyRingError(f"{where}: expected {{\"active\": id, \"keys\": {{id: base64 of "
-                               "32 bytes}}}}") from None
-
-    def to_json(self) -> str:
-        keys = {k: base64.b64encode(v).decode() for k, v in self.keys.items()}
-        return json.dumps({"active": self.active, "keys": keys}, indent=2)
-
-    def rotated(self, key_id: str) -> KeyRing:
-        """A ring whose new random key ``key_id`` encrypts; the old keys still decrypt."""
-        if key_id in self.keys:
-            raise KeyRingError(f"key ring: key {key_id!r} exists already")
-        return KeyRing(active=key_id, keys={**self.keys, key_id: secrets.token_bytes(32)})
+def tenant_of(workflow_id: str | None) -> str | None:
+    """The tenant an event workflow id names (``event/{tenant}/{key}``), else None."""
+    parts = (workflow_id or "").split("/", 2)
+    return parts[1] if len(parts) == 3 and parts[0] == "event" and parts[1] else None
 
 
-def new_key_ring(key_id: str = "k1") -> KeyRing:
-    return KeyRing(active=key_id, keys={key_id: secrets.token_bytes(32)})
-
-
-def load_key_ring(codec: CodecSettings) -> KeyRing:
-    """The key ring named by ``TOLLGATE_KEYS`` or ``TOLLGATE_KEYS_FILE`` (see the module doc)."""
-    if codec.keys:
-        return KeyRing.parse(codec.keys.get_secret_value(), "TOLLGATE_KEYS")
-    path = codec.keys_path
-    if not path.exists():
-        raise KeyRingError(f"payload key ring not found: {path} (run `tollgate dev` once, or "
-                           "set TOLLGATE_KEYS_FILE or TOLLGATE_KEYS)")
-    return KeyRing.parse(path.read_text(), str(path))
-
-
-def ensure_keys_file(path: Path) -> None:
-    """The dev stack's key ring: made once with a random key, kept beside the tenant keys."""
-    if path.exists():
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(new_key_ring().to_json())
-    path.chmod(0o600)
-
-
-class EncryptionCodec(PayloadCodec):
+class EncryptionCodec(PayloadCodec, WithSerializationContext):
     """AES-256-GCM with a fresh 96-bit nonce per payload; the key id is authenticated data, so
-    a payload relabelled with another key id does not decrypt."""
+    a payload relabelled with another key id does not decrypt. Without a context (the codec
+    server, a plain client call) it encrypts with the shared key."""
 
-    def __init__(self, ring: KeyRing) -> None:
+    def __init__(self, ring: KeyRing, tenant: str | None = None) -> None:
         super().__init__()
-        self._active = ring.active
-        self._ciphers = {key_id: AESGCM(key) for key_id, key in ring.keys.items()}
+        self._ring = ring
+        self._active = ring.active_for(tenant)
+        self._ciphers = {key_id: AESGCM(key) for key_id, key in ring.all_keys().items()}
+
+    def with_context(self, context: SerializationContext) -> Self:
+        workflow_id = (context.workflow_id if isinstance(
+            context, WorkflowSerializationContext | ActivitySerializationContext) else None)
+        active = self._ring.active_for(tenant_of(workflow_id))
+        if active == self._active:
+            return self
+        chosen = copy.copy(self)  # called per payload operation: the ciphers are shared
+        chosen._active = active
+        return chosen
 
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
         return [self.encrypt(p) for p in payloads]

@@ -24,6 +24,7 @@ from aiohttp import web
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 
+from tollgate.codec.files import write_private
 from tollgate.codec.payload import (
     EncryptionCodec,
     KeyRing,
@@ -126,18 +127,18 @@ def start_codec_server(ring: KeyRing, *, origins: Iterable[str], port: int = 0,
                        _runner=runner, _thread=thread)
 
 
-def start_dev_codec_server(env: Mapping[str, str], state_dir: Path, ui_port: int) -> CodecServer:
-    """The dev stack's codec server: the stack's key ring (made with a random key unless one is
-    configured), a fresh token written to ``<state_dir>/codec-token`` for the CLI, and CORS for
-    the dev server's UI."""
+def start_dev_codec_server(env: Mapping[str, str], state_dir: Path, ui_port: int,
+                           tenants: Iterable[str] = ()) -> CodecServer:
+    """The dev stack's codec server: the stack's key ring (made with a random shared key and
+    one per tenant of ``tenants`` unless one is configured), a fresh token written to
+    ``<state_dir>/codec-token`` (0600) for the CLI, and CORS for the dev server's UI."""
     codec = CodecSettings.from_env(env)
     if not codec.keys:
-        ensure_keys_file(codec.keys_path)
+        ensure_keys_file(codec.keys_path, tenants)
     server = start_codec_server(load_key_ring(codec), origins=[
         f"http://{host}:{ui_port}" for host in ("127.0.0.1", "localhost")])
     token_file = state_dir / "codec-token"
-    token_file.write_text(server.token + "\n")
-    token_file.chmod(0o600)
+    write_private(token_file, server.token + "\n")
     return server
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tollgate.codec.files import private_dir, write_private
 from tollgate.config.settings import process_env
 from tollgate.dev.guard import Guard, is_same_process, start_time, stop_process
 from tollgate.dev.postgres import (
@@ -43,19 +44,15 @@ from tollgate.dev.stack_config import (
 )
 from tollgate.dev.standins import PortInUseError, StandIns, StoreError, start_standins
 
-__all__ = [
-    "DEMO_TENANTS", "SEARCH_ATTRIBUTES", "DevStack", "Ports", "StackError", "free_port",
-    "search_attribute_args", "start_embedded_postgres", "stop_embedded_postgres",
-    "temporal_binary",
-]
+__all__ = ["DEMO_TENANTS", "SEARCH_ATTRIBUTES", "DevStack", "Ports", "StackError", "free_port",
+           "search_attribute_args", "start_embedded_postgres", "stop_embedded_postgres",
+           "temporal_binary"]
+
 
 def ensure_tenants_file(path: Path) -> None:
     """The dev stack's tenant keys: made once, random, kept under the state folder."""
-    if path.exists():
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({t: secrets.token_hex(24) for t in DEMO_TENANTS}, indent=2))
-    path.chmod(0o600)
+    if not path.exists():
+        write_private(path, json.dumps({t: secrets.token_hex(24) for t in DEMO_TENANTS}, indent=2))
 
 
 def _read_pid_file(path: Path) -> tuple[int, str, list[str]] | None:
@@ -83,6 +80,8 @@ class DevStack:
     #: Variables the stack's processes get on top of this one's (a chaos run's target
     #: declaration), so no caller has to change its own environment for them.
     extra_env: dict[str, str] = field(default_factory=dict)
+    #: Give the Web UI the codec token (``--ui-codec-token``): it decodes, and shows the token.
+    ui_codec_token: bool = False
     temporal_proc: subprocess.Popen[bytes] | None = None
     standins: StandIns | None = None
     codec: Any = None  # tollgate.codec.server.CodecServer: decrypts payloads for the Web UI
@@ -99,7 +98,8 @@ class DevStack:
         return self.state_dir / "standins"
 
     def start(self) -> DevStack:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        # Private: it holds the keys, the codec token, the database URL and customer records.
+        private_dir(self.state_dir)
         self._claim()
         try:
             self._stop_leftovers()
@@ -151,6 +151,23 @@ class DevStack:
         if not restart:  # a restart finds its own old connections in TIME_WAIT on the port
             ensure_free(self.ports.temporal, "Temporal frontend", "TOLLGATE_TEMPORAL_PORT")
             ensure_free(self.ports.ui, "Temporal Web UI", "TOLLGATE_UI_PORT")
+        log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - lives with the process
+        # Its own session: a Ctrl-C at the terminal reaches `tollgate dev` only, which then
+        # stops the server in order (after the worker has drained).
+        self.temporal_proc = subprocess.Popen(  # noqa: S603 - fixed arguments, our own binary
+            self.temporal_args(), stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+        self._guard.watch(self.temporal_proc.pid, signal.SIGTERM)
+        _write_pid_file(self.state_dir / "temporal.pid", self.temporal_proc.pid,
+                        self.ports.temporal)
+        self.temporal_address = f"127.0.0.1:{self.ports.temporal}"
+        # Ready when both its ports answer: the server opens the frontend first and exits
+        # when the UI's port turns out taken, so the frontend alone does not prove it is up.
+        wait_listening(self.temporal_proc, [self.ports.temporal, self.ports.ui],
+                       "Temporal dev server", self.state_dir / "temporal.log")
+
+    def temporal_args(self) -> list[str]:
+        """The dev server's command line; the codec token is on it only with ``ui_codec_token``."""
         args = [
             temporal_binary(), "server", "start-dev",
             "--ip", "127.0.0.1", "--port", str(self.ports.temporal),
@@ -161,20 +178,9 @@ class DevStack:
             "--log-level", "error",
         ]
         args += search_attribute_args()
-        args += ["--ui-codec-endpoint", self.codec.ui_endpoint]
-        log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - lives with the process
-        # Its own session: a Ctrl-C at the terminal reaches `tollgate dev` only, which then
-        # stops the server in order (after the worker has drained).
-        self.temporal_proc = subprocess.Popen(  # noqa: S603 - fixed arguments, our own binary
-            args, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
-        self._guard.watch(self.temporal_proc.pid, signal.SIGTERM)
-        _write_pid_file(self.state_dir / "temporal.pid", self.temporal_proc.pid,
-                        self.ports.temporal)
-        self.temporal_address = f"127.0.0.1:{self.ports.temporal}"
-        # Ready when both its ports answer: the server opens the frontend first and exits
-        # when the UI's port turns out taken, so the frontend alone does not prove it is up.
-        wait_listening(self.temporal_proc, [self.ports.temporal, self.ports.ui],
-                       "Temporal dev server", self.state_dir / "temporal.log")
+        if self.ui_codec_token:
+            args += ["--ui-codec-endpoint", self.codec.ui_endpoint]
+        return args
 
     def restart_temporal(self) -> None:
         """Stop the Temporal dev server and start it again on its port and SQLite file (what
@@ -201,9 +207,8 @@ class DevStack:
             self._guard.watch(pid, signal.SIGINT)
 
     def _start_codec_server(self) -> None:
-        from tollgate.codec.server import start_dev_codec_server
-
-        self.codec = start_dev_codec_server(self.env_vars(), self.state_dir, self.ports.ui)
+        from tollgate.codec.server import start_dev_codec_server as start
+        self.codec = start(self.env_vars(), self.state_dir, self.ports.ui, DEMO_TENANTS)
 
     def _start_postgres(self) -> None:
         assert self._guard is not None
@@ -235,7 +240,7 @@ class DevStack:
             "crm_url": self.standins.crm_url, "messaging_url": self.standins.messaging_url,
             "tenants_file": str(self.tenants_file), "ui": self.ui_url,
         }
-        (self.state_dir / "endpoints.json").write_text(json.dumps(data, indent=2))
+        write_private(self.state_dir / "endpoints.json", json.dumps(data, indent=2))
 
     @property
     def ui_url(self) -> str | None:

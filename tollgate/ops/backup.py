@@ -14,6 +14,7 @@ import subprocess
 from importlib.util import find_spec
 from pathlib import Path
 
+from tollgate.codec.files import create_private
 from tollgate.runtime.exits import Exit, Failure
 
 
@@ -43,7 +44,8 @@ def _run(args: list[str], what: str) -> None:
 
 def backup(dsn: str, file: Path) -> None:
     """Write the whole database (state, receipts, dead letters, decisions) to ``file``."""
-    file.parent.mkdir(parents=True, exist_ok=True)
+    # The dump holds every customer's data: 0600 before pg_dump writes a byte into it.
+    create_private(file)
     _run([pg_tool("pg_dump"), "--format=custom", "--no-owner", f"--file={file}",
           f"--dbname={dsn}"], "backup")
 

@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from tollgate.codec.files import create_private, private_dir
+
 
 class StoreError(RuntimeError):
     """The store's file cannot be read or written; the message names the file, in one line."""
@@ -46,7 +48,10 @@ class RecordStore:
         if self._db is None:
             assert self.path is not None
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # Customer records: the folder 0700, the file 0600 (SQLite gives its -wal and
+                # -shm files the database file's mode).
+                private_dir(self.path.parent)
+                create_private(self.path)
                 # Handlers run on many threads; ``lock`` serialises every use of the connection.
                 db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
                 # WAL + NORMAL survives a killed process (not a power cut), which is the case here.

@@ -1,0 +1,79 @@
+"""Files that hold keys or customer data are the owner's alone: 0600, in 0700 folders, even
+under a permissive umask (022 made them 0644 before)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tollgate.codec.payload import ensure_keys_file
+from tollgate.codec.server import start_dev_codec_server
+from tollgate.dev.stack import DevStack, Ports, ensure_tenants_file
+from tollgate.dev.standins.store import RecordStore
+from tollgate.ops.backup import backup
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture(autouse=True)
+def permissive_umask() -> Iterator[None]:
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_the_stand_ins_records_are_owner_only(tmp_path: Path) -> None:
+    folder = tmp_path / "state" / "standins"
+    store = RecordStore(folder / "crm.sqlite3")
+    store.put("C-1", {"name": "Ana"})
+    store.close()
+    assert mode(folder) == 0o700
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files][:1] == ["crm.sqlite3"]
+    assert {f.name: mode(f) for f in files} == {f.name: 0o600 for f in files}
+
+
+def test_an_existing_open_stand_in_folder_is_narrowed(tmp_path: Path) -> None:
+    folder = tmp_path / "standins"
+    folder.mkdir(mode=0o755)
+    (folder / "crm.sqlite3").touch(mode=0o644)
+    RecordStore(folder / "crm.sqlite3").put("C-1", {"name": "Ana"})
+    assert (mode(folder), mode(folder / "crm.sqlite3")) == (0o700, 0o600)
+
+
+def test_the_dev_stacks_secrets_are_owner_only(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    ensure_tenants_file(state / "tenants.json")
+    ensure_keys_file(state / "keys.json")
+    server = start_dev_codec_server({"TOLLGATE_KEYS_FILE": str(state / "keys.json")}, state,
+                                    ui_port=8233)
+    server.stop()
+    assert mode(state) == 0o700
+    assert {name: mode(state / name) for name in ("tenants.json", "keys.json", "codec-token")} \
+        == dict.fromkeys(("tenants.json", "keys.json", "codec-token"), 0o600)
+
+
+def test_the_web_ui_gets_the_codec_token_only_when_asked(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    server = start_dev_codec_server({"TOLLGATE_KEYS_FILE": str(state / "keys.json")}, state,
+                                    ui_port=8233)
+    try:
+        plain = DevStack(state_dir=state, ports=Ports(), codec=server)
+        asked = DevStack(state_dir=state, ports=Ports(), codec=server, ui_codec_token=True)
+        assert not any(server.token in arg for arg in plain.temporal_args())
+        assert asked.temporal_args()[-2:] == ["--ui-codec-endpoint", server.ui_endpoint]
+    finally:
+        server.stop()
+
+
+def test_a_backup_dump_is_owner_only(tmp_path: Path, database_url: str) -> None:
+    dump = tmp_path / "backups" / "tollgate.dump"
+    backup(database_url, dump)
+    assert dump.stat().st_size > 0
+    assert (mode(dump.parent), mode(dump)) == (0o700, 0o600)

@@ -1,0 +1,37 @@
+"""Files that hold secrets or customer data: readable by their owner only.
+
+A file is created at 0600 (never written first and narrowed after, which would leave a moment
+when others can read it) and its folder at 0700. Used for the key ring, the codec token, the dev
+stack's tenant keys and endpoints, the stand-ins' records and the ``ops backup`` dumps.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` and any missing parents made at 0700; an existing ``path`` is narrowed to it."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    path.chmod(DIR_MODE)
+    return path
+
+
+def create_private(path: Path) -> Path:
+    """``path`` exists, at 0600, in a folder made private when new; its content is kept."""
+    if not path.parent.exists():
+        private_dir(path.parent)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+    path.chmod(FILE_MODE)  # a file made earlier by a looser version of this code
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace the content of ``path`` with ``text``, the file at 0600 throughout."""
+    create_private(path)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)
