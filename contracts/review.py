@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 
 from contracts.base import EventRef, EventState, Frozen, Identifier
 from contracts.drafting import Draft, DraftResult, Flag
@@ -24,6 +24,9 @@ class ReviewDecision(Frozen):
     #: The reviewer's tenant as the sender knows it (the CLI's ``--tenant``); None when the
     #: channel carries none. A decision for another tenant's event is refused ``cross_tenant``.
     tenant_id: Identifier | None = None
+    #: The reviewer's access token, re-checked by the workflow's update validator
+    #: (policies/decision_identity.py); the workflow drops it before anything is stored.
+    token: str | None = Field(default=None, repr=False, max_length=16384)
 
 
 class ReviewAck(Frozen):

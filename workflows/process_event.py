@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from policies.keys import payload_fingerprint
     from policies.prompts import PROMPT_VERSION
     from workflows import timeouts as t
+    from workflows.decision_guard import guard_decision, without_token
     from workflows.failures import dead_letter_failure
     from workflows.gate import count_gate_inputs, pass_gate
     from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES
@@ -112,7 +113,11 @@ class ProcessEventWorkflow(SendingLedger):
 
     @workflow.update
     async def review(self, decision: ReviewDecision) -> ReviewAck:
-        return await self._consider(decision)
+        return await self._consider(without_token(decision))
+
+    @review.validator
+    def _review_identity(self, decision: ReviewDecision) -> None:
+        guard_decision(decision)
 
     @workflow.signal
     async def approve(self, decision: ReviewDecision) -> None:

@@ -28,6 +28,11 @@ class OpsStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
+    async def record_refusal(self, actor: str, action: str, target: str, code: str) -> None:
+        """An operator action refused by the authority matrix (policies/authority.py)."""
+        async with self.pool.acquire() as conn:
+            await _audit(conn, actor, f"refused:{action}", target, {"refusal_code": code})
+
     # --- kill switches --------------------------------------------------------------------
 
     async def pass_switch(self, adapter: str, tenant_id: str, *,

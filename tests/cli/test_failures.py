@@ -28,8 +28,6 @@ def one_line_error(said: Said) -> str:
 
 @pytest.mark.parametrize("argv", [
     ["review", "list"], ["review", "show", "event/acme/k1"], ["ops", "state", "event/acme/k1"],
-    ["review", "approve", "event/acme/k1", "--seen", "v1:r1", "--reviewer", "lan",
-     "--reason", "ok"],
 ])
 def test_temporal_down_names_the_address_and_how_to_start_it(
     env: dict[str, str], argv: list[str]
@@ -67,8 +65,8 @@ def test_missing_and_unreadable_files(env: dict[str, str], tmp_path: Path) -> No
 
 @pytest.mark.parametrize("argv", [
     ["submit"], ["review", "show"], ["ops", "dlq", "show", "abc"], ["nope"],
-    ["review", "approve", "event/acme/k1", "--seen", "latest", "--reviewer", "a", "--reason", "b"],
-    ["review", "approve", "event/acme/k1", "--reviewer", "a", "--reason", "b"],
+    ["review", "approve", "event/acme/k1", "--seen", "latest", "--reason", "b"],
+    ["review", "approve", "event/acme/k1", "--reason", "b"],
     ["ops", "dlq", "list", "--status", "LOST"],
 ])
 def test_bad_arguments_exit_2_in_one_line(env: dict[str, str], argv: list[str]) -> None:

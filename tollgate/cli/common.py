@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     import asyncpg
     from temporalio.client import Client
 
+    from tollgate.runtime.identity import Identity
+
 #: The exit code of a command whose reader closed its standard output early (`| head -1`):
 #: 128 + SIGPIPE, what a shell reports for any Unix tool cut off that way (docs/cli.md).
 CLOSED_OUTPUT = 141
@@ -32,6 +34,24 @@ Command = Callable[[Settings], Awaitable[int]]
 
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="print the records as JSON instead of a table")
+
+token_option = click.option(
+    "--token", envvar="TOLLGATE_TOKEN", show_envvar=True,
+    help="access token (`tollgate dev token`, or your identity provider's: docs/security.md); "
+         "who you are, your roles and tenant come from it")
+
+
+async def identity_of(token: str | None, s: Settings) -> Identity:
+    """The verified identity a token carries, or one line (exit 8) saying why there is none."""
+    from tollgate.runtime.identity import IdentityError, verifier_from_settings
+
+    if not token or not token.strip():
+        raise Failure(Exit.NO_IDENTITY, "no token: give --token (or TOLLGATE_TOKEN), from "
+                      "`tollgate dev token` or your identity provider (docs/security.md)")
+    try:
+        return await verifier_from_settings(s).verify(token.strip())
+    except IdentityError as exc:
+        raise Failure(Exit.NO_IDENTITY, f"token refused: {exc.code}: {exc.message}") from None
 
 
 def settings() -> Settings:

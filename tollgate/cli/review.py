@@ -6,9 +6,10 @@ or another request has come since (``stale_draft_version``, ``wrong_request``). 
 event whose workflow has already finished never reaches it, so it is recorded here as refused
 (``review_closed``, or ``cross_tenant``): every decision leaves a row.
 
-The role is whatever ``--role`` claims and the tenant whatever ``--tenant`` says, unless
-``--token`` (or ``TOLLGATE_TOKEN``) gives an access token: then the reviewer, role and tenant
-are the token's (docs/api.md).
+Every decision needs an access token (``--token`` or ``TOLLGATE_TOKEN``): the reviewer, role and
+tenant are the token's, and the workflow's update validator checks the token again, so a client
+that talks to Temporal directly cannot decide as someone else (ADR 0026). No token, or one that
+proves nothing, ends the command with exit 8; a service or shared account's token is refused.
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tollgate.cli.common import ID_TEXT, TEXT, Command, connect, json_option, pool
+from tollgate.cli.common import (
+    ID_TEXT,
+    TEXT,
+    Command,
+    connect,
+    identity_of,
+    json_option,
+    pool,
+    token_option,
+)
 from tollgate.cli.review_show import review_list, review_show
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
@@ -28,7 +38,6 @@ if TYPE_CHECKING:
     from temporalio.client import Client
 
     from contracts import ReviewDecision
-    from tollgate.http.identity import Identity
 
 DECISIONS = {"approve": "approve", "reject": "reject", "request-info": "request_info"}
 HELP = {
@@ -39,23 +48,7 @@ HELP = {
 }
 _SEEN = re.compile(r"v(?P<version>[0-9]{1,9}):(?P<request>[A-Za-z0-9._:-]{1,128})")
 
-__all__ = ["review", "review_decide", "review_list", "review_show"]
-
-token_option = click.option(
-    "--token", envvar="TOLLGATE_TOKEN", show_envvar=True,
-    help="access token (`tollgate dev token` or your identity provider's): the reviewer, role "
-         "and tenant come from it, overriding what the other options claim")
-
-
-async def identity_of(token: str, s: Settings) -> Identity:
-    """The verified identity a token carries, or one line saying why it is refused."""
-    from tollgate.http.identity import IdentityError, verifier_from_settings
-
-    try:
-        return await verifier_from_settings(s).verify(token.strip())
-    except IdentityError as exc:
-        raise Failure(Exit.REFUSED, f"token refused: {exc.code}: {exc.message}") from None
-
+__all__ = ["identity_of", "review", "review_decide", "review_list", "review_show"]
 
 @click.group()
 def review() -> None:
@@ -95,36 +88,35 @@ def _decision_command(name: str, decision: str) -> click.Command:
     @click.option("--seen", required=True, metavar="vN:REQUEST",
                   help="the draft version and review request you were shown, as printed by "
                        "`tollgate review show`")
-    @click.option("--reviewer", type=ID_TEXT,
-                  help="who decides (a named person); required without --token")
-    @click.option("--role", default="reviewer", help="the role the reviewer claims")
+    @click.option("--role", type=ID_TEXT,
+                  help="which of your token's roles you decide in (default: its first)")
     @click.option("--reason", required=True, type=TEXT, help="why; recorded with the decision")
-    @click.option("--tenant", type=ID_TEXT,
-                  help="the reviewer's tenant; another tenant's event refuses")
     @token_option
-    def command(workflow_id: str, seen: str, reviewer: str | None, role: str, reason: str,
-                tenant: str | None, token: str | None) -> Command:
+    def command(workflow_id: str, seen: str, role: str | None, reason: str,
+                token: str | None) -> Command:
         match = _SEEN.fullmatch(seen)
         if match is None:
             raise click.BadParameter("expected vN:REQUEST, as `tollgate review show` prints it",
                                      param_hint="--seen")
-        if not token and not reviewer:
-            raise click.UsageError("give --token (or TOLLGATE_TOKEN), or --reviewer")
 
         async def go(s: Settings) -> int:
-            who, claimed_role, claimed_tenant = reviewer, role, tenant
-            if token:
-                ident = await identity_of(token, s)
-                who, claimed_role, claimed_tenant = ident.reviewer, ident.roles[0], ident.tenant
-            assert who is not None
+            who = await identity_of(token, s)
+            if who.service:
+                raise Failure(Exit.REFUSED, "refused: service_account: a service or shared "
+                              "account cannot decide a review")
+            if role is not None and role not in who.roles:
+                raise Failure(Exit.REFUSED, f"refused: role_not_in_token: the token does not "
+                              f"hold the role '{role}'")
             return await review_decide(
-                await connect(s), s, workflow_id, decision=decision, reviewer=who,
-                role=claimed_role, reason=reason, tenant=claimed_tenant,
-                draft_version=int(match["version"]), request_id=match["request"])
+                await connect(s), s, workflow_id, decision=decision, reviewer=who.reviewer,
+                role=role or who.roles[0], reason=reason, tenant=who.tenant,
+                draft_version=int(match["version"]), request_id=match["request"],
+                token=who.token)
 
         return go
 
-    command.help = (f"{HELP[name]} Exit 0 accepted, 1 refused (with the reason).")
+    command.help = (f"{HELP[name]} Exit 0 accepted, 1 refused (with the reason), 8 no "
+                    "verified token.")
     return command
 
 
@@ -135,11 +127,13 @@ for _name, _decision in DECISIONS.items():
 async def review_decide(
     client: Client, s: Settings, workflow_id: str, *, decision: str, reviewer: str,
     role: str, reason: str, tenant: str | None, draft_version: int, request_id: str,
+    token: str | None = None,
 ) -> int:
     """Send one decision for the draft version and request the reviewer saw; 0 accepted,
     1 refused (with the reason)."""
     from pydantic import ValidationError
     from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+    from temporalio.exceptions import ApplicationError
     from temporalio.service import RPCError
 
     from contracts import ReviewAck, ReviewDecision
@@ -149,7 +143,7 @@ async def review_decide(
     try:
         made = ReviewDecision(request_id=request_id, decision=decision, reviewer=reviewer,
                               role=role, reason=reason, draft_version=draft_version,
-                              tenant_id=tenant)
+                              tenant_id=tenant, token=token)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise Failure(Exit.USAGE, f"invalid decision: {first['loc'][0]}: {first['msg']}") from None
@@ -157,6 +151,10 @@ async def review_decide(
         try:
             ack = await handle.execute_update("review", made, result_type=ReviewAck)
         except (WorkflowUpdateFailedError, RPCError) as exc:
+            cause = exc.cause if isinstance(exc, WorkflowUpdateFailedError) else None
+            if isinstance(cause, ApplicationError):  # the update validator said no
+                click.echo(f"refused: {cause.type}: {cause.message}")
+                return Exit.REFUSED
             if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
                 raise Failure(Exit.UNREACHABLE,
                               f"{workflow_id}: decision not delivered: {exc}") from None

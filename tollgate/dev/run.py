@@ -82,6 +82,7 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
     from tollgate.observability.metrics import sdk_runtime
     from tollgate.ops.actions import ensure_sweep_schedule
     from tollgate.runtime.client import build_client
+    from tollgate.runtime.identity import install_decision_verifier
     from tollgate.runtime.workers import draft_worker, main_worker
 
     loop = asyncio.get_running_loop()
@@ -109,6 +110,7 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
              "TOLLGATE_SDK_METRICS_PORT": str(stack.ports.sdk_metrics)})
         client = await build_client(settings.temporal_address, env=settings.env,
                                     runtime=sdk_runtime(settings.observability))
+        await install_decision_verifier(settings)  # the review validator checks tokens
         async with AsyncExitStack() as group:
             # Entered first, so it stops after the workers have drained (the exit is LIFO).
             await start_http_service(group, stack, settings)

@@ -127,7 +127,8 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
                  ) -> DecisionOut:
     """Send the decision as the ``review`` update; the workflow judges it (SoD, roles, tenant,
     request id and draft version) and says why when it refuses."""
-    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+    from temporalio.exceptions import ApplicationError
     from temporalio.service import RPCError
 
     _known_shape(workflow_id)
@@ -141,13 +142,19 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
     decision = ReviewDecision(
         request_id=body.request_id, decision=body.decision, reviewer=who.reviewer,
         role=who.role_for(found.required_roles if found else []), reason=body.reason,
-        draft_version=body.draft_version, tenant_id=who.tenant)
+        draft_version=body.draft_version, tenant_id=who.tenant, token=who.token)
     if found is None:
         code = await PostgresStore(svc.pool).record_undelivered_decision(
             workflow_id=workflow_id, decision=decision,
             decision_key=f"{workflow_id}#h{body.request_id[:40]}:{who.reviewer}")
         return DecisionOut(accepted=False, state="CLOSED", reason_code=code or "review_closed",
                            message="the review has finished; the decision changes nothing")
-    ack = await handle.execute_update("review", decision, result_type=ReviewAck)
+    try:
+        ack = await handle.execute_update("review", decision, result_type=ReviewAck)
+    except WorkflowUpdateFailedError as exc:  # the update validator refused the identity
+        if not isinstance(exc.cause, ApplicationError):
+            raise
+        return DecisionOut(accepted=False, state="AWAITING_REVIEW", message=exc.cause.message,
+                           reason_code=exc.cause.type)
     return DecisionOut(accepted=ack.accepted, state=ack.state.value, message=ack.message,
                        reason_code=ack.reason_code)

@@ -24,6 +24,9 @@ class Exit(IntEnum):
     ATTENTION = 6
     #: A configuration value (an environment variable) is refused; the line names it.
     CONFIG = 7
+    #: A command that decides or changes operations has no verified token: none was given,
+    #: or the one given proves nothing here (forged, expired, another issuer's).
+    NO_IDENTITY = 8
     #: A bug: the one line names the exception; ``TOLLGATE_DEBUG=1`` shows the traceback.
     INTERNAL = 9
 

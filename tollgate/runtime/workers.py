@@ -44,6 +44,7 @@ from tollgate.intake.items import relay_loop, temporal_starter
 from tollgate.observability.metrics import sdk_runtime, start_exporter
 from tollgate.runtime.client import build_client
 from tollgate.runtime.deployment import deployment_config
+from tollgate.runtime.identity import install_decision_verifier
 from tollgate.runtime.models import build_provider
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
@@ -197,6 +198,7 @@ async def run(queue: str, settings: Settings) -> None:
                                 runtime=runtime)
     async with AsyncExitStack() as stack:
         if queue in ("main", "all"):
+            await install_decision_verifier(settings)  # the review validator checks tokens
             await stack.enter_async_context(main_worker(client, settings))
         if queue in ("draft", "all"):
             await stack.enter_async_context(draft_worker(client, settings))

@@ -1,0 +1,66 @@
+"""Who may steer operations: the authority matrix of docs/security.md, as data and one pure
+check. The roles come from a verified token (``contracts.identity.VerifiedIdentity``), never
+from a flag; every refusal is audited by the caller (``OpsStore.record_refusal``).
+
+Seed 000's runbook: the incident commander (or on-call, or the circuit) may stop sends at once;
+only the change owner reopens, and only with the runbook's fields (root cause, the fixture that
+now covers it, the canary to reopen through).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from contracts.identity import VerifiedIdentity
+
+
+class OpsAction(StrEnum):
+    KILL_SWITCH_CLOSE = "kill_switch_close"
+    KILL_SWITCH_REOPEN = "kill_switch_reopen"
+    DEAD_LETTER_APPROVE = "dead_letter_approve"
+    DEAD_LETTER_REPLAY = "dead_letter_replay"
+    ROLLOUT_CHANGE = "rollout_change"
+
+
+#: action -> the roles that may take it.
+AUTHORITY: dict[OpsAction, frozenset[str]] = {
+    OpsAction.KILL_SWITCH_CLOSE: frozenset({"incident_commander", "on_call", "circuit"}),
+    OpsAction.KILL_SWITCH_REOPEN: frozenset({"change_owner"}),
+    OpsAction.DEAD_LETTER_APPROVE: frozenset({"change_owner", "incident_commander"}),
+    OpsAction.DEAD_LETTER_REPLAY: frozenset({"change_owner", "incident_commander", "on_call"}),
+    OpsAction.ROLLOUT_CHANGE: frozenset({"change_owner"}),
+}
+#: What a service account may do at all: the circuit stops sends; nothing else is automated.
+SERVICE_ACTIONS = frozenset({OpsAction.KILL_SWITCH_CLOSE})
+#: The runbook's fields a reopen must carry.
+REOPEN_FIELDS = ("root_cause", "fixture", "canary")
+
+
+@dataclass(frozen=True)
+class AuthorityVerdict:
+    ok: bool
+    reason_code: str | None = None
+    message: str = ""
+
+
+def authorize_ops(action: OpsAction, who: VerifiedIdentity, *, tenant: str,
+                  runbook: dict[str, object] | None = None) -> AuthorityVerdict:
+    """May ``who`` take ``action`` on ``tenant`` ('*': every tenant)? A token of one tenant acts
+    on that tenant only; one whose tenant claim is '*' may act on any."""
+    allowed = AUTHORITY[action]
+    if who.service and action not in SERVICE_ACTIONS:
+        return AuthorityVerdict(False, "service_account",
+                                f"a service or shared account may not {action.value}")
+    if not allowed.intersection(who.roles):
+        return AuthorityVerdict(False, "role_not_allowed", f"{action.value} needs one of the "
+                                f"roles {', '.join(sorted(allowed))}")
+    if who.tenant != "*" and tenant != who.tenant:
+        return AuthorityVerdict(False, "cross_tenant",
+                                f"the token's tenant may not {action.value} for '{tenant}'")
+    if action == OpsAction.KILL_SWITCH_REOPEN:
+        missing = [f for f in REOPEN_FIELDS if not (runbook or {}).get(f)]
+        if missing:
+            return AuthorityVerdict(False, "runbook_incomplete", "a reopen needs the runbook's "
+                                    f"fields: {', '.join(missing)}")
+    return AuthorityVerdict(True)

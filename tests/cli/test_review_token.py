@@ -1,0 +1,81 @@
+"""A review decision from the CLI needs a verified token of a person: without one, or with a
+service account's, the command ends in one line and nothing reaches Temporal."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from tollgate.cli import main
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit
+from tollgate.runtime.identity import issue_dev_token
+
+review_cli = importlib.import_module("tollgate.cli.review")
+DECIDE = ["review", "approve", "event/acme/k-1", "--seen", "v1:req-1", "--reason", "ok"]
+
+
+@pytest.fixture
+def no_temporal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The state folder of this test; reaching Temporal fails the test."""
+
+    async def connect(_: Settings) -> None:
+        raise AssertionError("the decision reached Temporal")
+
+    monkeypatch.setattr(review_cli, "connect", connect)
+    monkeypatch.setenv("TOLLGATE_STATE_DIR", str(tmp_path))
+    monkeypatch.delenv("TOLLGATE_TOKEN", raising=False)
+    return tmp_path
+
+
+def said(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    out = capsys.readouterr()
+    return int(stopped.value.code or 0), (out.err + out.out).strip()
+
+
+def test_a_decision_without_a_token_exits_8_in_one_line(
+    no_temporal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, line = said(DECIDE, capsys)
+    assert code == Exit.NO_IDENTITY == 8
+    assert line.startswith("tollgate: no token:") and "\n" not in line
+
+
+def test_claiming_a_reviewer_by_flag_is_no_longer_possible(
+    no_temporal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = said([*DECIDE, "--reviewer", "lan.nguyen", "--role", "care_lead",
+                    "--tenant", "acme"], capsys)
+    assert code == Exit.USAGE
+
+
+def test_a_service_accounts_token_cannot_decide(
+    no_temporal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bot = issue_dev_token(no_temporal, reviewer="crm-sync", role="care_lead", tenant="acme",
+                          extra={"client_id": "crm-sync"})
+    code, line = said([*DECIDE, "--token", bot], capsys)
+    assert code == Exit.REFUSED
+    assert line == ("tollgate: refused: service_account: a service or shared account cannot "
+                    "decide a review")
+    assert bot not in line
+
+
+def test_a_role_the_token_does_not_hold_is_refused(
+    no_temporal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lan = issue_dev_token(no_temporal, reviewer="lan.nguyen", role="reviewer", tenant="acme")
+    code, line = said([*DECIDE, "--token", lan, "--role", "care_lead"], capsys)
+    assert code == Exit.REFUSED and "role_not_in_token" in line
+
+
+def test_a_forged_token_exits_8(no_temporal: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    forged = issue_dev_token(no_temporal / "elsewhere", reviewer="lan.nguyen", role="care_lead",
+                             tenant="acme")
+    code, line = said([*DECIDE, "--token", forged], capsys)
+    assert code == Exit.NO_IDENTITY and line.startswith("tollgate: token refused: bad_token")
+    assert forged not in line

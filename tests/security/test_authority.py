@@ -1,0 +1,42 @@
+"""The authority matrix (policies/authority.py): who may close and reopen a kill switch, approve
+a dead-letter replay, change a rollout mode; the runbook's fields a reopen needs."""
+
+from __future__ import annotations
+
+import pytest
+
+from contracts.identity import VerifiedIdentity
+from policies.authority import OpsAction, authorize_ops
+
+RUNBOOK = {"root_cause": "CRM timeout after a partial read", "fixture": "partial_write",
+           "canary": 5}
+
+
+def who(*roles: str, tenant: str = "acme", service: bool = False) -> VerifiedIdentity:
+    return VerifiedIdentity(subject="s-1", reviewer="kim", roles=roles, tenant=tenant,
+                            service=service)
+
+
+@pytest.mark.parametrize(("action", "identity", "code"), [
+    (OpsAction.KILL_SWITCH_CLOSE, who("incident_commander"), None),
+    (OpsAction.KILL_SWITCH_CLOSE, who("circuit", service=True), None),
+    (OpsAction.KILL_SWITCH_CLOSE, who("care_lead"), "role_not_allowed"),
+    (OpsAction.KILL_SWITCH_REOPEN, who("incident_commander"), "role_not_allowed"),
+    (OpsAction.KILL_SWITCH_REOPEN, who("change_owner", service=True), "service_account"),
+    (OpsAction.KILL_SWITCH_REOPEN, who("change_owner", tenant="globex"), "cross_tenant"),
+    (OpsAction.KILL_SWITCH_REOPEN, who("change_owner"), None),
+    (OpsAction.DEAD_LETTER_APPROVE, who("on_call"), "role_not_allowed"),
+    (OpsAction.DEAD_LETTER_APPROVE, who("change_owner"), None),
+    (OpsAction.ROLLOUT_CHANGE, who("incident_commander"), "role_not_allowed"),
+    (OpsAction.ROLLOUT_CHANGE, who("change_owner", tenant="*"), None),
+])
+def test_the_matrix(action: OpsAction, identity: VerifiedIdentity, code: str | None) -> None:
+    verdict = authorize_ops(action, identity, tenant="acme", runbook=RUNBOOK)
+    assert (verdict.ok, verdict.reason_code) == (code is None, code)
+
+
+def test_a_reopen_without_the_runbooks_fields_is_refused_naming_them() -> None:
+    verdict = authorize_ops(OpsAction.KILL_SWITCH_REOPEN, who("change_owner"), tenant="acme",
+                            runbook={"root_cause": "CRM timeout"})
+    assert (verdict.ok, verdict.reason_code) == (False, "runbook_incomplete")
+    assert "fixture, canary" in verdict.message

@@ -1,0 +1,183 @@
+"""Who a token says its holder is, checked the same way on every path: the HTTP service, the
+web inbox, the CLI and the workflow's update validator (ADR 0026).
+
+Any OIDC provider works by configuration (``TOLLGATE_OIDC_ISSUER``, ``TOLLGATE_OIDC_AUDIENCE``,
+``TOLLGATE_OIDC_JWKS_URL``, claim names in ``TOLLGATE_OIDC_ROLES_CLAIM`` and
+``TOLLGATE_OIDC_TENANT_CLAIM``). With no issuer configured, the embedded default trusts tokens
+signed by a dev key kept in the state folder (``tollgate dev token``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from contracts.identity import IdentityRefused, VerifiedIdentity
+from tollgate.config.settings import Settings
+
+DEV_ISSUER = "tollgate-dev"
+DEV_AUDIENCE = "tollgate"
+DEV_KEY_FILE = "dev-token-key.pem"
+_ALGORITHMS = ["RS256", "ES256", "PS256"]
+#: Roles that mark an account as not one person's.
+SERVICE_ROLES = frozenset({"service", "shared"})
+
+#: The name the HTTP service has always used for a refused token.
+IdentityError = IdentityRefused
+
+
+@dataclass(frozen=True)
+class Identity:
+    reviewer: str
+    roles: tuple[str, ...]
+    tenant: str
+    subject: str = ""
+    service: bool = False
+    #: The verified token itself, so a decision can carry it to the workflow's validator.
+    token: str = field(default="", repr=False, compare=False)
+
+    def role_for(self, required: list[str]) -> str:
+        """The role this decision is made in: one the review needs, if the reviewer holds it."""
+        return next((r for r in required if r in self.roles), self.roles[0])
+
+    def verified(self) -> VerifiedIdentity:
+        return VerifiedIdentity(subject=self.subject or self.reviewer, reviewer=self.reviewer,
+                                roles=self.roles, tenant=self.tenant, service=self.service)
+
+
+def is_service_account(claims: dict[str, Any], roles: list[str]) -> bool:
+    """A token that names no person: a service role, a client-credentials grant (``gty``,
+    Auth0), a Keycloak service-account user, or a client id where a person's name would be."""
+    name = str(claims.get("preferred_username") or "")
+    client_only = "client_id" in claims and (not name or claims.get("sub") == claims["client_id"])
+    return (bool(SERVICE_ROLES.intersection(roles)) or client_only
+            or claims.get("gty") == "client-credentials" or name.startswith("service-account-"))
+
+
+@dataclass
+class Verifier:
+    issuer: str
+    audience: str
+    key: Any = None  # a public key (dev) ...
+    jwks: jwt.PyJWKClient | None = None  # ... or the issuer's JWKS
+    roles_claim: str = "roles"
+    tenant_claim: str = "tenant"
+    #: The JWKS keys by ``kid``, fetched by ``prefetch`` (the workflow validator does no I/O).
+    cached: dict[str, Any] = field(default_factory=dict)
+
+    async def verify(self, token: str) -> Identity:
+        key = self.key
+        if self.jwks is not None:  # urllib under the hood: keep it off the event loop
+            try:
+                key = (await asyncio.to_thread(self.jwks.get_signing_key_from_jwt, token)).key
+            except (jwt.PyJWTError, ValueError) as exc:
+                raise _bad(exc) from None
+        return self._identity(token, key, now=None)
+
+    def verify_cached(self, token: str, now: datetime) -> VerifiedIdentity:
+        """``verify`` without I/O, against the keys already held, at the time given: the
+        workflow validator's verifier (``policies.decision_identity.install_verifier``)."""
+        key = self.key
+        if self.jwks is not None:
+            try:
+                kid = jwt.get_unverified_header(token).get("kid")
+            except jwt.PyJWTError as exc:
+                raise _bad(exc) from None
+            key = self.cached.get(str(kid))
+            if key is None:
+                raise IdentityRefused("unknown_signing_key", "the token is signed by a key "
+                                      "this worker does not hold")
+        return self._identity(token, key, now=now).verified()
+
+    async def prefetch(self) -> None:
+        """Hold the issuer's current signing keys (a worker calls it at start)."""
+        if self.jwks is not None:
+            keys = await asyncio.to_thread(self.jwks.get_signing_keys)
+            self.cached = {str(k.key_id): k.key for k in keys}
+
+    def _identity(self, token: str, key: Any, *, now: datetime | None) -> Identity:
+        try:
+            claims = jwt.decode(token, key, algorithms=_ALGORITHMS, issuer=self.issuer,
+                                audience=self.audience, options={
+                                    "require": ["exp", "iss", "aud", "sub"],
+                                    "verify_exp": now is None, "verify_iat": now is None,
+                                    "verify_nbf": now is None})
+        except jwt.ExpiredSignatureError:
+            raise IdentityRefused("token_expired", "the token has expired") from None
+        except (jwt.PyJWTError, ValueError) as exc:
+            raise _bad(exc) from None
+        if now is not None and not float(claims["exp"]) > now.timestamp():
+            raise IdentityRefused("token_expired", "the token has expired")
+        roles = claims.get(self.roles_claim)
+        roles = [roles] if isinstance(roles, str) else roles
+        tenant = claims.get(self.tenant_claim)
+        if not roles or not all(isinstance(r, str) for r in roles) or not isinstance(tenant, str):
+            raise IdentityRefused("missing_claims", f"the token carries no "
+                                  f"'{self.roles_claim}' or '{self.tenant_claim}' claim")
+        reviewer = claims.get("preferred_username") or claims["sub"]
+        return Identity(reviewer=str(reviewer), roles=tuple(roles), tenant=tenant,
+                        subject=str(claims["sub"]), service=is_service_account(claims, roles),
+                        token=token)
+
+
+def _bad(exc: Exception) -> IdentityRefused:
+    return IdentityRefused("bad_token", f"the token is not valid here ({type(exc).__name__})")
+
+
+def dev_private_key(state_dir: Path) -> ec.EllipticCurvePrivateKey:
+    """The dev signing key: made once, kept under the state folder, readable by the owner only."""
+    path = state_dir / DEV_KEY_FILE
+    if path.exists():
+        loaded = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        assert isinstance(loaded, ec.EllipticCurvePrivateKey)
+        return loaded
+    key = ec.generate_private_key(ec.SECP256R1())
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                       serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()))
+    path.chmod(0o600)
+    return key
+
+
+def issue_dev_token(state_dir: Path, *, reviewer: str, role: str, tenant: str,
+                    ttl_s: int = 8 * 3600, roles: tuple[str, ...] = (),
+                    extra: dict[str, Any] | None = None) -> str:
+    """A dev token; ``roles`` adds roles after ``role``, ``extra`` adds claims (tests)."""
+    now = int(time.time())
+    claims = {"iss": DEV_ISSUER, "aud": DEV_AUDIENCE, "sub": reviewer,
+              "roles": [role, *roles], "tenant": tenant, "iat": now, "exp": now + ttl_s,
+              **(extra or {})}
+    return jwt.encode(claims, dev_private_key(state_dir), algorithm="ES256")
+
+
+def verifier_from_settings(settings: Settings) -> Verifier:
+    oidc = settings.identity
+    roles_claim, tenant_claim, issuer = oidc.roles_claim, oidc.tenant_claim, oidc.issuer
+    if not issuer:
+        return Verifier(DEV_ISSUER, DEV_AUDIENCE, key=dev_private_key(settings.state_dir)
+                        .public_key(), roles_claim=roles_claim, tenant_claim=tenant_claim)
+    audience, jwks_url = oidc.audience, oidc.jwks_url
+    if not audience or not jwks_url:
+        raise SystemExit("TOLLGATE_OIDC_ISSUER needs TOLLGATE_OIDC_AUDIENCE and "
+                         "TOLLGATE_OIDC_JWKS_URL")
+    return Verifier(issuer, audience, jwks=jwt.PyJWKClient(jwks_url, cache_keys=True),
+                    roles_claim=roles_claim, tenant_claim=tenant_claim)
+
+
+async def install_decision_verifier(settings: Settings) -> Verifier:
+    """Make this process's workflows re-check every review decision's token (worker start)."""
+    from policies.decision_identity import install_verifier
+
+    verifier = verifier_from_settings(settings)
+    await verifier.prefetch()
+    install_verifier(verifier.verify_cached)
+    return verifier
