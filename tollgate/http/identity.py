@@ -20,11 +20,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from tollgate.config.settings import Settings
+from tollgate.http.claims import MAX_TOKEN_CHARS, ClaimError, checked_claims
 
 DEV_ISSUER = "tollgate-dev"
 DEV_AUDIENCE = "tollgate"
 DEV_KEY_FILE = "dev-token-key.pem"
-_ALGORITHMS = ["RS256", "ES256", "PS256"]
+_ALGORITHMS = ("RS256", "ES256", "PS256")
+DEV_ALGORITHM = "ES256"
 
 
 class IdentityError(Exception):
@@ -54,28 +56,35 @@ class Verifier:
     jwks: jwt.PyJWKClient | None = None  # ... or the issuer's JWKS
     roles_claim: str = "roles"
     tenant_claim: str = "tenant"
+    #: What this issuer signs with (the dev key: ES256 only). A JWKS key narrows it to its own.
+    algorithms: tuple[str, ...] = _ALGORITHMS
 
     async def verify(self, token: str) -> Identity:
+        if len(token) > MAX_TOKEN_CHARS:
+            raise IdentityError("bad_token", f"the token is over {MAX_TOKEN_CHARS} characters")
         try:
-            key = self.key
+            key, algorithms = self.key, list(self.algorithms)
             if self.jwks is not None:  # urllib under the hood: keep it off the event loop
-                key = (await asyncio.to_thread(self.jwks.get_signing_key_from_jwt, token)).key
-            claims = jwt.decode(token, key, algorithms=_ALGORITHMS, issuer=self.issuer,
+                signing = await asyncio.to_thread(self.jwks.get_signing_key_from_jwt, token)
+                key = signing.key
+                algorithms = [a for a in algorithms if a == signing.algorithm_name]
+            # A token in an algorithm the key is not for is refused before the key is touched
+            # (PyJWT checks the header's alg against this list first), never a crash on a key
+            # of the wrong type.
+            claims = jwt.decode(token, key, algorithms=algorithms, issuer=self.issuer,
                                 audience=self.audience,
                                 options={"require": ["exp", "iss", "aud", "sub"]})
         except jwt.ExpiredSignatureError:
             raise IdentityError("token_expired", "the token has expired") from None
-        except (jwt.PyJWTError, ValueError) as exc:
+        except (jwt.PyJWTError, ValueError, TypeError) as exc:
             raise IdentityError("bad_token", f"the token is not valid here "
                                 f"({type(exc).__name__})") from None
-        roles = claims.get(self.roles_claim)
-        roles = [roles] if isinstance(roles, str) else roles
-        tenant = claims.get(self.tenant_claim)
-        if not roles or not all(isinstance(r, str) for r in roles) or not isinstance(tenant, str):
-            raise IdentityError("missing_claims", f"the token carries no '{self.roles_claim}' "
-                                f"or '{self.tenant_claim}' claim")
-        reviewer = claims.get("preferred_username") or claims["sub"]
-        return Identity(reviewer=str(reviewer), roles=tuple(roles), tenant=tenant)
+        try:
+            reviewer, roles, tenant = checked_claims(
+                claims, roles_claim=self.roles_claim, tenant_claim=self.tenant_claim)
+        except ClaimError as exc:
+            raise IdentityError(exc.code, str(exc)) from None
+        return Identity(reviewer=reviewer, roles=roles, tenant=tenant)
 
 
 def dev_private_key(state_dir: Path) -> ec.EllipticCurvePrivateKey:
@@ -99,7 +108,7 @@ def issue_dev_token(state_dir: Path, *, reviewer: str, role: str, tenant: str,
     now = int(time.time())
     claims = {"iss": DEV_ISSUER, "aud": DEV_AUDIENCE, "sub": reviewer, "roles": [role],
               "tenant": tenant, "iat": now, "exp": now + ttl_s}
-    return jwt.encode(claims, dev_private_key(state_dir), algorithm="ES256")
+    return jwt.encode(claims, dev_private_key(state_dir), algorithm=DEV_ALGORITHM)
 
 
 def verifier_from_settings(settings: Settings) -> Verifier:
@@ -107,7 +116,8 @@ def verifier_from_settings(settings: Settings) -> Verifier:
     roles_claim, tenant_claim, issuer = oidc.roles_claim, oidc.tenant_claim, oidc.issuer
     if not issuer:
         return Verifier(DEV_ISSUER, DEV_AUDIENCE, key=dev_private_key(settings.state_dir)
-                        .public_key(), roles_claim=roles_claim, tenant_claim=tenant_claim)
+                        .public_key(), roles_claim=roles_claim, tenant_claim=tenant_claim,
+                        algorithms=(DEV_ALGORITHM,))
     audience, jwks_url = oidc.audience, oidc.jwks_url
     if not audience or not jwks_url:
         raise SystemExit("TOLLGATE_OIDC_ISSUER needs TOLLGATE_OIDC_AUDIENCE and "
