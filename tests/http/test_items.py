@@ -101,3 +101,14 @@ async def test_tags_jobs_and_removals_stay_in_their_tenant(http_services: Servic
         await store.retry_job("acme", user, saved.item_id)
     assert not await store.remove_tag("acme", user, saved.item_id, "Globex roadmap")
     assert (await store.retry_job("globex", user, saved.item_id)).runs == 2
+
+
+async def test_a_nul_in_an_item_is_422_naming_the_field_and_writes_nothing(
+    api: httpx.AsyncClient, http_services: Services
+) -> None:
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    answer = await api.post("/v1/items", json={"url": "https://e.com/n", "title": "a\x00b"},
+                            headers=bearer(http_services, user))
+    assert answer.status_code == 422 and "title" in answer.json()["detail"], answer.text
+    assert await http_services.pool.fetchval(
+        "SELECT count(*) FROM items WHERE user_id = $1", user) == 0

@@ -43,6 +43,7 @@ class ItemOut(BaseModel):
 async def post_item(body: ItemIn, svc: Svc, who: Who) -> JSONResponse:
     """Save a page; tagging runs later and never holds the save up."""
     from adapters.postgres.tagging import TaggingStore
+    from contracts.errors import InvalidInput
     from contracts.tagging import ItemCapture
     from tollgate.intake.items import SaveRefused, check_save_roles, save_item, temporal_starter
 
@@ -62,7 +63,10 @@ async def post_item(body: ItemIn, svc: Svc, who: Who) -> JSONResponse:
         client = await svc.temporal.client()  # 503 when Temporal is down: the relay starts it
         await temporal_starter(client, svc.settings.task_queue)(item_id, run)
 
-    saved = await save_item(TaggingStore(svc.pool), start, capture, tenant=who.tenant)
+    try:
+        saved = await save_item(TaggingStore(svc.pool), start, capture, tenant=who.tenant)
+    except InvalidInput as exc:
+        raise HTTPException(422, f"invalid item: {exc.message}") from None
     out = ItemOut(item_id=saved.item_id, created=saved.created,
                   job_state=saved.job_state.value, started=saved.started)
     return JSONResponse(out.model_dump(), status_code=201 if saved.created else 200)

@@ -20,6 +20,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from adapters.postgres.tagging import TaggingStore
+from contracts.errors import InvalidInput
 from contracts.tagging import ItemCapture, SavedItem, TagItemRequest
 from workflows.tag_item import TagItemWorkflow, tag_workflow_id
 
@@ -59,7 +60,15 @@ async def save_item(store: TaggingStore, start: Starter, capture: ItemCapture, *
                     tenant: str) -> SavedItem:
     """Commit the item and its job for the user of ``tenant``, then try to start the tagging
     once. Saving again the same live URL returns the existing item and starts nothing (a
-    re-save does not re-tag); another tenant's save of that URL is its own item."""
+    re-save does not re-tag); another tenant's save of that URL is its own item.
+
+    Raises:
+        InvalidInput: a field holds text PostgreSQL cannot store (NUL, a lone surrogate).
+    """
+    for name in ("url", "title", "description"):
+        value: str = getattr(capture, name)
+        if "\x00" in value or any("\ud800" <= c <= "\udfff" for c in value):
+            raise InvalidInput("bad_text", f"{name}: holds a NUL or a lone surrogate")
     saved = await store.save_item(tenant, capture)
     if not saved.created:
         return saved
