@@ -18,6 +18,7 @@ from pydantic import model_validator
 
 from contracts import CustomerRecord, DraftResult, Frozen, ReviewDecision
 from contracts.policy import PolicyRule, PolicySnapshot, Risk
+from policies.normalise import identity_key
 
 ContextReason = Literal["missing_source", "no_consent", "stale_context"]
 GateRoute = Literal["review", "stop", "hold"]
@@ -167,6 +168,7 @@ def authorize_decision(
     current_draft_version: int | None,
     review_open: bool,
     info_rounds: int = 0,
+    fold_identities: bool = True,
 ) -> Authorization:
     """Whether ``decision`` may count for the event's open review.
 
@@ -183,6 +185,8 @@ def authorize_decision(
         expected_request_id: the open review's request id; None when none was opened.
         current_draft_version: the draft the review shows; None when there is none.
         info_rounds: request-info rounds already used on this event.
+        fold_identities: compare identities by ``identity_key`` (False only when replaying a
+            run that decided before it did: case and padding only, as then).
     """
     rule = snapshot.rule
 
@@ -218,7 +222,8 @@ def authorize_decision(
     if (
         decision.decision == "approve"
         and rule.separation_of_duties
-        and any(_same_person(decision.reviewer, other) for other in (requester, draft_author))
+        and any(_same_person(decision.reviewer, other, fold_identities)
+                for other in (requester, draft_author))
     ):
         return refuse(
             "separation_of_duties", "the requester or the draft's author cannot approve it"
@@ -228,6 +233,11 @@ def authorize_decision(
     )
 
 
-def _same_person(reviewer: str, other: str | None) -> bool:
-    # Case and padding must not turn one person into two and slip past separation of duties.
-    return other is not None and reviewer.strip().casefold() == other.strip().casefold()
+def _same_person(reviewer: str, other: str | None, fold: bool) -> bool:
+    # Case, padding, width, diacritics and look-alike letters or dashes must not turn one
+    # person into two and slip past separation of duties (policies/normalise.identity_key).
+    if other is None:
+        return False
+    if not fold:
+        return reviewer.strip().casefold() == other.strip().casefold()
+    return identity_key(reviewer) == identity_key(other)

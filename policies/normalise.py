@@ -22,6 +22,9 @@ import functools
 import unicodedata
 from dataclasses import dataclass
 
+#: ASCII characters read as one another in a name (``identity_key``'s last step).
+_ASCII_SKELETON = str.maketrans({"1": "l", "i": "l", "|": "l", "0": "o"})
+
 
 @dataclass(frozen=True)
 class Folded:
@@ -59,6 +62,31 @@ def fold_text(text: str) -> str:
     return fold(text).text
 
 
+def identity_key(name: str) -> str:
+    """What two names must share to be one person: each look-alike of an ASCII letter, digit or
+    punctuation mark as that character (U+2010 hyphen, U+2212 minus and U+2013 en dash are
+    ``-``, U+2024 is ``.``), then ``fold_text`` (format characters dropped, NFKC, no
+    diacritics, look-alikes again, case-folded), every dash as ``-``, and no whitespace at
+    all; last, the ASCII
+    characters a reader confuses among themselves as one (``1 i l |`` as ``l``, ``0`` as ``o``),
+    since the fold maps Cyrillic palochka to ``i`` and a capital I reads as ``l``.
+
+    For separation of duties only: there a false match refuses an approval someone else can
+    give, while a missed one lets a requester approve their own work. Never an identifier."""
+    letters, punctuation = _confusables(), _punctuation_confusables()
+    # The table is looked up before NFKC as well: NFKC turns some look-alikes into letters that
+    # look like nothing ASCII (lunate sigma U+03F2, a "c", becomes sigma).
+    name = "".join(letters.get(c) or punctuation.get(c, c) for c in name)
+    out = []
+    for char in fold_text(name):
+        if char.isspace():
+            continue
+        if unicodedata.category(char) == "Pd":
+            char = "-"
+        out.append(punctuation.get(char, char))
+    return "".join(out).translate(_ASCII_SKELETON)
+
+
 def strip_format(text: str) -> str:
     """``text`` without format characters, NFKC-normalised, case kept: for patterns where case
     matters (base64, key prefixes)."""
@@ -87,16 +115,28 @@ def _fold_char(char: str, casefold: bool) -> str:
 
 
 @functools.cache
+def _punctuation_confusables() -> dict[str, str]:
+    """Non-ASCII characters the table says look like one ASCII punctuation mark, mapped to it."""
+    mapping: dict[str, str] = {}
+    for char, glyphs in _table().items():
+        if len(char) != 1 or char.isascii():
+            continue
+        marks = [g["c"] for g in glyphs
+                 if len(g["c"]) == 1 and g["c"].isascii() and not g["c"].isalnum()
+                 and g["c"].isprintable() and not g["c"].isspace()]
+        if marks:
+            mapping[char] = marks[0]
+    return mapping
+
+
+@functools.cache
 def _confusables() -> dict[str, str]:
     """Non-ASCII characters that look like one ASCII letter or digit, mapped to it.
 
     Read once, on first use (never at import: workflows import the policies package).
     """
-    from confusable_homoglyphs import utils  # a data file: keep it off the import path
-
-    table: dict[str, list[dict[str, str]]] = utils.load("confusables.json")
     mapping: dict[str, str] = {}
-    for char, glyphs in table.items():
+    for char, glyphs in _table().items():
         if len(char) != 1 or char.isascii():
             continue
         ascii_like = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii()]
@@ -104,3 +144,20 @@ def _confusables() -> dict[str, str]:
         if letters:
             mapping[char] = letters[0]
     return mapping
+
+
+@functools.cache
+def _table() -> dict[str, list[dict[str, str]]]:
+    """The confusables table ``confusable-homoglyphs`` ships, parsed once per process.
+
+    Read through ``importlib.resources`` rather than the package's ``utils.load``: separation of
+    duties folds names inside a workflow, whose sandbox refuses that loader (``os.path``,
+    the builtin ``open``); a data
+    file shipped with a pinned package reads the same on every replay.
+    """
+    import json
+    from importlib.resources import files
+
+    data = files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
+    table: dict[str, list[dict[str, str]]] = json.loads(data)
+    return table

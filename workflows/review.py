@@ -34,6 +34,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.search_attributes import REVIEW_DUE
 
 
+#: workflow.patched() id: separation of duties compares ``identity_key``s (issue 25), so a
+#: look-alike hyphen no longer lets a requester approve; runs that decided before compare as then.
+IDENTITY_KEY_SOD = "identity-key-separation-of-duties"
+
+
 class ReviewDesk:
     """One open review at a time: a ``request_id`` per review, a decision checked against it."""
 
@@ -77,6 +82,7 @@ class ReviewDesk:
             current_draft_version=draft.version if draft else None,
             review_open=state == EventState.AWAITING_REVIEW and self.decision is None,
             info_rounds=self.info_rounds,
+            fold_identities=workflow.patched(IDENTITY_KEY_SOD),
         )
         if not verdict.ok:
             self.refusals += 1

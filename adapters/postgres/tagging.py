@@ -1,7 +1,10 @@
 """PostgreSQL store of the tagging domain: items, their one job row, tags, links, removals.
 
-Idempotency is in the constraints: the partial unique index on (user, live URL) makes a second
-save return the first item, the job row is keyed by item, links are keyed by (item, tag) and
+Everything belongs to a user of one tenant (``tenant`` on items, jobs and tags: migration 0081):
+every lookup names both, so the same user id in two tenants is two people.
+
+Idempotency is in the constraints: the partial unique index on (tenant, user, live URL) makes a
+second save return the first item, the job row is keyed by item, links are keyed by (item, tag) and
 written with ``ON CONFLICT DO NOTHING``. A job is claimed only from PENDING, so a workflow started
 twice for one run tags once. Same pool as ``postgres_store.py`` (its ``create_pool`` migrates).
 """
@@ -29,11 +32,12 @@ _ERROR_CHARS = 500
 
 _SAVE_SQL = """
 WITH ins AS (
-    INSERT INTO items (user_id, url, title, description) VALUES ($1, $2, $3, $4)
-    ON CONFLICT (user_id, url) WHERE deleted_at IS NULL DO NOTHING
+    INSERT INTO items (tenant, user_id, url, title, description) VALUES ($5, $1, $2, $3, $4)
+    ON CONFLICT (tenant, user_id, url) WHERE deleted_at IS NULL DO NOTHING
     RETURNING id
 ), job AS (
-    INSERT INTO tagging_jobs (item_id, user_id, state) SELECT id, $1, 'PENDING' FROM ins
+    INSERT INTO tagging_jobs (item_id, tenant, user_id, state)
+    SELECT id, $5, $1, 'PENDING' FROM ins
     RETURNING item_id, state
 )
 SELECT item_id, state, true AS created FROM job
@@ -48,19 +52,19 @@ class TaggingStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 
-    async def save_item(self, capture: ItemCapture) -> SavedItem:
+    async def save_item(self, tenant: str, capture: ItemCapture) -> SavedItem:
         """Insert the item and its PENDING job in one transaction, or return the live item the
-        same user already saved at that URL (no second job, no second tagging)."""
+        same user of ``tenant`` already saved at that URL (no second job, no second tagging)."""
         try:
             async with self._pool.acquire() as conn, conn.transaction():
                 row = await conn.fetchrow(_SAVE_SQL, capture.user_id, capture.url,
-                                          capture.title, capture.description)
+                                          capture.title, capture.description, tenant)
                 if row is None:
                     row = await conn.fetchrow(
                         "SELECT i.id AS item_id, j.state, false AS created FROM items i"
                         " JOIN tagging_jobs j ON j.item_id = i.id"
-                        " WHERE i.user_id = $1 AND i.url = $2 AND i.deleted_at IS NULL",
-                        capture.user_id, capture.url)
+                        " WHERE i.tenant = $3 AND i.user_id = $1 AND i.url = $2"
+                        " AND i.deleted_at IS NULL", capture.user_id, capture.url, tenant)
         except (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError) as exc:
             raise _db_error(exc) from None
         assert row is not None, "the conflicting live item must exist in the same snapshot"
@@ -88,7 +92,8 @@ class TaggingStore:
                 "UPDATE tagging_jobs j SET state = 'PROCESSING', attempt_count = $2,"
                 " updated_at = now() FROM items i WHERE j.item_id = $1 AND i.id = j.item_id"
                 " AND j.state = 'PENDING'"
-                " RETURNING i.user_id, i.title, i.description, i.url", item_id, attempt)
+                " RETURNING i.tenant, i.user_id, i.title, i.description, i.url",
+                item_id, attempt)
             if row is None:
                 state = await conn.fetchval(
                     "SELECT state FROM tagging_jobs WHERE item_id = $1", item_id)
@@ -96,8 +101,8 @@ class TaggingStore:
                     raise InvalidInput("no_such_job", f"no tagging job for item {item_id}")
                 return TaggingInput(claimed=False, item_id=item_id, state=JobState(state))
             names = await conn.fetch(
-                "SELECT name FROM tags WHERE user_id = $1 ORDER BY name LIMIT $2",
-                row["user_id"], _USER_TAGS_IN_PROMPT)
+                "SELECT name FROM tags WHERE tenant = $1 AND user_id = $2 ORDER BY name LIMIT $3",
+                row["tenant"], row["user_id"], _USER_TAGS_IN_PROMPT)
         return TaggingInput(claimed=True, item_id=item_id, user_id=row["user_id"],
                             title=row["title"], description=row["description"],
                             url=row["url"], user_tags=[n["name"] for n in names])
@@ -108,11 +113,13 @@ class TaggingStore:
         so a retry after a crash either finds it all written or writes it all."""
         out: list[AppliedTag] = []
         async with self._pool.acquire() as conn, conn.transaction():
-            user_id = await conn.fetchval(
-                "SELECT user_id FROM tagging_jobs WHERE item_id = $1 FOR UPDATE",
+            owner = await conn.fetchrow(
+                "SELECT tenant, user_id FROM tagging_jobs WHERE item_id = $1 FOR UPDATE",
                 request.item_id)
+            assert owner is not None, "a claimed job's row exists"
             for tag in request.tags:
-                applied, tag_id = await _match(conn, user_id, tag.key, tag.name, threshold)
+                applied, tag_id = await _match(conn, (owner["tenant"], owner["user_id"]),
+                                               tag.key, tag.name, threshold)
                 removed = await conn.fetchval(
                     "SELECT EXISTS (SELECT 1 FROM item_tag_removals"
                     " WHERE item_id = $1 AND tag_id = $2)", request.item_id, tag_id)
@@ -139,17 +146,19 @@ class TaggingStore:
             failure.item_id, state.value, failure.error[:_ERROR_CHARS], failure.attempt)
         return state
 
-    async def retry_job(self, user_id: str, item_id: int) -> TagJob:
+    async def retry_job(self, tenant: str, user_id: str, item_id: int) -> TagJob:
         """A manual retry: the owner only, from FAILED only; back to PENDING as a new run."""
         row = await self._pool.fetchrow(
             "UPDATE tagging_jobs SET state = 'PENDING', attempt_count = 0, runs = runs + 1,"
-            " started_at = NULL, updated_at = now()"
-            " WHERE item_id = $1 AND user_id = $2 AND state = 'FAILED' RETURNING *",
-            item_id, user_id)
+            " started_at = NULL, updated_at = now() WHERE item_id = $1 AND tenant = $2"
+            " AND user_id = $3 AND state = 'FAILED' RETURNING *", item_id, tenant, user_id)
         if row is not None:
             return _job(row)
-        job = await self.get_job(item_id)
-        if job is None or job.user_id != user_id:
+        row = await self._pool.fetchrow(
+            "SELECT * FROM tagging_jobs WHERE item_id = $1 AND tenant = $2 AND user_id = $3",
+            item_id, tenant, user_id)
+        job = _job(row) if row else None
+        if job is None:
             # The same answer for "not yours" and "does not exist": no probing of other users.
             raise InvalidInput("no_such_job", f"no tagging job for item {item_id}")
         raise RejectedError("not_failed", f"only a FAILED job can be retried (it is {job.state})")
@@ -171,20 +180,21 @@ class TaggingStore:
             " WHERE it.item_id = $1 ORDER BY t.name", item_id)
         return [r["name"] for r in rows]
 
-    async def add_user_tag(self, user_id: str, key: str, name: str) -> int:
+    async def add_user_tag(self, tenant: str, user_id: str, key: str, name: str) -> int:
         """A tag the user made themselves (the UI's "new tag"); ``key`` from the same rules."""
         tag_id: int = await self._pool.fetchval(
-            "INSERT INTO tags (user_id, key, name) VALUES ($1, $2, $3) ON CONFLICT (user_id, key)"
-            " DO UPDATE SET name = tags.name RETURNING id", user_id, key, name)
+            "INSERT INTO tags (tenant, user_id, key, name) VALUES ($1, $2, $3, $4)"
+            " ON CONFLICT (tenant, user_id, key) DO UPDATE SET name = tags.name RETURNING id",
+            tenant, user_id, key, name)
         return tag_id
 
-    async def remove_tag(self, user_id: str, item_id: int, tag_name: str) -> bool:
+    async def remove_tag(self, tenant: str, user_id: str, item_id: int, tag_name: str) -> bool:
         """Take a tag off an item and remember it, so no retry brings it back."""
         async with self._pool.acquire() as conn, conn.transaction():
             tag_id = await conn.fetchval(
                 "DELETE FROM item_tags it USING tags t, items i WHERE it.tag_id = t.id"
-                " AND i.id = it.item_id AND it.item_id = $1 AND i.user_id = $2 AND t.name = $3"
-                " RETURNING it.tag_id", item_id, user_id, tag_name)
+                " AND i.id = it.item_id AND it.item_id = $1 AND i.tenant = $2 AND i.user_id = $3"
+                " AND t.name = $4 RETURNING it.tag_id", item_id, tenant, user_id, tag_name)
             if tag_id is None:
                 return False
             await conn.execute(
@@ -193,21 +203,25 @@ class TaggingStore:
         return True
 
 
-async def _match(conn: PoolConnectionProxy, user_id: str, key: str, name: str,
+async def _match(conn: PoolConnectionProxy, owner: tuple[str, str], key: str, name: str,
                  threshold: float) -> tuple[AppliedTag, int]:
-    row = await conn.fetchrow("SELECT id, name FROM tags WHERE user_id = $1 AND key = $2",
-                              user_id, key)
+    tenant, user_id = owner
+    row = await conn.fetchrow(
+        "SELECT id, name FROM tags WHERE tenant = $1 AND user_id = $2 AND key = $3",
+        tenant, user_id, key)
     if row:
         return AppliedTag(name=row["name"], key=key, how="exact"), row["id"]
     row = await conn.fetchrow(
-        "SELECT id, name, key, similarity(key, $2) AS s FROM tags WHERE user_id = $1"
-        " AND similarity(key, $2) >= $3 ORDER BY s DESC, id LIMIT 1", user_id, key, threshold)
+        "SELECT id, name, key, similarity(key, $3) AS s FROM tags WHERE tenant = $1"
+        " AND user_id = $2 AND similarity(key, $3) >= $4 ORDER BY s DESC, id LIMIT 1",
+        tenant, user_id, key, threshold)
     if row:
         return (AppliedTag(name=row["name"], key=row["key"], how="similar",
                            similarity=round(row["s"], 3)), row["id"])
     tag_id = await conn.fetchval(
-        "INSERT INTO tags (user_id, key, name) VALUES ($1, $2, $3) ON CONFLICT (user_id, key)"
-        " DO UPDATE SET name = tags.name RETURNING id", user_id, key, name)
+        "INSERT INTO tags (tenant, user_id, key, name) VALUES ($1, $2, $3, $4)"
+        " ON CONFLICT (tenant, user_id, key) DO UPDATE SET name = tags.name RETURNING id",
+        tenant, user_id, key, name)
     return AppliedTag(name=name, key=key, how="new"), tag_id
 
 

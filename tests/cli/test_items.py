@@ -16,7 +16,7 @@ def test_an_invalid_capture_is_one_line(argv: list[str], line: str,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
     with pytest.raises(SystemExit) as exit_:
-        main(["items", "save", "--user", "u-1", *argv])
+        main(["items", "save", "--tenant", "acme", "--user", "u-1", *argv])
     err = capsys.readouterr().err
     assert exit_.value.code == 2
     assert err.startswith(f"tollgate items save: {line}")

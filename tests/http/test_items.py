@@ -3,14 +3,22 @@ with Temporal unreachable (the relay starts the tagging later); the user is the 
 
 from __future__ import annotations
 
-import httpx
+import uuid
 
+import httpx
+import pytest
+
+from adapters.postgres.tagging import TaggingStore
+from contracts.errors import InvalidInput
+from contracts.tagging import ItemCapture, JobFailure
+from policies.tagging import tag_key
 from tollgate.http.deps import Services
 from tollgate.http.identity import issue_dev_token
 
 
-def bearer(svc: Services, user: str) -> dict[str, str]:
-    token = issue_dev_token(svc.settings.state_dir, reviewer=user, role="reader", tenant="acme")
+def bearer(svc: Services, user: str, *, tenant: str = "acme",
+           role: str = "reader") -> dict[str, str]:
+    token = issue_dev_token(svc.settings.state_dir, reviewer=user, role=role, tenant=tenant)
     return {"Authorization": f"Bearer {token}"}
 
 
@@ -43,3 +51,64 @@ async def test_an_invalid_capture_writes_nothing_and_no_token_is_refused(
         "SELECT count(*) FROM items WHERE user_id = 'u-save-2'") == 0
     anonymous = await api.post("/v1/items", json={"url": "https://e.com/", "title": "t"})
     assert anonymous.status_code == 401
+
+
+async def test_the_same_user_and_url_in_two_tenants_are_two_items(
+    api: httpx.AsyncClient, http_services: Services
+) -> None:
+    # A globex user with the same id as an acme user, saving the URL acme saved, used to get
+    # acme's item (and its title and tags) back.
+    user, page = f"u-{uuid.uuid4().hex[:8]}", {"url": "https://example.com/pricing",
+                                               "title": "Acme pricing notes"}
+    acme = await api.post("/v1/items", json=page, headers=bearer(http_services, user))
+    globex = await api.post("/v1/items", json={**page, "title": "Globex pricing"},
+                            headers=bearer(http_services, user, tenant="globex"))
+    assert (acme.status_code, globex.status_code) == (201, 201), globex.text
+    assert globex.json()["item_id"] != acme.json()["item_id"]
+    again = await api.post("/v1/items", json=page,
+                           headers=bearer(http_services, user, tenant="globex"))
+    assert (again.status_code, again.json()["item_id"]) == (200, globex.json()["item_id"])
+    rows = await http_services.pool.fetch(
+        "SELECT i.tenant, i.title, j.tenant AS job_tenant FROM items i JOIN tagging_jobs j"
+        " ON j.item_id = i.id WHERE i.user_id = $1 ORDER BY i.tenant", user)
+    assert [tuple(r) for r in rows] == [("acme", "Acme pricing notes", "acme"),
+                                        ("globex", "Globex pricing", "globex")]
+
+
+async def test_a_viewer_may_not_save_and_nothing_is_written(
+    api: httpx.AsyncClient, http_services: Services
+) -> None:
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    answer = await api.post("/v1/items", json={"url": "https://e.com/v", "title": "t"},
+                            headers=bearer(http_services, user, role="viewer"))
+    assert answer.status_code == 403 and "role_not_allowed" in answer.json()["detail"]
+    assert await http_services.pool.fetchval(
+        "SELECT count(*) FROM items WHERE user_id = $1", user) == 0
+
+
+async def test_tags_jobs_and_removals_stay_in_their_tenant(http_services: Services) -> None:
+    store, user = TaggingStore(http_services.pool), f"u-{uuid.uuid4().hex[:8]}"
+    await store.add_user_tag("acme", user, tag_key("Acme secret project"), "Acme secret project")
+    await store.add_user_tag("globex", user, tag_key("Globex roadmap"), "Globex roadmap")
+    saved = await store.save_item("globex", ItemCapture(user_id=user, url="https://e.com/t",
+                                                        title="t"))
+    claimed = await store.claim(saved.item_id, 1)
+    # The model is shown only this tenant's tags: the other tenant's names never leak into it.
+    assert claimed.user_tags == ["Globex roadmap"]
+    await store.record_failure(JobFailure(item_id=saved.item_id, attempt=1, final=True,
+                                          error="e"))
+    with pytest.raises(InvalidInput, match="no tagging job"):
+        await store.retry_job("acme", user, saved.item_id)
+    assert not await store.remove_tag("acme", user, saved.item_id, "Globex roadmap")
+    assert (await store.retry_job("globex", user, saved.item_id)).runs == 2
+
+
+async def test_a_nul_in_an_item_is_422_naming_the_field_and_writes_nothing(
+    api: httpx.AsyncClient, http_services: Services
+) -> None:
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    answer = await api.post("/v1/items", json={"url": "https://e.com/n", "title": "a\x00b"},
+                            headers=bearer(http_services, user))
+    assert answer.status_code == 422 and "title" in answer.json()["detail"], answer.text
+    assert await http_services.pool.fetchval(
+        "SELECT count(*) FROM items WHERE user_id = $1", user) == 0

@@ -11,12 +11,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tollgate.config.settings import Settings
-from tollgate.http.identity import IdentityError, Verifier, verifier_from_settings
+from tollgate.http.deps import Services
+from tollgate.http.identity import (
+    DEV_AUDIENCE,
+    DEV_ISSUER,
+    IdentityError,
+    Verifier,
+    issue_dev_token,
+    verifier_from_settings,
+)
 
 ISSUER, AUDIENCE = "https://login.example.test/realms/acme", "tollgate-api"
 
@@ -92,3 +101,72 @@ def test_issuer_without_audience_or_jwks_is_a_one_line_error(tmp_path: Path) -> 
     with pytest.raises(SystemExit, match="needs TOLLGATE_OIDC_AUDIENCE"):
         verifier_from_settings(Settings.from_env({
             "TOLLGATE_STATE_DIR": str(tmp_path), "TOLLGATE_OIDC_ISSUER": ISSUER}))
+
+
+async def test_token_in_an_algorithm_the_dev_issuer_does_not_use_is_401(
+        api: httpx.AsyncClient, http_services: Services) -> None:
+    # The dev issuer signs ES256; an RS256 token used to reach PyJWT's RSA key loader with the
+    # EC public key and answer 500 ("Expecting a PEM-formatted key").
+    stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    now = int(time.time())
+    forged = jwt.encode({"iss": DEV_ISSUER, "aud": DEV_AUDIENCE, "sub": "mallory",
+                         "roles": ["care_lead"], "tenant": "acme", "exp": now + 300},
+                        stranger, algorithm="RS256")
+    for call in (api.get("/v1/reviews", headers={"Authorization": f"Bearer {forged}"}),
+                 api.post("/v1/items", json={"url": "https://e.com/a", "title": "t"},
+                          headers={"Authorization": f"Bearer {forged}"})):
+        answer = await call
+        assert answer.status_code == 401, answer.text
+        assert answer.json()["detail"].startswith("bad_token")
+
+
+async def test_hmac_token_naming_the_issuers_rsa_key_is_refused(
+        jwks_url: str, issuer_key: rsa.RSAPrivateKey, tmp_path: Path) -> None:
+    now = int(time.time())
+    forged = jwt.encode({"iss": ISSUER, "aud": AUDIENCE, "sub": "x", "tollgate_roles": ["r"],
+                         "org": "acme", "exp": now + 300}, "a" * 32, algorithm="HS256",
+                        headers={"kid": "k1"})
+    with pytest.raises(IdentityError) as refused:
+        await verifier(jwks_url, tmp_path).verify(forged)
+    assert refused.value.code == "bad_token"
+
+
+@pytest.mark.parametrize(("claims", "claim"), [
+    ({"preferred_username": "x" * 129}, "preferred_username"),
+    ({"preferred_username": None, "sub": "y" * 256}, "sub"),
+    ({"preferred_username": "lan\x00nguyen"}, "preferred_username"),
+    ({"preferred_username": "lan\u200dnguyen"}, "preferred_username"),
+    ({"preferred_username": " lan"}, "preferred_username"),
+    ({"preferred_username": 7}, "preferred_username"),
+    ({"tollgate_roles": [1, 2]}, "tollgate_roles"),
+    ({"tollgate_roles": {"care_lead": True}}, "tollgate_roles"),
+    ({"tollgate_roles": ["reviewer"] * 100}, "tollgate_roles"),
+    ({"tollgate_roles": ["r" * 65]}, "tollgate_roles"),
+    ({"org": "acme\n"}, "org"), ({"org": ["acme"]}, "org"), ({"org": "a" * 200}, "org"),
+])
+async def test_claims_out_of_shape_or_size_are_refused_naming_the_claim(
+        jwks_url: str, issuer_key: rsa.RSAPrivateKey, tmp_path: Path,
+        claims: dict[str, Any], claim: str) -> None:
+    with pytest.raises(IdentityError) as refused:
+        await verifier(jwks_url, tmp_path).verify(token(issuer_key, **claims))
+    assert refused.value.code == "bad_claim"
+    assert f"claim '{claim}'" in refused.value.message
+
+
+async def test_an_over_long_subject_on_a_decision_is_401_not_500(
+        api: httpx.AsyncClient, http_services: Services) -> None:
+    raw = issue_dev_token(http_services.settings.state_dir, reviewer="r" * 5000,
+                          role="care_lead", tenant="acme")
+    answer = await api.post("/v1/reviews/event%2Facme%2Fk-1/decision",
+                            headers={"Authorization": f"Bearer {raw}"},
+                            json={"decision": "approve", "reason": "ok", "request_id": "r",
+                                  "draft_version": 1})
+    assert answer.status_code == 401, answer.text
+    assert "claim 'sub'" in answer.json()["detail"]
+
+
+async def test_an_over_long_token_is_refused_unparsed(tmp_path: Path) -> None:
+    dev = verifier_from_settings(Settings.from_env({"TOLLGATE_STATE_DIR": str(tmp_path)}))
+    with pytest.raises(IdentityError) as refused:
+        await dev.verify("e" * 100_000)
+    assert refused.value.code == "bad_token"

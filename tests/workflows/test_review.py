@@ -111,7 +111,7 @@ async def test_each_refused_kind_is_recorded_and_changes_nothing(
     ticket = await wait_review(handle)
     attempts = {
         "role_not_allowed": dict(role="intern"),
-        "separation_of_duties": dict(reviewer="crm-scheduler"),  # the event's requester
+        "separation_of_duties": dict(reviewer="CRM\u2010Scheduler"),  # the requester, disguised
         "stale_draft_version": dict(draft_version=ticket["draft_version"] + 1),
         "wrong_request": dict(request_id=str(uuid.uuid4())),
         "cross_tenant": dict(tenant_id="globex"),

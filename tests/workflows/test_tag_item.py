@@ -76,10 +76,10 @@ async def tagging(env: WorkflowEnvironment, store: TaggingStore
 async def saved(store: TaggingStore, client: Client, queue: str, *tags: str) -> tuple[str, int]:
     user = f"u-{uuid.uuid4().hex[:8]}"
     for name in tags:
-        await store.add_user_tag(user, tag_key(name), name)
+        await store.add_user_tag("acme", user, tag_key(name), name)
     item = await save_item(store, temporal_starter(client, queue),
                            ItemCapture(user_id=user, url="https://example.com/ui",
-                                       title="Thiết kế UI với Figma"))
+                                       title="Thiết kế UI với Figma"), tenant="acme")
     assert item.created and item.started
     return user, item.item_id
 
@@ -136,12 +136,12 @@ async def test_failed_after_the_last_attempt_then_a_retry_skips_the_removed_tag(
     tagger.script = [ANSWER]
     user, item_id = await saved(store, client, queue)
     await result(client, item_id)
-    assert await store.remove_tag(user, item_id, "Figma")
+    assert await store.remove_tag("acme", user, item_id, "Figma")
     # The item is tagged again (say its page changed) and the model is down for every attempt.
     conn = await asyncpg.connect(database_url)
     await conn.execute("UPDATE tagging_jobs SET state = 'FAILED' WHERE item_id = $1", item_id)
     await conn.close()
-    job = await store.retry_job(user, item_id)
+    job = await store.retry_job("acme", user, item_id)
     tagger.script, tagger.calls = [RetryableError("model_503")], 0
     await temporal_starter(client, queue)(item_id, job.runs)
     out = await result(client, item_id, job.runs)
@@ -150,7 +150,7 @@ async def test_failed_after_the_last_attempt_then_a_retry_skips_the_removed_tag(
     assert failed is not None and failed.state == JobState.FAILED
     assert failed.last_error is not None and "model_503" in failed.last_error
     # The user retries; the model is back and proposes Figma again: it stays removed.
-    job = await store.retry_job(user, item_id)
+    job = await store.retry_job("acme", user, item_id)
     tagger.script = [ANSWER]
     assert await relay_unstarted(store, temporal_starter(client, queue)) >= 1
     out = await result(client, item_id, job.runs)
@@ -166,7 +166,8 @@ async def test_a_duplicate_save_or_start_tags_once(
     user, item_id = await saved(store, client, queue)
     await result(client, item_id)
     again = await save_item(store, temporal_starter(client, queue),
-                            ItemCapture(user_id=user, url="https://example.com/ui", title="x"))
+                            ItemCapture(user_id=user, url="https://example.com/ui", title="x"),
+                            tenant="acme")
     assert (again.item_id, again.created, again.started) == (item_id, False, False)
     # The relay starting run 1 again (a crash before it marked the start) changes nothing.
     await temporal_starter(client, queue)(item_id, 1)
@@ -183,7 +184,7 @@ async def test_a_failed_start_never_fails_the_save_and_the_relay_starts_it(
 
     item = await save_item(store, temporal_down,
                            ItemCapture(user_id="u-relay", url="https://example.com/r",
-                                       title="Figma tips"))
+                                       title="Figma tips"), tenant="acme")
     assert item.created and not item.started and item.job_state == JobState.PENDING
     assert (item.item_id, 1) in await store.unstarted()
     assert await relay_unstarted(store, temporal_starter(client, queue)) >= 1

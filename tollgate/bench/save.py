@@ -60,7 +60,7 @@ async def bench_save(items: int, model_delay: float) -> tuple[list[float], list[
                     t0 = time.perf_counter()
                     saved = await save_item(store, start, ItemCapture(
                         user_id="bench", url=f"https://example.com/{n}",
-                        title=f"Figma and Python notes {n}"))
+                        title=f"Figma and Python notes {n}"), tenant="bench")
                     saves.append(time.perf_counter() - t0)
                     began[saved.item_id] = t0
                 tagged: dict[int, float] = {}

@@ -4,6 +4,7 @@ never holds the save up), see tagging jobs by state, retry a FAILED job, take a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 
 import click
@@ -48,15 +49,25 @@ def _store_failure(exc: TollgateError) -> Failure:
     return Failure(code, f"{exc.error_class.value}: {exc.message}")
 
 
+#: Every command that names an item or a tag names its owner: a user of one tenant.
+tenant_option = click.option("--tenant", required=True, help="the owner's tenant")
+
+
 @items.command()
+@tenant_option
 @click.option("--user", required=True, help="the owner's id")
 @click.option("--url", required=True, help="the page's address")
 @click.option("--title", required=True, help="the page's title")
 @click.option("--description", default="", help="a short description")
 @json_option
-def save(user: str, url: str, title: str, description: str, as_json: bool) -> Command:
+def save(tenant: str, user: str, url: str, title: str, description: str,
+         as_json: bool) -> Command:
     """Save a page; tagging runs later and never holds the save up."""
+    from contracts.base import ID_BODY
     from contracts.tagging import ItemCapture
+
+    if re.fullmatch(ID_BODY, tenant) is None:
+        raise click.UsageError("invalid item: tenant: not a tenant id (letters, digits, . _ : -)")
 
     try:
         capture = ItemCapture(user_id=user, url=url, title=title, description=description)
@@ -71,7 +82,8 @@ def save(user: str, url: str, title: str, description: str, as_json: bool) -> Co
 
         async with pool(s, migrate=True) as p:
             try:
-                saved = await save_item(TaggingStore(p), await _starter(s), capture)
+                saved = await save_item(TaggingStore(p), await _starter(s), capture,
+                                        tenant=tenant)
             except TollgateError as exc:
                 raise _store_failure(exc) from None
         note = "tagging started" if saved.started else (
@@ -108,8 +120,9 @@ def jobs(as_json: bool) -> Command:
 
 @items.command()
 @click.argument("item_id", type=int)
+@tenant_option
 @click.option("--user", required=True, help="the owner's id (only the owner may retry)")
-def retry(item_id: int, user: str) -> Command:
+def retry(item_id: int, tenant: str, user: str) -> Command:
     """Retry the FAILED tagging job of ITEM_ID."""
 
     async def go(s: Settings) -> int:
@@ -119,7 +132,7 @@ def retry(item_id: int, user: str) -> Command:
         async with pool(s, migrate=True) as p:
             store = TaggingStore(p)
             try:
-                job = await store.retry_job(user, item_id)
+                job = await store.retry_job(tenant, user, item_id)
             except TollgateError as exc:
                 raise _store_failure(exc) from None
             await relay_unstarted(store, await _starter(s))
@@ -132,15 +145,16 @@ def retry(item_id: int, user: str) -> Command:
 @items.command()
 @click.argument("item_id", type=int)
 @click.argument("tag")
+@tenant_option
 @click.option("--user", required=True, help="the owner's id")
-def untag(item_id: int, tag: str, user: str) -> Command:
+def untag(item_id: int, tag: str, tenant: str, user: str) -> Command:
     """Take TAG off ITEM_ID; no retry brings it back."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.tagging import TaggingStore
 
         async with pool(s, migrate=True) as p:
-            removed = await TaggingStore(p).remove_tag(user, item_id, tag)
+            removed = await TaggingStore(p).remove_tag(tenant, user, item_id, tag)
         click.echo("removed" if removed else "no such tag on that item")
         return Exit.OK if removed else Exit.REFUSED
 

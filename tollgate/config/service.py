@@ -54,6 +54,14 @@ class IdentitySettings(Section):
     roles_claim: str = env_field("TOLLGATE_OIDC_ROLES_CLAIM", "roles", "Claim holding roles.")
     tenant_claim: str = env_field("TOLLGATE_OIDC_TENANT_CLAIM", "tenant",
                                   "Claim holding the tenant.")
+    item_save_roles: tuple[str, ...] = env_field(
+        "TOLLGATE_ITEM_SAVE_ROLES", ("reader", "reviewer", "care_lead"),
+        "Roles that may save items to the content library, comma-separated (a viewer may not).")
+
+    @field_validator("item_save_roles", mode="before")
+    @classmethod
+    def _item_save_roles(cls, raw: Any) -> tuple[str, ...]:
+        return comma_list(raw)
 
 
 class BrokerSettings(Section):

@@ -36,22 +36,24 @@ DOWN_CONSUMER = "analytics"
 async def tagging_scene(client: Client, pool: asyncpg.Pool, task_queue: str) -> list[str]:
     store, user = TaggingStore(pool), "demo-reader"
     for name in ("UI design", "JavaScript"):
-        await store.add_user_tag(user, tag_key(name), name)
+        await store.add_user_tag("acme", user, tag_key(name), name)
     capture = ItemCapture(user_id=user, url="https://example.com/thiet-ke-ui",
                           title="Thiết kế UI với Figma cho người viết JavaScript")
-    saved = await save_item(store, temporal_starter(client, task_queue), capture)
+    saved = await save_item(store, temporal_starter(client, task_queue), capture,
+                            tenant="acme")
     result: TagItemResult = await client.get_workflow_handle(
         tag_workflow_id(saved.item_id, 1), result_type=TagItemResult).result()
     print(f"\n  tagging: item {saved.item_id} saved ({saved.job_state.value} at once), job "
           f"{result.state.value}")
     for t in result.tags:
         print(f"    {t.how:8} {t.name}")
-    await store.remove_tag(user, saved.item_id, "Figma")
+    await store.remove_tag("acme", user, saved.item_id, "Figma")
     again = ApplyTagsRequest(item_id=saved.item_id, attempt=1, tags=[
         NormalisedTag(key=t.key, name=t.name, confidence=0.8) for t in result.tags])
     await store.apply_tags(again, TRIGRAM_MERGE)
     final = await store.item_tags(saved.item_id)
-    resaved = await save_item(store, temporal_starter(client, task_queue), capture)
+    resaved = await save_item(store, temporal_starter(client, task_queue), capture,
+                              tenant="acme")
     print(f"    after removing Figma and a repeated write: {', '.join(final)}")
     problems = []
     if sorted((t.how, t.name) for t in result.tags) != [

@@ -3,7 +3,8 @@ tagging job are committed in one transaction before anything else; the tagging w
 started after the commit, and a start that fails never fails the save (the relay in every main
 worker starts it later). The answer never waits for the model.
 
-The saving user is the token's subject, never a field of the request.
+The saving user and tenant are the token's, never fields of the request; the token must hold
+one of ``TOLLGATE_ITEM_SAVE_ROLES`` (403 otherwise).
 """
 
 from __future__ import annotations
@@ -38,19 +39,24 @@ class ItemOut(BaseModel):
 
 @router.post("/v1/items", response_model=ItemOut, status_code=201,
              responses={200: {"model": ItemOut, "description": "already saved"},
-                        401: {}, 422: {}})
+                        401: {}, 403: {}, 422: {}})
 async def post_item(body: ItemIn, svc: Svc, who: Who) -> JSONResponse:
     """Save a page; tagging runs later and never holds the save up."""
     from adapters.postgres.tagging import TaggingStore
+    from contracts.errors import InvalidInput
     from contracts.tagging import ItemCapture
     from policies.edge_text import check_string
-    from tollgate.intake.items import save_item, temporal_starter
+    from tollgate.intake.items import SaveRefused, check_save_roles, save_item, temporal_starter
 
     for name, value, free in (("url", body.url, False), ("title", body.title, True),
                               ("description", body.description, True)):
         bad = check_string(value, f"$.{name}", free_text=free)
         if bad is not None:  # PostgreSQL text and UTF-8 would refuse it later, as a 500
             raise HTTPException(422, f"invalid item: {bad.message} ({bad.rule})")
+    try:
+        check_save_roles(who.roles, svc.settings.identity.item_save_roles)
+    except SaveRefused as exc:
+        raise HTTPException(403, f"role_not_allowed: {exc}") from None
     try:
         capture = ItemCapture(user_id=who.reviewer, url=body.url, title=body.title,
                               description=body.description)
@@ -63,7 +69,10 @@ async def post_item(body: ItemIn, svc: Svc, who: Who) -> JSONResponse:
         client = await svc.temporal.client()  # 503 when Temporal is down: the relay starts it
         await temporal_starter(client, svc.settings.task_queue)(item_id, run)
 
-    saved = await save_item(TaggingStore(svc.pool), start, capture)
+    try:
+        saved = await save_item(TaggingStore(svc.pool), start, capture, tenant=who.tenant)
+    except InvalidInput as exc:
+        raise HTTPException(422, f"invalid item: {exc.message}") from None
     out = ItemOut(item_id=saved.item_id, created=saved.created,
                   job_state=saved.job_state.value, started=saved.started)
     return JSONResponse(out.model_dump(), status_code=201 if saved.created else 200)

@@ -20,6 +20,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from adapters.postgres.tagging import TaggingStore
+from contracts.errors import InvalidInput
 from contracts.tagging import ItemCapture, SavedItem, TagItemRequest
 from workflows.tag_item import TagItemWorkflow, tag_workflow_id
 
@@ -45,10 +46,30 @@ def temporal_starter(client: Client, task_queue: str) -> Starter:
     return start
 
 
-async def save_item(store: TaggingStore, start: Starter, capture: ItemCapture) -> SavedItem:
-    """Commit the item and its job, then try to start the tagging once. Saving again the same
-    live URL returns the existing item and starts nothing (a re-save does not re-tag)."""
-    saved = await store.save_item(capture)
+class SaveRefused(Exception):
+    """The caller holds none of the roles that may save (``TOLLGATE_ITEM_SAVE_ROLES``)."""
+
+
+def check_save_roles(roles: tuple[str, ...], allowed: tuple[str, ...]) -> None:
+    """Refuse a save unless one of ``roles`` may save; roles compare as the gate's do."""
+    if not {r.strip().casefold() for r in roles} & {a.strip().casefold() for a in allowed}:
+        raise SaveRefused(f"none of these roles may save items; allowed: {', '.join(allowed)}")
+
+
+async def save_item(store: TaggingStore, start: Starter, capture: ItemCapture, *,
+                    tenant: str) -> SavedItem:
+    """Commit the item and its job for the user of ``tenant``, then try to start the tagging
+    once. Saving again the same live URL returns the existing item and starts nothing (a
+    re-save does not re-tag); another tenant's save of that URL is its own item.
+
+    Raises:
+        InvalidInput: a field holds text PostgreSQL cannot store (NUL, a lone surrogate).
+    """
+    for name in ("url", "title", "description"):
+        value: str = getattr(capture, name)
+        if "\x00" in value or any("\ud800" <= c <= "\udfff" for c in value):
+            raise InvalidInput("bad_text", f"{name}: holds a NUL or a lone surrogate")
+    saved = await store.save_item(tenant, capture)
     if not saved.created:
         return saved
     started = await _try_start(store, start, saved.item_id, 1)

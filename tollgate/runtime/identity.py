@@ -22,11 +22,15 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from contracts.identity import IdentityRefused, VerifiedIdentity
 from tollgate.config.settings import Settings
+from tollgate.runtime.claims import MAX_TOKEN_CHARS, ClaimError, checked_claims
 
 DEV_ISSUER = "tollgate-dev"
 DEV_AUDIENCE = "tollgate"
 DEV_KEY_FILE = "dev-token-key.pem"
-_ALGORITHMS = ["RS256", "ES256", "PS256"]
+_ALGORITHMS = ("RS256", "ES256", "PS256")
+#: What the dev key signs with: a token in any other algorithm is refused, never a crash on a
+#: key of the wrong type.
+DEV_ALGORITHM = "ES256"
 #: Roles that mark an account as not one person's.
 SERVICE_ROLES = frozenset({"service", "shared"})
 
@@ -72,60 +76,76 @@ class Verifier:
     tenant_claim: str = "tenant"
     #: The JWKS keys by ``kid``, fetched by ``prefetch`` (the workflow validator does no I/O).
     cached: dict[str, Any] = field(default_factory=dict)
+    #: What this issuer signs with (the dev key: ES256 only). A JWKS key narrows it to its own.
+    algorithms: tuple[str, ...] = _ALGORITHMS
+    #: The algorithm of each cached JWKS key, by ``kid``.
+    cached_algorithms: dict[str, str] = field(default_factory=dict)
 
     async def verify(self, token: str) -> Identity:
-        key = self.key
+        _bounded(token)
+        key, algorithms = self.key, self.algorithms
         if self.jwks is not None:  # urllib under the hood: keep it off the event loop
             try:
-                key = (await asyncio.to_thread(self.jwks.get_signing_key_from_jwt, token)).key
-            except (jwt.PyJWTError, ValueError) as exc:
+                signing = await asyncio.to_thread(self.jwks.get_signing_key_from_jwt, token)
+            except (jwt.PyJWTError, ValueError, TypeError) as exc:
                 raise _bad(exc) from None
-        return self._identity(token, key, now=None)
+            key = signing.key
+            algorithms = tuple(a for a in algorithms if a == signing.algorithm_name)
+        return self._identity(token, key, algorithms, now=None)
 
     def verify_cached(self, token: str, now: datetime) -> VerifiedIdentity:
         """``verify`` without I/O, against the keys already held, at the time given: the
         workflow validator's verifier (``policies.decision_identity.install_verifier``)."""
-        key = self.key
+        _bounded(token)
+        key, algorithms = self.key, self.algorithms
         if self.jwks is not None:
             try:
-                kid = jwt.get_unverified_header(token).get("kid")
+                kid = str(jwt.get_unverified_header(token).get("kid"))
             except jwt.PyJWTError as exc:
                 raise _bad(exc) from None
-            key = self.cached.get(str(kid))
+            key = self.cached.get(kid)
             if key is None:
                 raise IdentityRefused("unknown_signing_key", "the token is signed by a key "
                                       "this worker does not hold")
-        return self._identity(token, key, now=now).verified()
+            algorithms = tuple(a for a in algorithms if a == self.cached_algorithms.get(kid))
+        return self._identity(token, key, algorithms, now=now).verified()
 
     async def prefetch(self) -> None:
         """Hold the issuer's current signing keys (a worker calls it at start)."""
         if self.jwks is not None:
             keys = await asyncio.to_thread(self.jwks.get_signing_keys)
             self.cached = {str(k.key_id): k.key for k in keys}
+            self.cached_algorithms = {str(k.key_id): str(k.algorithm_name) for k in keys}
 
-    def _identity(self, token: str, key: Any, *, now: datetime | None) -> Identity:
+    def _identity(self, token: str, key: Any, algorithms: tuple[str, ...], *,
+                  now: datetime | None) -> Identity:
+        # PyJWT checks the header's alg against ``algorithms`` before it touches the key, so a
+        # token in an algorithm the key is not for is refused, never a crash on the key's type.
         try:
-            claims = jwt.decode(token, key, algorithms=_ALGORITHMS, issuer=self.issuer,
+            claims = jwt.decode(token, key, algorithms=list(algorithms), issuer=self.issuer,
                                 audience=self.audience, options={
                                     "require": ["exp", "iss", "aud", "sub"],
                                     "verify_exp": now is None, "verify_iat": now is None,
                                     "verify_nbf": now is None})
         except jwt.ExpiredSignatureError:
             raise IdentityRefused("token_expired", "the token has expired") from None
-        except (jwt.PyJWTError, ValueError) as exc:
+        except (jwt.PyJWTError, ValueError, TypeError) as exc:
             raise _bad(exc) from None
         if now is not None and not float(claims["exp"]) > now.timestamp():
             raise IdentityRefused("token_expired", "the token has expired")
-        roles = claims.get(self.roles_claim)
-        roles = [roles] if isinstance(roles, str) else roles
-        tenant = claims.get(self.tenant_claim)
-        if not roles or not all(isinstance(r, str) for r in roles) or not isinstance(tenant, str):
-            raise IdentityRefused("missing_claims", f"the token carries no "
-                                  f"'{self.roles_claim}' or '{self.tenant_claim}' claim")
-        reviewer = claims.get("preferred_username") or claims["sub"]
-        return Identity(reviewer=str(reviewer), roles=tuple(roles), tenant=tenant,
-                        subject=str(claims["sub"]), service=is_service_account(claims, roles),
+        try:
+            reviewer, roles, tenant = checked_claims(
+                claims, roles_claim=self.roles_claim, tenant_claim=self.tenant_claim)
+        except ClaimError as exc:
+            raise IdentityRefused(exc.code, str(exc)) from None
+        return Identity(reviewer=reviewer, roles=roles, tenant=tenant,
+                        subject=str(claims["sub"]), service=is_service_account(claims, list(roles)),
                         token=token)
+
+
+def _bounded(token: str) -> None:
+    if len(token) > MAX_TOKEN_CHARS:
+        raise IdentityRefused("bad_token", f"the token is over {MAX_TOKEN_CHARS} characters")
 
 
 def _bad(exc: Exception) -> IdentityRefused:
@@ -156,7 +176,7 @@ def issue_dev_token(state_dir: Path, *, reviewer: str, role: str, tenant: str,
     claims = {"iss": DEV_ISSUER, "aud": DEV_AUDIENCE, "sub": reviewer,
               "roles": [role, *roles], "tenant": tenant, "iat": now, "exp": now + ttl_s,
               **(extra or {})}
-    return jwt.encode(claims, dev_private_key(state_dir), algorithm="ES256")
+    return jwt.encode(claims, dev_private_key(state_dir), algorithm=DEV_ALGORITHM)
 
 
 def verifier_from_settings(settings: Settings) -> Verifier:
@@ -164,7 +184,8 @@ def verifier_from_settings(settings: Settings) -> Verifier:
     roles_claim, tenant_claim, issuer = oidc.roles_claim, oidc.tenant_claim, oidc.issuer
     if not issuer:
         return Verifier(DEV_ISSUER, DEV_AUDIENCE, key=dev_private_key(settings.state_dir)
-                        .public_key(), roles_claim=roles_claim, tenant_claim=tenant_claim)
+                        .public_key(), roles_claim=roles_claim, tenant_claim=tenant_claim,
+                        algorithms=(DEV_ALGORITHM,))
     audience, jwks_url = oidc.audience, oidc.jwks_url
     if not audience or not jwks_url:
         raise SystemExit("TOLLGATE_OIDC_ISSUER needs TOLLGATE_OIDC_AUDIENCE and "
