@@ -54,6 +54,7 @@ E2E_FOLDERS = ("tests/e2e/", "tests/faults/")
 #: and run one after another: two stacks at once on two cores miss the shutdown and start-up
 #: bounds those tests assert.
 STACK_MODULES = ("tests/stack/test_stack_restart.py", "tests/stack/test_stack_signals.py",
+                 "tests/stack/test_stack_stop_wedged.py",
                  "tests/deploy/test_scale_out.py", "tests/cli/test_against_stack.py",
                  "tests/e2e/test_demo.py", "tests/e2e/test_chaos.py")
 

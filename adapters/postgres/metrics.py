@@ -1,7 +1,7 @@
 """The figures ``/metrics`` serves, read from PostgreSQL at scrape time (docs/metrics.md).
 
 Everything here is computed from rows (events, transitions, receipts, review decisions, drafts,
-dead letters, quarantine, audit, the intake duplicate counters), so it survives a worker
+dead letters, quarantine, the outbox, audit, the intake duplicate counters), so it survives a worker
 restart and every worker reports the same value. Each query is one grouped scan, aggregated in
 PostgreSQL (histograms included): a scrape moves label sets, never one row per event. Labels are
 tenant ids, adapter names, states and reason codes; nothing personal.
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from adapters.postgres.outbox_admin import FIGURES_SQL
 from adapters.postgres.status import OPEN_STATES, StatusStore
 
 #: Review opened -> decision, in seconds: people answer in minutes to days.
@@ -115,6 +116,8 @@ class MetricsStore(StatusStore):
                 "dead_letters": await rows(
                     "SELECT coalesce(tenant_id, '-') AS tenant_id, error_code, status,"
                     " count(*) AS n FROM dead_letters GROUP BY 1, 2, 3"),
+                # Live rows, the oldest one's age and rows moved aside, per (signing) tenant.
+                "outbox": await rows(FIGURES_SQL, now),
                 "quarantine": await rows(
                     "SELECT reason_code, count(*) AS n FROM quarantine GROUP BY reason_code"),
                 "reviews": await rows(

@@ -12,6 +12,8 @@ from typing import Any
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from adapters.postgres.pgtext import pg_json, pg_text, pg_text_or_none
+
 #: A switch row covers (adapter, tenant) when each column equals the value or is '*'.
 _COVERING = "adapter IN ($1, '*') AND tenant_id IN ($2, '*')"
 
@@ -113,9 +115,10 @@ class OpsStore:
             " error_class, error_code, state, owner, replay_plan, redacted_payload, action_key,"
             " replay_input) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10::jsonb,$11,$12::jsonb)"
             " ON CONFLICT (workflow_id, error_code) DO NOTHING",
-            workflow_id, tenant_id, event_id, correlation_id, error_class, error_code, state,
-            owner, replay_plan, json.dumps(redacted_payload) if redacted_payload else None,
-            action_key, json.dumps(replay_input) if replay_input else None,
+            pg_text(workflow_id), pg_text_or_none(tenant_id), pg_text_or_none(event_id),
+            pg_text_or_none(correlation_id), error_class, error_code, state, owner,
+            pg_text(replay_plan), pg_json(redacted_payload or None), action_key,
+            pg_json(replay_input or None),
         )
 
     async def dead_letters(self, status: str | None = None) -> list[dict[str, Any]]:

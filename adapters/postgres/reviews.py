@@ -14,6 +14,7 @@ from typing import Any
 
 import asyncpg
 
+from adapters.postgres.pgtext import pg_text, pg_text_or_none
 from adapters.postgres.steps import OPEN_REVIEW_SQL, step_args
 from contracts import EventRef, ReviewDecision, StepRecord
 
@@ -54,8 +55,8 @@ class ReviewRecords:
             " policy_version) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,false,$10,$11)"
             " ON CONFLICT (decision_key) DO NOTHING",
             ref.workflow_id, f"{ref.workflow_id}#r{number}", ref.tenant_id, decision.request_id,
-            decision.draft_version, decision.decision, decision.reviewer, decision.role,
-            decision.reason, refusal_code, policy_version,
+            decision.draft_version, decision.decision, pg_text(decision.reviewer),
+            decision.role, pg_text_or_none(decision.reason), refusal_code, policy_version,
         )
 
     async def open_review(self, step: StepRecord, review_due_at: datetime) -> bool:

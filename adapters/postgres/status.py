@@ -8,6 +8,8 @@ from typing import Any
 
 import asyncpg
 
+from adapters.postgres.outbox_admin import FIGURES_SQL, outbox_totals
+
 #: States an event leaves on its own; a record that stays in one for long needs a look.
 OPEN_STATES = ("RECEIVED", "VALIDATED", "CONTEXT_READY", "DRAFTED", "AWAITING_REVIEW",
                "HELD_AT_GATE", "APPROVED", "EXECUTING", "UNKNOWN_WRITE", "RECONCILING")
@@ -36,6 +38,7 @@ class StatusStore:
             closed = await conn.fetch(
                 "SELECT adapter, tenant_id, reason, changed_by, changed_at FROM kill_switches"
                 " WHERE closed ORDER BY adapter, tenant_id")
+            outbox = [dict(r) for r in await conn.fetch(FIGURES_SQL, now)]
             sweep = await conn.fetchrow(
                 "SELECT at, detail FROM audit WHERE action = 'receipt_sweep'"
                 " ORDER BY at DESC LIMIT 1")
@@ -49,5 +52,6 @@ class StatusStore:
             "dead_letters": [{"reason": r["error_code"], "count": r["n"]} for r in dead],
             "closed_switches": [dict(r) for r in closed],
             "last_sweep": dict(sweep) if sweep else None,
+            "outbox": outbox_totals(outbox),
         }
 

@@ -17,6 +17,7 @@ import asyncpg
 from adapters.ports.stores import Admission, SendReads
 from adapters.postgres.execute import open_and_record, read_before_send
 from adapters.postgres.outbox import COUNT_DUPLICATE_SQL
+from adapters.postgres.pgtext import pg_json, pg_text, pg_text_or_none
 from adapters.postgres.pool import create_pool, migrate
 from adapters.postgres.reviews import ReviewRecord, ReviewRecords
 from adapters.postgres.steps import TRANSITION_SQL, step_args
@@ -150,8 +151,8 @@ class PostgresStore(ReviewRecords):
             "INSERT INTO quarantine (workflow_id, tenant_id, event_id, reason_code, detail,"
             " redacted_payload, received_at) VALUES ($1,$2,$3,$4,$5,$6::jsonb,$7)"
             " ON CONFLICT (workflow_id) DO NOTHING",
-            workflow_id, tenant_id, event_id, reason_code, detail,
-            json.dumps(redacted_payload) if redacted_payload is not None else None, received_at,
+            pg_text(workflow_id), pg_text_or_none(tenant_id), pg_text_or_none(event_id),
+            reason_code, pg_text(detail), pg_json(redacted_payload), received_at,
         )
 
     async def record_step(self, step: StepRecord) -> bool:

@@ -10,6 +10,7 @@ import click
 from tollgate.cli.common import Command, connect, emit_json, json_option, pool, table
 from tollgate.cli.ops_backup import backup_cmd, restore_cmd
 from tollgate.cli.ops_dlq import dlq
+from tollgate.cli.ops_outbox import outbox
 from tollgate.cli.ops_rollout import modes, rollout
 from tollgate.cli.ops_status import status
 from tollgate.cli.trace import audit
@@ -186,6 +187,7 @@ def migrate() -> Command:
 
 
 ops.add_command(dlq)
+ops.add_command(outbox)
 ops.add_command(status)
 ops.add_command(backup_cmd)
 ops.add_command(restore_cmd)

@@ -16,7 +16,8 @@ from tollgate.runtime.exits import Exit
 
 
 def needs_a_human(snap: dict[str, Any], *, max_past_sla: int, max_unknown: int,
-                  max_dead_letters: int, max_open_age_s: float) -> list[str]:
+                  max_dead_letters: int, max_open_age_s: float,
+                  max_outbox_age_s: float = 300.0) -> list[str]:
     """Why the screen needs a person, one reason a line; empty when all is within limits."""
     why = []
     past_sla = sum(r["past_sla"] for r in snap["reviews"])
@@ -33,6 +34,13 @@ def needs_a_human(snap: dict[str, Any], *, max_past_sla: int, max_unknown: int,
         if age is not None and row["state"] != "AWAITING_REVIEW" and age > max_open_age_s:
             why.append(f"oldest {row['state']} record is {_age(age)} old "
                        f"(limit {_age(max_open_age_s)})")
+    outbox = snap.get("outbox") or {}
+    if outbox.get("oldest_age_s") is not None and outbox["oldest_age_s"] > max_outbox_age_s:
+        why.append(f"outbox stuck: oldest unsent row is {_age(outbox['oldest_age_s'])} old, "
+                   f"{outbox['depth']} waiting (limit {_age(max_outbox_age_s)})")
+    if outbox.get("moved_aside"):
+        why.append(f"{outbox['moved_aside']} outbox row(s) moved aside "
+                   "(tollgate ops outbox list)")
     if snap["closed_switches"]:
         why.append(f"{len(snap['closed_switches'])} kill switch(es) closed")
     return why
@@ -56,6 +64,10 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
     click.echo(f"unknown writes open: {snap['open_unknown_writes']} · dead letters: {dead}")
     switches = ", ".join(f"{r['adapter']}/{r['tenant_id']}" for r in snap["closed_switches"])
     click.echo(f"closed kill switches: {switches or 'none'}")
+    box = snap["outbox"]
+    oldest = "-" if box["oldest_age_s"] is None else _age(box["oldest_age_s"])
+    click.echo(f"outbox: {box['depth']} waiting, oldest {oldest}, "
+               f"{box['moved_aside']} moved aside")
     sweep = snap["last_sweep"]
     if sweep is None:
         click.echo("receipt sweep: never ran (tollgate ops sweep --install)")
@@ -85,8 +97,10 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
 def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: int,
            max_dead_letters: int, max_open_minutes: float) -> Command:
     """Records per state and the oldest in each open one, reviews waiting and past SLA per
-    tenant, open unknown writes, dead letters by reason, closed switches, the last sweep.
-    Exit 6 when something needs a human (the thresholds below), else 0."""
+    tenant, open unknown writes, dead letters by reason, closed switches, the last sweep, the
+    outbox (rows waiting, the oldest's age, rows moved aside). Exit 6 when something needs a
+    human (the thresholds below; an outbox row older than TOLLGATE_OUTBOX_STALL_SECONDS or
+    any row moved aside), else 0."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.status import StatusStore
@@ -96,7 +110,8 @@ def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: i
                 snap = await StatusStore(p).snapshot(datetime.now(UTC))
                 why = needs_a_human(snap, max_past_sla=max_past_sla, max_unknown=max_unknown,
                                     max_dead_letters=max_dead_letters,
-                                    max_open_age_s=max_open_minutes * 60)
+                                    max_open_age_s=max_open_minutes * 60,
+                                    max_outbox_age_s=s.http.outbox_stall_s)
                 if as_json:
                     emit_json({**snap, "needs_a_human": why})
                 else:

@@ -24,6 +24,9 @@ class HttpSettings(Section):
                                 "Largest request body accepted, in bytes.")
     relay_rate: float = env_field("TOLLGATE_RELAY_RATE", 50.0,
                                   "Outbox rows per second the relay starts as workflows.")
+    outbox_stall_s: float = env_field(
+        "TOLLGATE_OUTBOX_STALL_SECONDS", 300.0, "/healthz and /readyz fail (503) when the "
+        "oldest unsent outbox row is older than this, in seconds.")
     notify_file: Path | None = env_field(
         "TOLLGATE_NOTIFY_FILE", None, "Reviewer notification channels per tenant (JSON). "
         "Unset: $TOLLGATE_STATE_DIR/notify.json.")
@@ -35,7 +38,8 @@ class HttpSettings(Section):
     def _port(cls, raw: Any) -> int:
         return port_number(raw, "TOLLGATE_HTTP_PORT")
 
-    @field_validator("intake_rate", "intake_burst", "max_body", "relay_rate", mode="before")
+    @field_validator("intake_rate", "intake_burst", "max_body", "relay_rate",
+                     "outbox_stall_s", mode="before")
     @classmethod
     def _positive(cls, raw: Any, info: ValidationInfo) -> float:
         return positive_number(raw, cls.variable(str(info.field_name)))

@@ -4,7 +4,9 @@ Each of the three stops it the same way (Ctrl-C, ``kill``, systemd, a container 
 closing terminal all send one of them): the workers drain first (no new tasks; activities in
 flight get ``WORKER_DRAIN`` to finish, then are cancelled and Temporal hands them to the
 next worker), then the stand-ins, then Temporal and PostgreSQL. A signal during start-up is kept
-and acted on as soon as the stack is up. What SIGKILL leaves behind, ``tollgate.dev.guard`` stops.
+and acted on as soon as the stack is up. A drain that outlasts its window (a step whose retries
+never end) is abandoned (``StopWatch``), so a stop is always a stop. What SIGKILL leaves behind,
+``tollgate.dev.guard`` stops.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from datetime import timedelta
 from tollgate.config.settings import Settings
 from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import ensure_free, free_port
+from tollgate.runtime.health import StopWatch
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: Grace for activities in flight at a stop; a send's own timeout is shorter than this.
@@ -88,12 +91,14 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     received: list[str] = []
+    watch = StopWatch(WORKER_DRAIN)
 
     def on_signal(sig: signal.Signals) -> None:
         if not received:
             say(f"{sig.name}: stopping (worker drains, then stand-ins, Temporal, PostgreSQL)")
         received.append(sig.name)
         stopping.set()
+        watch.arm()
 
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
@@ -134,7 +139,12 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
                 f"Data: {stack.state_dir}")
             await stopping.wait()
             # Leaving the block shuts the workers down: they drain before anything else stops.
+    except asyncio.CancelledError:
+        if not watch.expired:
+            raise
+        say("drain window passed with a step still retrying: stopping without it")
     finally:
+        watch.disarm()
         await asyncio.to_thread(stack.stop)
         for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)

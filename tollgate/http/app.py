@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from adapters.postgres.outbox_admin import OutboxAdmin
 from tollgate.config.settings import Settings
 from tollgate.http import events, inbox, items, reviews
 from tollgate.http.deps import Services, TemporalLink
@@ -44,9 +46,21 @@ def create_app(svc: Services) -> FastAPI:
         svc.temporal.forget()
         return JSONResponse({"detail": "Temporal is unreachable; try again"}, status_code=503)
 
-    @app.get("/healthz", tags=["service"])
-    async def healthz() -> JSONResponse:
-        return JSONResponse({"ok": True, "outbox_backlog": await svc.outbox.backlog()})
+    async def health() -> JSONResponse:
+        # A stalled relay (the oldest unsent row past the threshold) fails the probe: the
+        # service still answers producers, but what it accepts reaches nobody (issue 25).
+        totals = await OutboxAdmin(svc.pool).totals(datetime.now(UTC))
+        oldest, limit = totals["oldest_age_s"], svc.settings.http.outbox_stall_s
+        stalled = oldest is not None and oldest > limit
+        return JSONResponse(
+            {"ok": not stalled, "outbox_backlog": totals["depth"],
+             "outbox_oldest_age_s": oldest, "outbox_moved_aside": totals["moved_aside"],
+             **({"problem": f"the oldest unsent outbox row is over {limit:g} s old"}
+                if stalled else {})},
+            status_code=503 if stalled else 200)
+
+    app.get("/healthz", tags=["service"])(health)
+    app.get("/readyz", tags=["service"])(health)
 
     return app
 

@@ -1,10 +1,16 @@
-"""The outbox relay: unsent rows into Temporal, oldest first, at a bounded rate.
+"""The outbox relay: live rows into Temporal, oldest first per tenant and entity, at a bounded rate.
 
 Each row goes through ``tollgate.intake.submit.submit`` (update-with-start on the same workflow id a
 producer using the CLI would get), so a row sent twice (a crash between start and mark) is
 answered as a duplicate by Temporal and never makes a second workflow. While Temporal is
-unreachable the row stays unsent and the relay backs off; afterwards it drains the backlog in
-order.
+unreachable the row stays unsent, no try is counted, and the relay backs off; afterwards it
+drains the backlog in order.
+
+Any other failure is the row's own (it cannot be encoded, Temporal refuses it, or its workflow
+keeps failing on it): the row is tried again after its own backoff, ``MAX_DELIVERY_ATTEMPTS``
+times at most, and then moved aside for an operator (``tollgate ops outbox``, docs/runbook.md).
+Meanwhile the relay goes on with every other row: order is kept only per tenant and entity, so
+a stuck row holds back only the later rows of its own entity (ADR 0030).
 """
 
 from __future__ import annotations
@@ -13,8 +19,15 @@ import asyncio
 from dataclasses import dataclass
 
 import structlog
+from fastapi import HTTPException
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
 from adapters.postgres.outbox import OutboxStore
+from contracts import IntakeAck
 from tollgate.http.deps import TemporalLink
 from tollgate.intake import submit as intake
 
@@ -22,37 +35,95 @@ log = structlog.get_logger("tollgate.relay")
 
 #: One delivery (an update-with-start that waits for validation) may take this long.
 SEND_TIMEOUT_S = 15.0
+#: Tries of one row (each failing for a reason of its own) before it is moved aside.
+MAX_DELIVERY_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
 class RelayPolicy:
     rate: float = 50.0  # rows per second at most, all senders together
-    #: Rows in flight at once. One keeps strict oldest-first order, which the intake needs:
-    #: an older event for an entity started after a newer one is SUPERSEDED, not processed.
-    senders: int = 1
+    #: Rows in flight at once. Rows of one tenant and entity never are (the store hands out a
+    #: row only once every older live row of its entity is settled), since an older event for
+    #: an entity started after a newer one is SUPERSEDED, not processed; two senders keep a
+    #: row that times out from holding everyone else for the length of the timeout.
+    senders: int = 2
     idle_s: float = 0.2  # pause when the outbox is empty
     backoff_s: float = 0.5  # first pause after a failed send, doubled up to max_backoff_s
     max_backoff_s: float = 10.0
+    max_attempts: int = MAX_DELIVERY_ATTEMPTS
 
 
-async def relay_once(outbox: OutboxStore, temporal: TemporalLink, task_queue: str) -> bool | None:
-    """Send the oldest unsent row. True: sent; False: it failed (left unsent); None: none left."""
+class Unreachable(Exception):
+    """Temporal could not be reached for this send: the only failure that is not the row's."""
+
+
+async def relay_once(outbox: OutboxStore, temporal: TemporalLink, task_queue: str,
+                     policy: RelayPolicy | None = None) -> bool | None:
+    """Send the next live row. True: sent, or failed for a reason of its own (tried again later,
+    or moved aside): the relay goes straight on. False: Temporal is unreachable (back off).
+    None: no row is due."""
+    policy = policy or RelayPolicy()
     async with outbox.next_unsent() as (row, settle):
         if row is None:
             return None
         try:
-            client = await temporal.client()
-            ack = await asyncio.wait_for(
-                intake.submit(client, row.raw, task_queue=task_queue), SEND_TIMEOUT_S)
-        except Exception as exc:  # any failure leaves the row unsent, for the next pass
+            try:
+                client = await temporal.client()
+            except HTTPException as exc:
+                raise Unreachable("connect") from exc
+            ack = await _send(client, row.raw, task_queue)
+        except Unreachable as exc:
             temporal.forget()
-            await settle.failed(type(exc).__name__)
-            log.warning("relay_send_failed", outbox_id=row.id, attempts=row.attempts + 1,
-                        error=type(exc).__name__)
+            await settle.unreachable(f"unreachable:{exc}")
+            log.warning("relay_temporal_unreachable", outbox_id=row.id, error=str(exc))
             return False
+        except Exception as exc:  # the row's own failure: counted, then moved aside
+            code = _error_code(exc)
+            retry_in = min(policy.backoff_s * 2 ** row.attempts, policy.max_backoff_s)
+            parked = await settle.failed(code, retry_in_s=retry_in,
+                                         park_after=policy.max_attempts)
+            log.warning("relay_moved_aside" if parked else "relay_send_failed",
+                        outbox_id=row.id, attempts=row.attempts + 1, error=code)
+            return True
         await settle.sent(ack.status)
         log.info("relay_sent", outbox_id=row.id, workflow_id=ack.workflow_id, status=ack.status)
         return True
+
+
+async def _send(client: Client, raw: str, task_queue: str) -> IntakeAck:
+    try:
+        return await asyncio.wait_for(intake.submit(client, raw, task_queue=task_queue),
+                                      SEND_TIMEOUT_S)
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.UNAVAILABLE:
+            raise Unreachable(exc.status.name) from exc
+        raise
+    except TimeoutError:
+        if await _workers_polling(client, task_queue):
+            raise
+        # Nobody took the update: no worker is polling (an outage, not this row's fault).
+        raise Unreachable("no_worker") from None
+
+
+async def _workers_polling(client: Client, task_queue: str) -> bool:
+    """Does any worker poll the intake's task queue? Then an update nobody answered in time is
+    stuck on this row (its workflow keeps failing on it), not waiting for a worker."""
+    request = DescribeTaskQueueRequest(
+        namespace=client.namespace, task_queue=TaskQueue(name=task_queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW)
+    try:
+        found = await client.workflow_service.describe_task_queue(request)
+    except RPCError as exc:
+        raise Unreachable(exc.status.name) from exc
+    return len(found.pollers) > 0
+
+
+def _error_code(exc: BaseException) -> str:
+    """What the row keeps of a failure: the class and the RPC status, never a message (which
+    may quote the payload)."""
+    if isinstance(exc, RPCError):
+        return f"{type(exc).__name__}:{exc.status.name}"
+    return type(exc).__name__
 
 
 async def run_relay(outbox: OutboxStore, temporal: TemporalLink, task_queue: str,
@@ -70,7 +141,7 @@ async def _send_loop(outbox: OutboxStore, temporal: TemporalLink, task_queue: st
     backoff = policy.backoff_s
     while True:
         try:
-            sent = await relay_once(outbox, temporal, task_queue)
+            sent = await relay_once(outbox, temporal, task_queue, policy)
         except Exception as exc:  # PostgreSQL itself is away: the loop must outlive it
             log.warning("relay_store_unreachable", error=type(exc).__name__)
             sent = False

@@ -21,7 +21,7 @@ from prometheus_client.core import (
 #: Every key ``families`` reads: a store read (or a test) supplies each, empty when nothing.
 KEYS = ("events", "oldest", "receipts", "dead_letters", "quarantine", "reviews", "past_sla",
         "switches", "duplicates", "conflicts", "validation", "replays", "closures", "unknown",
-        "review_latency", "recover")
+        "review_latency", "recover", "outbox")
 
 
 def _family(name: str, doc: str, labels: list[str], rows: list[dict[str, Any]],
@@ -55,6 +55,15 @@ def families(g: Mapping[str, list[dict[str, Any]]]) -> Iterator[Metric]:
                   ["tenant_id", "error_code", "status"], g["dead_letters"])
     yield _family("tollgate_quarantined", "Quarantined deliveries by reason code.",
                   ["reason_code"], g["quarantine"])
+    yield _family("tollgate_outbox_depth",
+                  "Outbox rows waiting for the relay (not sent, moved aside or dropped), "
+                  "by tenant.", ["tenant_id"], g["outbox"], value="depth")
+    yield _family("tollgate_outbox_oldest_age_seconds",
+                  "Age of the oldest outbox row waiting for the relay, by tenant.",
+                  ["tenant_id"], [r for r in g["outbox"] if r["depth"]], value="oldest_age_s")
+    yield _family("tollgate_outbox_moved_aside",
+                  "Outbox rows moved aside after their bounded tries, not yet retried or "
+                  "dropped, by tenant.", ["tenant_id"], g["outbox"], value="moved_aside")
     yield _family("tollgate_reviews_waiting", "Reviews open now, by tenant.",
                   ["tenant_id"], g["reviews"], value="waiting")
     yield _family("tollgate_reviews_past_sla", "Reviews waiting past their SLA, by tenant.",

@@ -29,7 +29,42 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 #: A probe that takes longer than this counts as "PostgreSQL does not answer".
 PROBE_TIMEOUT_S = 3.0
 
+#: Past the drain window, the rest of a stop (connections, pools) gets this long per step.
+STOP_MARGIN_S = 5.0
+
 Check = Callable[[], Awaitable[str | None]]
+
+
+class StopWatch:
+    """Keeps a stop a stop: once armed (by the stop signal), the task that runs the stop is
+    cancelled when it outlasts the drain window, and again every ``STOP_MARGIN_S`` while it
+    still runs. The SDK retries a failing local activity even after shutdown began (and its
+    shutdown waits for it), so a step whose retries never end would otherwise hold the process
+    for ever (issue 25); its workflow task then times out and another worker takes it."""
+
+    def __init__(self, window: timedelta) -> None:
+        self.window = window.total_seconds() + STOP_MARGIN_S
+        self.task = asyncio.current_task()
+        self.expired = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    def arm(self) -> None:
+        if self._timer is None and not self.expired:
+            self._timer = asyncio.get_running_loop().call_later(self.window, self._expire)
+
+    def _expire(self) -> None:
+        self.expired = True
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            self._timer = asyncio.get_running_loop().call_later(STOP_MARGIN_S, self._expire)
+
+    def disarm(self) -> None:
+        """The stop is over (or abandoned): no more cancelling. Returns the task to normal."""
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.expired and self.task is not None:
+            while self.task.uncancel():
+                pass
 
 
 def drain_from(settings: Settings) -> timedelta:
@@ -91,15 +126,38 @@ async def start_health_server(exits: AsyncExitStack, checks: Sequence[Check],
 
 async def run_worker(queue: str, settings: Settings) -> None:
     """Serve ``queue`` (``main``, ``draft`` or ``all``) until SIGTERM/SIGINT, then drain."""
-    from tollgate.runtime.workers import check_draft_environment, draft_worker, main_worker
+    from tollgate.runtime.workers import check_draft_environment
 
     if queue == "draft":
         check_draft_environment(settings)
     drain = drain_from(settings)
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
+    watch = StopWatch(drain)
+
+    def on_signal() -> None:
+        stopping.set()
+        watch.arm()
+
     for sig in STOP_SIGNALS:
-        loop.add_signal_handler(sig, stopping.set)
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        await _serve(queue, settings, drain, stopping)
+    except asyncio.CancelledError:
+        if not watch.expired:
+            raise
+        print("stopped past the drain window: a step still retrying was left to another "
+              "worker", flush=True)
+    finally:
+        watch.disarm()
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
+
+
+async def _serve(queue: str, settings: Settings, drain: timedelta,
+                 stopping: asyncio.Event) -> None:
+    from tollgate.runtime.workers import draft_worker, main_worker
+
     client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
     workers: list[Worker] = []
     checks: list[Check] = [workers_polling(workers)]
@@ -121,5 +179,3 @@ async def run_worker(queue: str, settings: Settings) -> None:
         await stopping.wait()
         print(f"stopping: no new tasks; activities in flight get {drain.total_seconds():g} s",
               flush=True)
-    for sig in STOP_SIGNALS:
-        loop.remove_signal_handler(sig)

@@ -1,0 +1,108 @@
+"""`tollgate ops outbox`: the HTTP intake's outbox rows the relay moved aside or has not sent,
+and the two things an operator does about one: retry it or drop it (each audited).
+
+Identifiers only (ids, workflow ids, tenants, entity ids, tries, error codes, times): never the
+posted body, which carries customer data. docs/runbook.md, "Outbox", says when to do which.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from tollgate.cli.common import Command, emit_json, json_option, pool, table
+from tollgate.config.settings import Settings
+from tollgate.runtime.exits import Exit, Failure
+
+
+@click.group()
+def outbox() -> None:
+    """Outbox rows moved aside after their bounded tries, or still waiting for the relay."""
+
+
+@outbox.command("list")
+@click.option("--live", "which", flag_value="live", help="rows still waiting for the relay")
+@click.option("--all", "which", flag_value="all", help="every unsent row, aside or waiting")
+@click.option("--limit", type=click.IntRange(min=1, max=10_000), default=100, show_default=True)
+@json_option
+def list_cmd(which: str | None, limit: int, as_json: bool) -> Command:
+    """Rows moved aside (the default), oldest first."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres.outbox_admin import OutboxAdmin
+
+        async with pool(s, migrate=True) as p:
+            rows = await OutboxAdmin(p).rows(which or "aside", limit)  # type: ignore[arg-type]
+        if as_json:
+            emit_json(rows)
+        elif not rows:
+            click.echo("no outbox rows moved aside" if which is None else "no such outbox rows")
+        else:
+            table(["id", "tenant", "entity", "workflow", "tries", "last error", "aside"], [
+                (r["id"], r["tenant_id"], r["entity_id"] or "-", r["workflow_id"],
+                 r["attempts"], r["last_error"] or "-", r["parked_reason"] or "-")
+                for r in rows])
+        return Exit.OK
+
+    return go
+
+
+async def _row(s: Settings, row_id: int) -> dict[str, Any]:
+    from adapters.postgres.outbox_admin import OutboxAdmin
+
+    async with pool(s, migrate=True) as p:
+        row = await OutboxAdmin(p).row(row_id)
+    if row is None:
+        raise Failure(Exit.NOT_FOUND, f"no outbox row {row_id}")
+    return row
+
+
+@outbox.command()
+@click.argument("row_id", metavar="ID", type=click.IntRange(min=1))
+@json_option
+def show(row_id: int, as_json: bool) -> Command:
+    """One outbox row: its workflow id, tenant, entity, tries, last error and state."""
+
+    async def go(s: Settings) -> int:
+        row = await _row(s, row_id)
+        if as_json:
+            emit_json(row)
+        else:
+            for key, value in row.items():
+                click.echo(f"{key:16} {'-' if value is None else value}")
+        return Exit.OK
+
+    return go
+
+
+def _action(name: str, verb: str, doc: str) -> click.Command:
+    @click.argument("row_id", metavar="ID", type=click.IntRange(min=1))
+    @click.option("--operator", required=True, help=f"who {verb} it (recorded in the audit)")
+    @click.option("--reason", required=True, help="why (recorded in the audit)")
+    def command(row_id: int, operator: str, reason: str) -> Command:
+        async def go(s: Settings) -> int:
+            from adapters.postgres.outbox_admin import OutboxAdmin
+
+            await _row(s, row_id)
+            async with pool(s, migrate=True) as p:
+                admin = OutboxAdmin(p)
+                act = admin.retry if name == "retry" else admin.drop
+                done = await act(row_id, actor=operator, reason=reason)
+            if not done:
+                raise Failure(Exit.REFUSED, f"outbox row {row_id} cannot be {verb}: "
+                              "see `tollgate ops outbox show` for its state")
+            click.echo(f"outbox row {row_id} {verb}")
+            return Exit.OK
+
+        return go
+
+    command.__doc__ = doc
+    return outbox.command(name)(command)
+
+
+_action("retry", "retried", "Put a row that was moved aside back in line, its tries counted "
+        "from zero (exit 1 when it is not aside). Safe: the same workflow id, so a row that "
+        "did reach Temporal is answered as a duplicate.")
+_action("drop", "dropped", "Never send this row; it stays as the record of what was posted "
+        "(exit 1 when it was sent or dropped already).")
