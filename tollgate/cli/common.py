@@ -63,14 +63,18 @@ async def connect(s: Settings) -> Client:
     from datetime import timedelta
 
     from tollgate.cli.deadline import with_deadline
+    from tollgate.codec.payload import load_key_ring
     from tollgate.runtime.client import build_client
 
     # Bounded (TOLLGATE_CLI_TIMEOUT): a paused server accepts the connection and never answers,
     # and the SDK would keep asking for half a minute, then every call would wait for ever.
     wait = s.cli.timeout
+    # Read before the bounded wait, so that a missing ring is its own one line (exit 5) raised
+    # here, never an exception left behind in the wait's task.
+    ring = load_key_ring(s.codec)
     try:
         client = await asyncio.wait_for(
-            build_client(s.temporal_address, s.namespace, env=s.env), wait)
+            build_client(s.temporal_address, s.namespace, keys=ring, env=s.env), wait)
     except (RuntimeError, TimeoutError) as exc:  # the SDK's "Failed client connect: ..."
         raise temporal_unreachable(s.temporal_address) from exc
     return with_deadline(client, timedelta(seconds=wait))
