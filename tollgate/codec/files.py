@@ -14,10 +14,11 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
-def private_dir(path: Path) -> Path:
-    """``path`` and any missing parents made at 0700; an existing ``path`` is narrowed to it."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    path.chmod(DIR_MODE)
+def private_dir(path: Path, mode: int = DIR_MODE) -> Path:
+    """``path`` and any missing parents made at ``mode`` (0700); an existing ``path`` is
+    narrowed to it."""
+    path.mkdir(mode=mode, parents=True, exist_ok=True)
+    path.chmod(mode)
     return path
 
 

@@ -98,8 +98,8 @@ class DevStack:
         return self.state_dir / "standins"
 
     def start(self) -> DevStack:
-        # Private: it holds the keys, the codec token, the database URL and customer records.
-        private_dir(self.state_dir)
+        # Secrets are 0600 files; 0711: PostgreSQL, its own user under root, passes through.
+        private_dir(self.state_dir, mode=0o711)
         self._claim()
         try:
             self._stop_leftovers()
