@@ -14,6 +14,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from contracts.identity import IdentityRefused
+from tests.eventually import eventually
 from tests.oidc.conftest import Provider, forged
 from tollgate.config.settings import Settings
 from tollgate.runtime.identity import Verifier, verifier_from_settings
@@ -115,3 +116,19 @@ async def test_a_token_in_another_algorithm_is_refused(
     assert await refused(check, forged("rsa-1", "HS256", key="k" * 32)) == "bad_token"
     p256 = ec.generate_private_key(ec.SECP256R1())
     assert await refused(check, forged("rsa-1", "ES256", key=p256)) == "bad_token"
+
+
+async def test_a_worker_that_never_fetches_on_demand_still_follows_a_rollover(
+        own_provider: Provider, tmp_path: Path) -> None:
+    check = verifier(tmp_path, own_provider.issuer)
+    await check.prefetch()
+    assert check.keys is not None
+    refresher = asyncio.create_task(check.keys.keep_fresh(0.2))
+    try:
+        await asyncio.to_thread(own_provider.rotate)
+        after = await asyncio.to_thread(own_provider.token, "tollgate-es256")
+        await eventually(lambda: "ec-2" in check.keys.held if check.keys else False,
+                         "the refresher holds the new key", timeout=10)
+        assert check.verify_cached(after, datetime.now(UTC)).tenant == "acme"
+    finally:
+        refresher.cancel()

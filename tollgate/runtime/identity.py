@@ -11,6 +11,7 @@ embedded default trusts tokens signed by a dev key kept in the state folder
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,6 +34,9 @@ _ALGORITHMS = ("RS256", "ES256", "PS256")
 #: What the dev key signs with: a token in any other algorithm is refused, never a crash on a
 #: key of the wrong type.
 DEV_ALGORITHM = "ES256"
+#: How often a worker refetches the issuer's keys for its validator (providers publish a new key
+#: days before they sign with it).
+KEYS_REFRESH_EVERY_S = 300.0
 #: Roles that mark an account as not one person's.
 SERVICE_ROLES = frozenset({"service", "shared"})
 
@@ -78,6 +82,8 @@ class Verifier:
     tenant_claim: str = "tenant"
     #: What this issuer signs with (the dev key: ES256 only). A JWKS key narrows it to its own.
     algorithms: tuple[str, ...] = _ALGORITHMS
+    #: The task that keeps ``keys`` fresh for ``verify_cached`` (``install_decision_verifier``).
+    refresher: asyncio.Task[None] | None = field(default=None, repr=False, compare=False)
 
     async def verify(self, token: str) -> Identity:
         _bounded(token)
@@ -199,5 +205,7 @@ async def install_decision_verifier(settings: Settings) -> Verifier:
 
     verifier = verifier_from_settings(settings)
     await verifier.prefetch()
+    if verifier.keys is not None:
+        verifier.refresher = asyncio.create_task(verifier.keys.keep_fresh(KEYS_REFRESH_EVERY_S))
     install_verifier(verifier.verify_cached)
     return verifier

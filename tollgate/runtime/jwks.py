@@ -75,6 +75,16 @@ class KeySet:
             if not self.jwks_url:
                 self.jwks_url = url
 
+    async def keep_fresh(self, every_s: float) -> None:
+        """Refetch every ``every_s`` until cancelled, so a process that only verifies without
+        I/O (the workflow validator) follows a rollover too; a failed fetch keeps the keys."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                await self.refresh(force=True)
+            except IdentityRefused:
+                continue
+
     async def _discover(self, http: httpx.AsyncClient) -> str:
         found = await _document(http, self.issuer.rstrip("/") + DISCOVERY_PATH)
         if found.get("issuer") != self.issuer:
