@@ -44,7 +44,18 @@ def test_the_dashboard_charts_the_issue_11_figures() -> None:
     named = dashboard_names("tollgate_") | dashboard_names("temporal_")
     assert {"tollgate_review_latency_seconds_bucket", "tollgate_unknown_writes_opened_total",
             "tollgate_duplicates_prevented_total",
-            "temporal_workflow_task_schedule_to_start_latency_bucket"} <= named
+            "temporal_workflow_task_schedule_to_start_latency_seconds_bucket"} <= named
+
+
+def test_the_dashboard_shows_the_slos_the_rules_record() -> None:
+    dashboard = json.loads((ROOT / "deploy" / "grafana" / "tollgate.json").read_text())
+    charted = {name for panel in dashboard["panels"] for target in panel["targets"]
+               for name in re.findall(r"\btollgate:[a-z0-9_:]+", target["expr"])}
+    rules = (ROOT / "deploy" / "prometheus" / "alerts.yml").read_text()
+    recorded = set(re.findall(r"record: (tollgate:[a-z0-9_:]+)", rules))
+    assert {"tollgate:review_within_4h:ratio_1d",
+            "tollgate:unknown_write_settled_15m:ratio_1d"} <= charted
+    assert charted <= recorded, f"panels chart rules nobody records: {charted - recorded}"
 
 
 def test_the_scrape_config_points_at_the_metrics_path() -> None:

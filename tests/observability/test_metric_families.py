@@ -174,9 +174,9 @@ async def test_every_family_moves_on_its_path_and_survives_a_restart(
     assert "Lan" not in text and "Miu" not in text
     # The SDK's own metrics, and every one the dashboard charts among them.
     sdk_names = {name for name, _ in sdk}
-    assert value(sdk, "temporal_workflow_task_schedule_to_start_latency_count",
+    assert value(sdk, "temporal_workflow_task_schedule_to_start_latency_seconds_count",
                  namespace="default", service_name="temporal-core-sdk", task_queue=queue) >= 5
-    assert "temporal_workflow_task_schedule_to_start_latency_bucket" in sdk_names
+    assert "temporal_workflow_task_schedule_to_start_latency_seconds_bucket" in sdk_names
     assert dashboard_names("temporal_") - sdk_names == set()
 
 

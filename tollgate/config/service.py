@@ -53,14 +53,23 @@ class IdentitySettings(Section):
         "issuer (`tollgate dev token`).")
     audience: str | None = env_field("TOLLGATE_OIDC_AUDIENCE", None,
                                      "Audience the tokens must carry (needed with the issuer).")
-    jwks_url: str | None = env_field("TOLLGATE_OIDC_JWKS_URL", None,
-                                     "The issuer's JWKS URL (needed with the issuer).")
+    jwks_url: str | None = env_field(
+        "TOLLGATE_OIDC_JWKS_URL", None, "The issuer's JWKS URL. Unset: found through the "
+        "issuer's discovery document (`/.well-known/openid-configuration`).")
+    jwks_cooldown_s: float = env_field(
+        "TOLLGATE_OIDC_JWKS_COOLDOWN_S", 30.0, "Least seconds between two fetches of the "
+        "issuer's keys that a token signed by an unknown key may cause (key rollover).")
     roles_claim: str = env_field("TOLLGATE_OIDC_ROLES_CLAIM", "roles", "Claim holding roles.")
     tenant_claim: str = env_field("TOLLGATE_OIDC_TENANT_CLAIM", "tenant",
                                   "Claim holding the tenant.")
     item_save_roles: tuple[str, ...] = env_field(
         "TOLLGATE_ITEM_SAVE_ROLES", ("reader", "reviewer", "care_lead"),
         "Roles that may save items to the content library, comma-separated (a viewer may not).")
+
+    @field_validator("jwks_cooldown_s", mode="before")
+    @classmethod
+    def _cooldown(cls, raw: Any, info: ValidationInfo) -> float:
+        return positive_number(raw, cls.variable(str(info.field_name)))
 
     @field_validator("item_save_roles", mode="before")
     @classmethod

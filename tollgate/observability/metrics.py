@@ -83,7 +83,11 @@ def sdk_runtime(observability: ObservabilitySettings) -> Runtime:
     try:
         return Runtime(telemetry=TelemetryConfig(
             logging=sdk_logging(observability.sdk_log_level),
-            metrics=PrometheusConfig(bind_address=address)))
+            # Prometheus' naming rules (promtool check metrics): counters end in _total,
+            # durations are seconds and say so (..._latency_seconds); the SDK's defaults are
+            # bare counter names and integer milliseconds.
+            metrics=PrometheusConfig(bind_address=address, counters_total_suffix=True,
+                                     unit_suffix=True, durations_as_seconds=True)))
     except (RuntimeError, ValueError) as exc:  # the core's "Address already in use"
         raise SystemExit(f"TOLLGATE_SDK_METRICS_PORT: cannot serve the SDK's metrics on {address} "
                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"

@@ -2,9 +2,11 @@
 web inbox, the CLI and the workflow's update validator (ADR 0026).
 
 Any OIDC provider works by configuration (``TOLLGATE_OIDC_ISSUER``, ``TOLLGATE_OIDC_AUDIENCE``,
-``TOLLGATE_OIDC_JWKS_URL``, claim names in ``TOLLGATE_OIDC_ROLES_CLAIM`` and
-``TOLLGATE_OIDC_TENANT_CLAIM``). With no issuer configured, the embedded default trusts tokens
-signed by a dev key kept in the state folder (``tollgate dev token``).
+claim names in ``TOLLGATE_OIDC_ROLES_CLAIM`` and ``TOLLGATE_OIDC_TENANT_CLAIM``); its keys are
+found through discovery unless ``TOLLGATE_OIDC_JWKS_URL`` names them, and a key rollover is
+followed without a restart (``tollgate/runtime/jwks.py``). With no issuer configured, the
+embedded default trusts tokens signed by a dev key kept in the state folder
+(``tollgate dev token``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from contracts.identity import IdentityRefused, VerifiedIdentity
 from tollgate.config.settings import Settings
 from tollgate.runtime.claims import MAX_TOKEN_CHARS, ClaimError, checked_claims
+from tollgate.runtime.jwks import HeldKey, KeySet
 
 DEV_ISSUER = "tollgate-dev"
 DEV_AUDIENCE = "tollgate"
@@ -31,6 +34,9 @@ _ALGORITHMS = ("RS256", "ES256", "PS256")
 #: What the dev key signs with: a token in any other algorithm is refused, never a crash on a
 #: key of the wrong type.
 DEV_ALGORITHM = "ES256"
+#: How often a worker refetches the issuer's keys for its validator (providers publish a new key
+#: days before they sign with it).
+KEYS_REFRESH_EVERY_S = 300.0
 #: Roles that mark an account as not one person's.
 SERVICE_ROLES = frozenset({"service", "shared"})
 
@@ -71,51 +77,41 @@ class Verifier:
     issuer: str
     audience: str
     key: Any = None  # a public key (dev) ...
-    jwks: jwt.PyJWKClient | None = None  # ... or the issuer's JWKS
+    keys: KeySet | None = None  # ... or the issuer's key set
     roles_claim: str = "roles"
     tenant_claim: str = "tenant"
-    #: The JWKS keys by ``kid``, fetched by ``prefetch`` (the workflow validator does no I/O).
-    cached: dict[str, Any] = field(default_factory=dict)
     #: What this issuer signs with (the dev key: ES256 only). A JWKS key narrows it to its own.
     algorithms: tuple[str, ...] = _ALGORITHMS
-    #: The algorithm of each cached JWKS key, by ``kid``.
-    cached_algorithms: dict[str, str] = field(default_factory=dict)
+    #: The task that keeps ``keys`` fresh for ``verify_cached`` (``install_decision_verifier``).
+    refresher: asyncio.Task[None] | None = field(default=None, repr=False, compare=False)
 
     async def verify(self, token: str) -> Identity:
         _bounded(token)
-        key, algorithms = self.key, self.algorithms
-        if self.jwks is not None:  # urllib under the hood: keep it off the event loop
-            try:
-                signing = await asyncio.to_thread(self.jwks.get_signing_key_from_jwt, token)
-            except (jwt.PyJWTError, ValueError, TypeError) as exc:
-                raise _bad(exc) from None
-            key = signing.key
-            algorithms = tuple(a for a in algorithms if a == signing.algorithm_name)
-        return self._identity(token, key, algorithms, now=None)
+        if self.keys is None:
+            return self._identity(token, self.key, self.algorithms, now=None)
+        held = await self.keys.key_for(_kid(token))
+        return self._identity(token, *self._signing(held), now=None)
 
     def verify_cached(self, token: str, now: datetime) -> VerifiedIdentity:
         """``verify`` without I/O, against the keys already held, at the time given: the
-        workflow validator's verifier (``policies.decision_identity.install_verifier``)."""
+        workflow validator's verifier (``policies.decision_identity.install_verifier``). The
+        keys held are those of the last fetch, ``prefetch``'s or a ``verify``'s in this process."""
         _bounded(token)
-        key, algorithms = self.key, self.algorithms
-        if self.jwks is not None:
-            try:
-                kid = str(jwt.get_unverified_header(token).get("kid"))
-            except jwt.PyJWTError as exc:
-                raise _bad(exc) from None
-            key = self.cached.get(kid)
-            if key is None:
-                raise IdentityRefused("unknown_signing_key", "the token is signed by a key "
-                                      "this worker does not hold")
-            algorithms = tuple(a for a in algorithms if a == self.cached_algorithms.get(kid))
-        return self._identity(token, key, algorithms, now=now).verified()
+        if self.keys is None:
+            return self._identity(token, self.key, self.algorithms, now=now).verified()
+        held = self.keys.held.get(_kid(token))
+        return self._identity(token, *self._signing(held), now=now).verified()
 
     async def prefetch(self) -> None:
         """Hold the issuer's current signing keys (a worker calls it at start)."""
-        if self.jwks is not None:
-            keys = await asyncio.to_thread(self.jwks.get_signing_keys)
-            self.cached = {str(k.key_id): k.key for k in keys}
-            self.cached_algorithms = {str(k.key_id): str(k.algorithm_name) for k in keys}
+        if self.keys is not None:
+            await self.keys.refresh(force=True)
+
+    def _signing(self, held: HeldKey | None) -> tuple[Any, tuple[str, ...]]:
+        if held is None:
+            raise IdentityRefused("unknown_signing_key", "the token is signed by a key not "
+                                  "among the issuer's keys held here")
+        return held.key, tuple(a for a in self.algorithms if a in held.algorithms)
 
     def _identity(self, token: str, key: Any, algorithms: tuple[str, ...], *,
                   now: datetime | None) -> Identity:
@@ -146,6 +142,16 @@ class Verifier:
 def _bounded(token: str) -> None:
     if len(token) > MAX_TOKEN_CHARS:
         raise IdentityRefused("bad_token", f"the token is over {MAX_TOKEN_CHARS} characters")
+
+
+def _kid(token: str) -> str:
+    try:
+        kid = jwt.get_unverified_header(token).get("kid")
+    except jwt.PyJWTError as exc:
+        raise _bad(exc) from None
+    if not isinstance(kid, str) or not kid or len(kid) > 256:
+        raise IdentityRefused("bad_token", "the token names no signing key (kid)")
+    return kid
 
 
 def _bad(exc: Exception) -> IdentityRefused:
@@ -186,12 +192,11 @@ def verifier_from_settings(settings: Settings) -> Verifier:
         return Verifier(DEV_ISSUER, DEV_AUDIENCE, key=dev_private_key(settings.state_dir)
                         .public_key(), roles_claim=roles_claim, tenant_claim=tenant_claim,
                         algorithms=(DEV_ALGORITHM,))
-    audience, jwks_url = oidc.audience, oidc.jwks_url
-    if not audience or not jwks_url:
-        raise SystemExit("TOLLGATE_OIDC_ISSUER needs TOLLGATE_OIDC_AUDIENCE and "
-                         "TOLLGATE_OIDC_JWKS_URL")
-    return Verifier(issuer, audience, jwks=jwt.PyJWKClient(jwks_url, cache_keys=True),
-                    roles_claim=roles_claim, tenant_claim=tenant_claim)
+    if not oidc.audience:
+        raise SystemExit("TOLLGATE_OIDC_ISSUER needs TOLLGATE_OIDC_AUDIENCE")
+    keys = KeySet(issuer, jwks_url=oidc.jwks_url, cooldown_s=oidc.jwks_cooldown_s)
+    return Verifier(issuer, oidc.audience, keys=keys, roles_claim=roles_claim,
+                    tenant_claim=tenant_claim)
 
 
 async def install_decision_verifier(settings: Settings) -> Verifier:
@@ -200,5 +205,7 @@ async def install_decision_verifier(settings: Settings) -> Verifier:
 
     verifier = verifier_from_settings(settings)
     await verifier.prefetch()
+    if verifier.keys is not None:
+        verifier.refresher = asyncio.create_task(verifier.keys.keep_fresh(KEYS_REFRESH_EVERY_S))
     install_verifier(verifier.verify_cached)
     return verifier
