@@ -44,7 +44,7 @@ from policies.taint import (
 __all__ = ["inspect_draft", "redact", "scan_context", "scan_context_for_injection", "stopping",
            "validate_draft"]
 
-_REF = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){1,4}$")
+_REF = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){1,4}")
 _ACTION_CLAIM = re.compile(
     r"\b(?:i|we)(?:\s+have|'ve)?\s+(?:already\s+)?(?:booked|scheduled|cancell?ed|charged|"
     r"refunded|sent|paid|confirmed|rescheduled)\s+(?:your|the|an?|it|this|\w+'s)\b"
@@ -233,4 +233,4 @@ def _unique(flags: list[Flag]) -> list[Flag]:
 
 
 def _safe_ref(ref: str) -> str:
-    return ref if _REF.match(ref) and len(ref) <= 64 else "_invalid"
+    return ref if _REF.fullmatch(ref) and len(ref) <= 64 else "_invalid"

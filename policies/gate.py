@@ -34,7 +34,9 @@ AuthorizationReason = Literal[
 
 # A validator finding that starts with a snake_case code ("unknown_source_ref: crm.email")
 # lends the gate its code; free text does not, and the stop reads "failed_validation".
-_FINDING_CODE = re.compile(r"^([a-z][a-z0-9_]{0,63})(?::|$)")
+# A prefix match (the code, then ":" or the end); \Z, since "$" also matches before a final
+# newline.
+_FINDING_CODE = re.compile(r"([a-z][a-z0-9_]{0,63})(?::|\Z)")
 
 
 class ContextVerdict(Frozen):

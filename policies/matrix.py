@@ -26,7 +26,7 @@ from contracts.policy import EventType, PolicyRule, PolicySnapshot, TenantKey, V
 VERSIONS_DIR = Path(__file__).parent / "versions"
 #: The tenant key whose rules apply to every tenant without a rule of its own.
 WILDCARD = "*"
-_FILE_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:\.([1-9]\d*))?\.json$")
+_FILE_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.([1-9]\d*))?\.json")
 
 
 class PolicyMatrix(Frozen):
@@ -55,7 +55,7 @@ class PolicyMatrixError(DeadLetterError):
 
 
 def _version_for(name: str) -> tuple[str, int] | None:
-    match = _FILE_NAME.match(name)
+    match = _FILE_NAME.fullmatch(name)
     return (match[1], int(match[2] or 1)) if match else None
 
 

@@ -47,7 +47,7 @@ from contracts.errors import (
 )
 
 DEFAULT_RETRY_AFTER = 1.0
-_SAFE_CODE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+_SAFE_CODE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 
 class MessagingHttpAdapter(HttpPort):
@@ -169,6 +169,6 @@ def _rejection_message(response: httpx.Response) -> str:
     except ValueError:
         data = None
     code = data.get("code") if isinstance(data, dict) else None
-    if isinstance(code, str) and _SAFE_CODE.match(code):
+    if isinstance(code, str) and _SAFE_CODE.fullmatch(code):
         return f"target rejected the send ({code})"
     return f"target rejected the send ({response.status_code})"

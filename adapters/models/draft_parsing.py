@@ -72,7 +72,7 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )
 _JSON_START = re.compile(r'[{\[]\s*(?:["{\[\]}]|\Z)')
-_SAFE_KEY = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
+_SAFE_KEY = re.compile(r"[a-z][a-z0-9_]{0,40}")
 _MAX_DEPTH = 4
 _MAX_OPENERS = 40  # bounds the work a long answer full of braces can cost
 
@@ -228,7 +228,8 @@ def _findings(exc: ValidationError) -> list[str]:
     for error in exc.errors():
         # Field names come from the model: keep only ones that look like identifiers.
         loc = ".".join(
-            str(p) if isinstance(p, int) or _SAFE_KEY.match(p) else "_" for p in error["loc"][:2]
+            str(p) if isinstance(p, int) or _SAFE_KEY.fullmatch(p) else "_"
+            for p in error["loc"][:2]
         )
         findings.append(f"schema_invalid:{loc or '_'}:{error['type']}")
     return sorted(set(findings))

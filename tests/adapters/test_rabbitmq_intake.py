@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 import pytest
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -115,6 +116,33 @@ async def test_poison_goes_to_the_dead_letter_exchange_with_its_reason(
     await run_until(intake, handler, two_dead_letters)
     assert sorted(reason.split(":")[0] for _, reason in letters) == ["bad_event", "not_json"]
     assert any("event_type" in reason for _, reason in letters)
+
+
+async def test_hostile_text_is_dead_lettered_naming_the_rule_and_the_field(
+        intake: RabbitIntake, env: WorkflowEnvironment, task_queue: str) -> None:
+    """The edge rules run before the model (issue 25): no such text reaches a workflow."""
+    handler = event_handler(env.client, task_queue)
+    event_id, good = order_body()
+    nul = good.replace(b'"customer_id": "C-1"', b'"customer_id": "C-\\u0000"')
+    surrogate = good.replace(f'"{event_id}"'.encode(), b'"e-\\ud800"', 1)
+    deep = good.replace(b'"lines": [', b'"lines": ' + b"[" * 2000 + b"[", 1).replace(
+        b"], \"total_cents\"", b"]" * 2001 + b', "total_cents"', 1)
+    for n, body in enumerate([nul, surrogate, deep]):
+        await intake.publish(body, f"h-{n}")
+    letters: list[tuple[bytes, str]] = []
+
+    async def three_dead_letters() -> bool:
+        letters.extend(await intake.dead_letters())
+        return len(letters) >= 3
+
+    await run_until(intake, handler, three_dead_letters)
+    assert sorted(reason for _, reason in letters) == [
+        "lone_surrogate: $.event_id: contains a lone UTF-16 surrogate (not a character)",
+        "nul: $.payload.customer_id: contains a NUL character",
+        "too_deep: $: nested deeper than 32 levels"]
+    with pytest.raises(RPCError) as missing:  # the NUL and the deep one carry this id
+        await env.client.get_workflow_handle(f"fan-out/{event_id}").describe()
+    assert missing.value.status == RPCStatusCode.NOT_FOUND
 
 
 async def _true(value: bool) -> bool:

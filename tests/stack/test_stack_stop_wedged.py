@@ -1,6 +1,10 @@
 """Stops stay stops (issue 25, item 5): with the relay retrying a row whose workflow step fails
 on every try (its quarantine insert refused), SIGTERM still stops `tollgate dev` within the
-drain window plus the time the stack's servers take to stop."""
+drain window plus the time the stack's servers take to stop.
+
+The row is recorded through the outbox store itself, as the HTTP intake records an invalid
+event: the edge now refuses the NUL that first wedged the relay before it reaches the outbox,
+and recording it here keeps the test from racing the HTTP service's start."""
 
 from __future__ import annotations
 
@@ -8,17 +12,17 @@ import asyncio
 import json
 import signal
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import asyncpg
 import pytest
 
+from adapters.postgres.outbox import OutboxStore
+from policies.keys import payload_fingerprint, quarantine_workflow_id
 from tests.eventually import eventually
 from tests.stack.devproc import DevProcess, stack_folder
 from tollgate.dev.run import WORKER_DRAIN
-from tollgate.http.webhook_auth import body_signature
 from tollgate.runtime.health import STOP_MARGIN_S
 
 pytestmark = pytest.mark.e2e
@@ -36,20 +40,19 @@ def dev() -> Iterator[DevProcess]:
             stack.proc.kill()
 
 
-def post_invalid_event(dev: DevProcess) -> None:
-    secret = json.loads((dev.state_dir / "tenants.json").read_text())["acme"]
-    body = json.dumps({"tenant_id": "acme", "idempotency_key": "wedge-1",
-                       "entity_id": "C-1001"}).encode()
-    stamp = str(int(time.time()))
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{dev.ports['HTTP']}/v1/events", data=body, method="POST",
-        headers={"X-Tollgate-Tenant": "acme", "X-Tollgate-Timestamp": stamp,
-                 "X-Tollgate-Signature": body_signature(secret, stamp, body),
-                 "Content-Type": "application/json"})
+async def record_invalid_event(url: str) -> None:
+    """An unsigned envelope missing its fields, kept for the workflow to quarantine."""
+    raw = json.dumps({"tenant_id": "acme", "idempotency_key": "wedge-1",
+                      "entity_id": "C-1001"})
+    pool = await asyncpg.create_pool(url, min_size=1, max_size=1)
     try:
-        urllib.request.urlopen(request, timeout=10)  # noqa: S310 - our own loopback service
-    except urllib.error.HTTPError as answer:
-        assert answer.code == 422  # refused: its workflow will quarantine it
+        found = await OutboxStore(pool).record(
+            workflow_id="event/acme/wedge-1", conflict_workflow_id=quarantine_workflow_id(raw),
+            tenant_id="acme", fingerprint=payload_fingerprint(raw), status="invalid",
+            reason_code="bad_envelope", raw=raw, received_at=datetime.now(UTC))
+    finally:
+        await pool.close()
+    assert found.kind == "new"
 
 
 async def wedge_and_wait_for_retries(dev: DevProcess) -> None:
@@ -58,7 +61,8 @@ async def wedge_and_wait_for_retries(dev: DevProcess) -> None:
     try:
         # Every quarantine insert now fails: the step retries without end, as with issue 25's NUL.
         await conn.execute("ALTER TABLE quarantine ADD CONSTRAINT wedge CHECK (false) NOT VALID")
-        await asyncio.to_thread(post_invalid_event, dev)
+        await record_invalid_event(url)
+
         async def tries() -> int:
             return int(await conn.fetchval(
                 "SELECT coalesce(max(attempts), 0) FROM outbox WHERE sent_at IS NULL"))

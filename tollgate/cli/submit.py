@@ -37,16 +37,19 @@ def read_events(paths: tuple[str, ...]) -> list[str]:
 
 def restamp_and_sign(raws: list[str], secrets: dict[str, str]) -> list[str]:
     """Dev only: stamp ``occurred_at`` with now (a committed example stays fresh) and sign
-    each event with its tenant's key. Text that is not a JSON object is passed on unchanged:
-    the intake quarantines it."""
+    each event with its tenant's key. Text the edge rules refuse (not JSON, too deep, NUL,
+    lone surrogates, huge numbers) is passed on unchanged: the intake refuses it, one line."""
+    from contracts.events import MAX_EVENT_CHARS
+    from policies import edge_text
     from policies.signing import sign_json
 
     now = datetime.now(UTC).isoformat()
     signed = []
     for raw in raws:
-        try:
-            data = json.loads(raw)
-        except ValueError:
+        # Checked before any json.loads or encode: a 1,000-deep file recursed, and a lone
+        # surrogate could not be encoded to sign (exit 9 before this).
+        data, bad = edge_text.load_json(raw, max_chars=MAX_EVENT_CHARS)
+        if bad is not None:
             signed.append(raw)
             continue
         if isinstance(data, dict) and "occurred_at" in data:

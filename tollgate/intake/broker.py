@@ -3,34 +3,44 @@
 ``python -m tollgate.intake.broker`` runs it against ``TOLLGATE_AMQP_URL`` and Temporal from the
 usual settings. A message is acked only after ``publish_event`` returned (the start is durable); a
 message that is not a valid ``BusinessEvent`` goes to the dead-letter exchange with the reason.
+The edge rules (``policies.edge_text``: size, depth, NUL, lone surrogates, controls, numbers) come
+first, so nothing deep is parsed recursively and no such text reaches Temporal or PostgreSQL; its
+reason names the rule and the field (ADR 0032).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 
 from pydantic import ValidationError
 from temporalio.client import Client
 
 from adapters.broker.rabbitmq import Handler, Outcome, RabbitIntake
 from contracts.errors import InvalidInput
+from contracts.events import MAX_EVENT_CHARS
 from contracts.fanout import BusinessEvent
+from policies import edge_text
 from tollgate.config.settings import Settings
 from tollgate.intake.publish import publish_event
 
 
 def parse_message(body: bytes) -> BusinessEvent:
-    """One-line ``InvalidInput`` for anything that is not a valid event (never a traceback)."""
+    """One-line ``InvalidInput`` for anything that is not a valid event (never a traceback):
+    ``{rule}: {field}: {why}`` for an edge rule, ``bad_event: {field}: {type}`` for the model."""
     try:
-        return BusinessEvent.model_validate(json.loads(body))
-    except (ValueError, UnicodeDecodeError) as exc:
-        if isinstance(exc, ValidationError):
-            first = exc.errors()[0]
-            where = ".".join(map(str, first["loc"])) or "event"
-            raise InvalidInput("bad_event", f"{where}: {first['type']}") from None
-        raise InvalidInput("not_json", "message body is not JSON") from None
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("not_json", "message body is not UTF-8 JSON") from None
+    data, violation = edge_text.load_json(text, max_chars=MAX_EVENT_CHARS)
+    if violation is not None:
+        raise InvalidInput(violation.rule, violation.message)
+    try:
+        return BusinessEvent.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "event"
+        raise InvalidInput("bad_event", f"{where}: {first['type']}") from None
 
 
 def event_handler(client: Client, task_queue: str) -> Handler:

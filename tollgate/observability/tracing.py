@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
     from tollgate.config.worker import ObservabilitySettings
 
-_TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$")
-_TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
+_TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}")
+_TRACE_ID = re.compile(r"[0-9a-f]{32}")
 #: The one provider of this process; None: tracing is off.
 _provider: TracerProvider | None = None
 
@@ -102,12 +102,12 @@ def _parent(raw: str) -> Any:
     if not isinstance(correlation, str) or not correlation:
         return None
     value = correlation.lower()
-    match = _TRACEPARENT.match(value)
+    match = _TRACEPARENT.fullmatch(value)
     if match:
         trace_id, span_id = int(match[1], 16), int(match[2], 16)
     else:
         digest = hashlib.sha256(f"{data.get('tenant_id')}:{correlation}".encode()).digest()
-        trace_id = int(value, 16) if _TRACE_ID.match(value) else int.from_bytes(digest[:16])
+        trace_id = int(value, 16) if _TRACE_ID.fullmatch(value) else int.from_bytes(digest[:16])
         span_id = int.from_bytes(digest[16:24])
     if not trace_id or not span_id:
         return None

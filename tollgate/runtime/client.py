@@ -77,8 +77,10 @@ async def build_client(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
         env: where ``TOLLGATE_KEYS``/``TOLLGATE_KEYS_FILE``/``TOLLGATE_STATE_DIR`` and the
             ``TEMPORAL_*`` client configuration are read.
         runtime: the Temporal runtime (one exporting the SDK's metrics,
-            ``tollgate.observability.metrics.sdk_runtime``); when omitted, the shared one
-            ``sdk_runtime`` gives for ``TOLLGATE_SDK_LOG_LEVEL``.
+            ``tollgate.observability.metrics.sdk_runtime``); when omitted, one for
+            ``TOLLGATE_SDK_LOG_LEVEL`` with no exporter (a second client of the process, the
+            HTTP relay's, must not bind the SDK metrics port again: that stopped ``tollgate dev``
+            at its first webhook).
     """
     from tollgate.observability import tracing
 
@@ -93,4 +95,5 @@ async def build_client(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
     # Never the SDK's default runtime: it prints the core's lines on stdout (sdk_runtime).
     return await Client.connect(target, **config, data_converter=encrypted_data_converter(ring),
                                 interceptors=tracing.interceptors(),
-                                runtime=runtime or sdk_runtime(observability))
+                                runtime=runtime or sdk_runtime(observability.model_copy(
+                                    update={"sdk_metrics_port": None})))
