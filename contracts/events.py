@@ -68,6 +68,11 @@ class IntakeResult(Frozen):
     previous: FinalOutcome | None = None
 
 
+#: The ``ApplicationError`` type of an intake delivery the workflow's validator refused as a
+#: repeat whose answer is known ("duplicate"); its first detail is the event's state.
+DUPLICATE_REFUSAL = "known_duplicate"
+
+
 class DuplicateSeen(Frozen):
     """Input of ``count_duplicate``: a running workflow answered one more delivery of its key."""
 

@@ -34,7 +34,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.actions import WakeUp
     from contracts.carry import RunCarry
-    from contracts.events import DuplicateSeen
     from contracts.policy import PolicySnapshot
     from policies.gate import GateDecision, evaluate_gate
     from policies.keys import payload_fingerprint
@@ -43,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.decision_guard import guard_decision, without_token
     from workflows.failures import dead_letter_failure
     from workflows.gate import count_gate_inputs, pass_gate
+    from workflows.intake import answer, refuse_known_duplicate
     from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES
     from workflows.resume import carry_of, restore
     from workflows.review import ReviewDesk
@@ -53,7 +53,6 @@ DRAFT_TASK_QUEUE = "tollgate-draft"
 #: workflow.patched() ids, one per change of the command sequence; never reuse or remove one
 #: while histories recorded before it may still be running (tests/replay keeps both paths).
 INTAKE_AS_LOCAL_ACTIVITY = "intake-as-local-activity"
-COUNT_DUPLICATE_DELIVERIES = "count-duplicate-deliveries"
 
 @workflow.defn(name="ProcessEvent")
 class ProcessEventWorkflow(SendingLedger):
@@ -70,36 +69,11 @@ class ProcessEventWorkflow(SendingLedger):
 
     @workflow.update
     async def intake(self, delivery: IntakeRequest) -> IntakeAck:
-        """Answers the producer as soon as validation and the idempotency gate are done. A later
-        delivery with the same key but another payload is a conflict, not a duplicate."""
-        self._intake_calls += 1
-        first = self._intake_calls == 1
-        await workflow.wait_condition(lambda: self._intake is not None)
-        intake = self._intake
-        assert intake is not None
-        wf_id = workflow.info().workflow_id
-        if not first and payload_fingerprint(delivery.raw) != self._fingerprint:
-            return IntakeAck(status="invalid", workflow_id=wf_id, state=self._state,
-                             reason_code="idempotency_conflict",
-                             message="this idempotency_key was already used with another payload")
-        if intake.status in ("quarantined", "dead_lettered", "superseded"):
-            # Each is final for this delivery: the producer must fix or stop sending it.
-            return IntakeAck(status="invalid", workflow_id=wf_id, state=self._state,
-                             reason_code=intake.reason_code, message=intake.message)
-        if intake.status == "duplicate" or not first:
-            if not first and intake.event is not None and workflow.patched(
-                    COUNT_DUPLICATE_DELIVERIES):
-                # Only this handler sees the delivery; the count must outlive the worker
-                # (docs/metrics.md). The gate counted this run's own first delivery.
-                await workflow.execute_local_activity_method(
-                    IntakeActivities.count_duplicate,
-                    DuplicateSeen(tenant_id=intake.event.tenant_id,
-                                  stage="after_close" if intake.previous else "in_flight"),
-                    start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY)
-            return IntakeAck(status="duplicate", workflow_id=wf_id, state=self._state,
-                             reason_code="duplicate", previous=intake.previous)
-        return IntakeAck(status="accepted", workflow_id=wf_id, state=self._state,
-                         reason_code=intake.reason_code, message=intake.message)
+        return await answer(self, delivery)
+
+    @intake.validator
+    def _known_duplicate(self, delivery: IntakeRequest) -> None:
+        refuse_known_duplicate(self, delivery)
 
     @workflow.query
     def state(self) -> EventState:

@@ -112,6 +112,24 @@ class ReviewRecords:
             decision.tenant_id,
         )
 
+    async def record_refused_by_validator(
+        self, *, workflow_id: str, decision: ReviewDecision, refusal_code: str,
+        decision_key: str,
+    ) -> bool:
+        """A decision the workflow's update validator refused (never in its history), recorded
+        by the edge that sent it with the validator's code. False when no such event exists."""
+        return bool(await self.pool.fetchval(
+            "INSERT INTO review_decisions (workflow_id, decision_key, tenant_id, request_id,"
+            " draft_version, decision, reviewer, role, reason, accepted, refusal_code,"
+            " policy_version)"
+            " SELECT e.workflow_id, $2, e.tenant_id, $3, $4, $5, $6, $7, $8, false, $9,"
+            "  e.policy_version FROM events e WHERE e.workflow_id = $1"
+            " ON CONFLICT (decision_key) DO NOTHING RETURNING 1",
+            workflow_id, decision_key, pg_text(decision.request_id), decision.draft_version,
+            decision.decision, pg_text(decision.reviewer), pg_text(decision.role),
+            pg_text_or_none(decision.reason), refusal_code,
+        ))
+
     async def review_record(self, workflow_id: str) -> ReviewRecord | None:
         """What ``tollgate review show`` prints from PostgreSQL: the event, its newest draft and
         every decision, accepted and refused, oldest first."""

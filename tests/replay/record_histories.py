@@ -42,7 +42,11 @@ async def record() -> None:
 
     # Encrypted under the committed test keys, which the replay tests decrypt with.
     os.environ["TOLLGATE_KEYS_FILE"] = str(OUT.parent.parent / "fixtures" / "test_keys.json")
-    stack = DevStack(state_dir=Path(tempfile.mkdtemp(prefix="tollgate-record-")),
+    from tests.replay import record_waits
+
+    # Only a named recording of it gets the early suggestion (tests/replay/record_waits.py).
+    stack_type = record_waits.EarlyCarryStack if "held_continued_as_new" in ONLY else DevStack
+    stack = stack_type(state_dir=Path(tempfile.mkdtemp(prefix="tollgate-record-")),
                      ports=Ports(temporal=free_port(), ui=free_port(), crm=0, messaging=0))
     await asyncio.to_thread(stack.start)
     try:
@@ -65,6 +69,18 @@ async def record() -> None:
                 # The CRM answers 403 for the record: DEAD_LETTERED (step-failure-dead-letters).
                 "context_refused_dead_lettered": care_due("acme", "C-1001", "rec-crm", now=now),
             }
+
+            async def submit_event(key: str) -> WorkflowHandle[Any, Any]:
+                ack = await submit(client, signed(care_due("acme", "C-1001", key, now=now),
+                                                  secrets), task_queue=settings.task_queue)
+                await wait_state(client, ack.workflow_id, EventState.AWAITING_REVIEW)
+                return client.get_workflow_handle(ack.workflow_id)
+
+            if not ONLY or "lookalike_requester_refused" in ONLY:
+                await record_waits.lookalike_requester_refused(client, submit_event, _write)
+            if "held_continued_as_new" in ONLY:
+                await _with_ops(settings, lambda ops: record_waits.held_continued_as_new(
+                    client, ops, submit_event, _write))
             stack.standins.messaging.inject("fail_after_write", times=1)
             if not ONLY or "send_refused_dead_lettered" in ONLY:
                 await _send_refused(client, settings, secrets, now)
@@ -167,6 +183,20 @@ async def _held_then_woken(client: Client, settings: Settings, secrets: dict[str
         outcome = await handle.result()
         assert outcome["state"] == EventState.SUCCEEDED, outcome
         await _write("held_then_woken", await handle.fetch_history())
+    finally:
+        await pool.close()
+
+
+async def _with_ops(settings: Settings, scenario: Any) -> None:
+    import asyncpg
+
+    from adapters.postgres.ops import OpsStore
+
+    assert settings.database_url is not None
+    pool = await asyncpg.create_pool(settings.database_url.get_secret_value(), min_size=1,
+                                     max_size=2)
+    try:
+        await scenario(OpsStore(pool))
     finally:
         await pool.close()
 

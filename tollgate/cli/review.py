@@ -153,6 +153,7 @@ async def review_decide(
         except (WorkflowUpdateFailedError, RPCError) as exc:
             cause = exc.cause if isinstance(exc, WorkflowUpdateFailedError) else None
             if isinstance(cause, ApplicationError):  # the update validator said no
+                await _audit_refusal(s, workflow_id, made, cause.type or "refused")
                 click.echo(f"refused: {cause.type}: {cause.message}")
                 return Exit.REFUSED
             if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
@@ -163,6 +164,15 @@ async def review_decide(
                        else f"refused: {ack.reason_code}: {ack.message}")
             return Exit.OK if ack.accepted else Exit.REFUSED
     return await _record_undelivered(s, workflow_id, made)
+
+
+async def _audit_refusal(s: Settings, workflow_id: str, made: ReviewDecision,
+                         code: str) -> None:
+    from tollgate.ops.refusals import record_validator_refusal
+
+    if s.dsn:  # without PostgreSQL the refusal is only printed, as for a closed review
+        async with pool(s) as p:
+            await record_validator_refusal(p, workflow_id, made, code)
 
 
 async def _record_undelivered(s: Settings, workflow_id: str, made: ReviewDecision) -> int:

@@ -151,9 +151,13 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
                            message="the review has finished; the decision changes nothing")
     try:
         ack = await handle.execute_update("review", decision, result_type=ReviewAck)
-    except WorkflowUpdateFailedError as exc:  # the update validator refused the identity
+    except WorkflowUpdateFailedError as exc:  # the update validator refused it
         if not isinstance(exc.cause, ApplicationError):
             raise
+        from tollgate.ops.refusals import record_validator_refusal
+
+        await record_validator_refusal(svc.pool, workflow_id, decision,
+                                       exc.cause.type or "refused")
         return DecisionOut(accepted=False, state="AWAITING_REVIEW", message=exc.cause.message,
                            reason_code=exc.cause.type)
     return DecisionOut(accepted=ack.accepted, state=ack.state.value, message=ack.message,

@@ -18,14 +18,14 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
 from contracts.base import EVENT_TYPE_PATTERN, ID_PATTERN
-from contracts.events import MAX_EVENT_CHARS, IntakeRefusal
+from contracts.events import DUPLICATE_REFUSAL, MAX_EVENT_CHARS, IntakeRefusal
 from policies import edge_text
 from policies.keys import event_workflow_id, payload_fingerprint, quarantine_workflow_id
 from policies.redaction import personal_data_kind
@@ -192,6 +192,10 @@ async def _offer(client: Client, request: IntakeRequest, wf_id: str,
             return ack
         except WorkflowAlreadyStartedError:
             return None
+        except WorkflowUpdateFailedError as exc:
+            if (known := _known_duplicate(exc, wf_id)) is None:
+                raise
+            return known
         except RPCError as exc:
             # Many copies of one event at once (BUSY_CODES). The same delivery again is safe
             # (the workflow id dedupes the event, the update id this call), so wait a little
@@ -203,6 +207,16 @@ async def _offer(client: Client, request: IntakeRequest, wf_id: str,
             attempt += 1
         finally:
             _retrieve_start_error(start)
+
+
+def _known_duplicate(exc: WorkflowUpdateFailedError, wf_id: str) -> IntakeAck | None:
+    """The workflow's validator refused a repeat whose answer is known (workflows/intake.py):
+    the producer gets the "duplicate" the handler would have given, and nothing was written."""
+    cause = exc.cause
+    if not (isinstance(cause, ApplicationError) and cause.type == DUPLICATE_REFUSAL):
+        return None
+    state = EventState(cause.details[0]) if cause.details else EventState.RECEIVED
+    return IntakeAck(status="duplicate", workflow_id=wf_id, state=state, reason_code="duplicate")
 
 
 def summary_of(raw: str) -> str | None:
