@@ -14,7 +14,7 @@ refusal codes (``action_token_*``) say why without it.
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from temporalio import activity
 
@@ -64,7 +64,8 @@ class ActionTokenActivities:
         action = request.action
         if not await self.store.has_approval(action.ref.workflow_id, request.draft_version):
             raise RejectedError("no_approval_on_record", "no accepted approval for this draft")
-        now = datetime.now(UTC)
+        # The server's clock, as the check reads it (the send's scheduled time), not this host's.
+        now = request.as_of
         token_id = token_id_of(request)
         token = mint(token_id=token_id, action_key=action.action_key,
                      fingerprint=fingerprint_of(action, action.body), key=self.key, now=now,

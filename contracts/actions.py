@@ -66,11 +66,13 @@ class ExecuteRequest(Frozen):
 
 class MintRequest(Frozen):
     """The approval an action token is minted for: the action as approved, the draft version
-    and the review request the decision answered (with the action key, the token's id)."""
+    and the review request the decision answered (with the action key, the token's id).
+    ``as_of``: the workflow's time, the clock the send's check reads too (the server's)."""
 
     action: ActionRequest
     draft_version: int
     request_id: str
+    as_of: datetime
 
 
 class MintedToken(Frozen):

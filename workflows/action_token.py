@@ -35,7 +35,7 @@ async def with_action_token(execute: ExecuteRequest,
         minted: MintedToken = await workflow.execute_local_activity_method(
             ActionTokenActivities.mint_action_token,
             MintRequest(action=action, draft_version=execute.draft_version,
-                        request_id=decision.request_id),
+                        request_id=decision.request_id, as_of=workflow.now()),
             start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
             summary="mint the action token for what was approved")
     except ActivityError as err:
