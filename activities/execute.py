@@ -1,8 +1,10 @@
 """Step 6: perform one approved action, at most once, with a receipt written first.
 
-Order inside one attempt: kill switch, consent at the source of truth, approval on record,
-receipt row (or the existing one), lookup before resending anything that may have been sent,
-one call with the business key, then settle the receipt with this attempt's fence.
+Order inside one attempt: kill switch, the action token (signature, expiry, scope over the
+draft as PostgreSQL holds it, first use: ``activities.action_token``, ADR 0027), consent at the
+source of truth, approval on record, receipt row (or the existing one), lookup before resending
+anything that may have been sent, one call with the business key, then settle the receipt with
+this attempt's fence.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import structlog
 from temporalio import activity
 
+from activities.action_token import TokenGuard
 from activities.attempt import ALREADY_HELD, attempt_write, sent_nothing_yet
 from activities.circuit import Circuit
 from adapters.ports.stores import RolloutGate, SendReceipts, SendStore, SwitchBoard
@@ -51,7 +54,10 @@ class ExecuteActivities:
         rollout: RolloutGate,
         circuit: Circuit | None = None,
         lookup_windows: Mapping[str, timedelta] | None = None,
+        *,
+        tokens: TokenGuard,
     ) -> None:
+        self.tokens = tokens
         self.circuit = circuit
         #: Per adapter, the lookup window its target declares (TOLLGATE_TARGETS); it travels
         #: with an unknown result to the reconciler, which cannot read configuration itself.
@@ -93,6 +99,8 @@ class ExecuteActivities:
         if reads.switch_row and await self.ops.pass_switch(
                 action.adapter, ref.tenant_id, row_seen=True) is not None:
             return ExecuteResult(status="held", reason_code="kill_switch_closed")
+        # Before any call, the CRM's included; after the switch, so a held send is no use.
+        await self.tokens.admit(request, reads.draft_body)
         record = await self.source.fetch_customer(ref.tenant_id, ref.entity_id)
         if record is None or not record.consent_messaging:
             return ExecuteResult(status="stopped", reason_code="no_consent_at_send")

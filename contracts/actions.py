@@ -55,9 +55,33 @@ class Receipt(Frozen):
 
 
 class ExecuteRequest(Frozen):
+    """``action_token``: minted at approval (``MintedToken``), covering exactly this action;
+    None only from runs started before the ``action-token`` patch, which the send refuses."""
+
     action: ActionRequest
     draft_version: int
     seq: int
+    action_token: str | None = None
+
+
+class MintRequest(Frozen):
+    """The approval an action token is minted for: the action as approved, the draft version
+    and the review request the decision answered (with the action key, the token's id).
+    ``as_of``: the workflow's time, the clock the send's check reads too (the server's)."""
+
+    action: ActionRequest
+    draft_version: int
+    request_id: str
+    as_of: datetime
+
+
+class MintedToken(Frozen):
+    """``token``: a bearer credential (``policies.action_token``), never logged; the run's
+    history holds it encrypted. ``token_id``: the key of its single use."""
+
+    token: str = Field(repr=False)
+    token_id: str
+    expires_at: datetime
 
 
 class ExecuteResult(Frozen):

@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.policy import PolicySnapshot
     from policies.keys import action_key
     from workflows import timeouts as t
+    from workflows.action_token import with_action_token
     from workflows.holds import Hold
     from workflows.ledger import FINAL_STATE, EventLedger
     from workflows.reconcile_write import ReconcileWriteWorkflow
@@ -84,7 +85,10 @@ class SendingLedger(EventLedger):
         # Older runs send from the main queue (its workers still serve execute_action there).
         queue = (target_task_queue(workflow.info().task_queue, action.adapter)
                  if workflow.patched(TARGET_TASK_QUEUE) else None)
-        execute = ExecuteRequest(action=action, draft_version=draft.version, seq=exec_seq)
+        execute = await with_action_token(
+            ExecuteRequest(action=action, draft_version=draft.version, seq=exec_seq), decision)
+        if isinstance(execute, StepFailure):
+            return await self._finish(EventState.DEAD_LETTERED, execute.code)
         return await self._send(request, draft, decision, execute, queue)
 
     async def _send(self, request: IntakeRequest, draft: DraftResult, decision: ReviewDecision,

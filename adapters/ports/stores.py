@@ -100,6 +100,9 @@ class SendReads:
     receipt: Receipt | None
     #: The covering rollout row (``RolloutGate.decide_row``'s input), if any.
     rollout: dict[str, Any] | None
+    #: The text of this draft version as PostgreSQL holds it (what the action token's
+    #: fingerprint is recomputed from), None when there is no such draft.
+    draft_body: str | None = None
 
 
 class SendStore(StepRecorder, Protocol):
@@ -109,6 +112,16 @@ class SendStore(StepRecorder, Protocol):
     async def open_and_record(self, request: ActionRequest, fingerprint: str, *,
                               mode: str | None, step: StepRecord) -> Receipt | None:
         """Open a PENDING receipt and record ``step`` together; None when the key was held."""
+        ...
+
+
+class ActionTokenUses(Protocol):
+    """The action token's store (``activities.action_token``, ``activities.execute``)."""
+
+    async def has_approval(self, workflow_id: str, draft_version: int) -> bool: ...
+
+    async def first_use(self, token_id: str, action_key: str, use_id: str) -> bool:
+        """True when ``use_id`` holds the token (now or from an earlier attempt of it)."""
         ...
 
 

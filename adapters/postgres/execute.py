@@ -32,7 +32,8 @@ SELECT
           AND decision = 'approve' AND accepted) AS approved,
   (SELECT to_jsonb(r) FROM (SELECT {RECEIPT_COLUMNS} FROM receipts
                             WHERE action_key = $5) r) AS receipt,
-  (SELECT to_jsonb(m) FROM ({COVERING_SQL}) m) AS rollout
+  (SELECT to_jsonb(m) FROM ({COVERING_SQL}) m) AS rollout,
+  (SELECT draft->>'message' FROM drafts WHERE workflow_id = $3 AND version = $4) AS draft_body
 """
 
 
@@ -46,6 +47,7 @@ async def read_before_send(pool: asyncpg.Pool, *, tenant_id: str, adapter: str,
         approved=bool(row["approved"]),
         receipt=Receipt.model_validate_json(row["receipt"]) if row["receipt"] else None,
         rollout=json.loads(row["rollout"]) if row["rollout"] else None,
+        draft_body=row["draft_body"],
     )
 
 

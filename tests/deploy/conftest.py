@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import pytest
 
 from tests.deploy.wheel import Installed, install
-from tests.faults.conftest import lookup_window_s, rig
+from tests.faults.conftest import lookup_window_s, rig, rig_env
 from tollgate.dev.standins import StandIns
 
-__all__ = ["installed", "lookup_window_s", "rig", "target_mode"]
+__all__ = ["installed", "lookup_window_s", "rig", "rig_env", "target_mode"]
 #: What worker processes in these tests declare about the target (tollgate/config/targets.py).
 NO_DEDUPE_TARGETS = '{"messaging": {"lookup": true, "dedupe": false}}'
 

@@ -33,7 +33,8 @@ def busy_worker(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess, 
            "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),
            "TOLLGATE_TARGETS": NO_DEDUPE_TARGETS, "TOLLGATE_DRAIN_SECONDS": "20",
            "TOLLGATE_HEALTH_PORT": str(health),
-           "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"]}
+           "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"],
+           "TOLLGATE_ACTION_TOKEN_KEY": s.env["TOLLGATE_ACTION_TOKEN_KEY"]}
     proc = WorkerProcess(env, tmp_path / "worker.log")
     proc.start()
     rig.queue = env["TOLLGATE_TASK_QUEUE"]

@@ -190,15 +190,21 @@ def lookup_window_s() -> float | None:
 
 
 @pytest.fixture
+def rig_env() -> dict[str, str]:
+    """More variables for the rig's worker; a test parametrizes it to set one."""
+    return {}
+
+
+@pytest.fixture
 async def rig(
     dev_server: WorkflowEnvironment, database_url: str, standins: StandIns, tmp_path: Path,
-    target_mode: str, lookup_window_s: float | None,
+    target_mode: str, lookup_window_s: float | None, rig_env: dict[str, str],
 ) -> AsyncIterator[Rig]:
     queue = f"faults-{uuid.uuid4().hex[:8]}"
     settings = worker_settings(
         database_url, standins, tmp_path, queue,
         TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host,
-        TOLLGATE_TARGETS=targets_declaration(target_mode, lookup_window_s))
+        TOLLGATE_TARGETS=targets_declaration(target_mode, lookup_window_s), **rig_env)
     standins.messaging.clear_faults()
     async with main_worker(dev_server.client, settings), draft_worker(dev_server.client,
                                                                       settings):

@@ -66,7 +66,8 @@ def process_rig(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess]]
            "TOLLGATE_TASK_QUEUE": f"{s.task_queue}-proc",
            "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),
            "TOLLGATE_TARGETS": s.env["TOLLGATE_TARGETS"],
-           "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"]}
+           "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"],
+           "TOLLGATE_ACTION_TOKEN_KEY": s.env["TOLLGATE_ACTION_TOKEN_KEY"]}
     proc = WorkerProcess(env, tmp_path / "worker.log")
     proc.start()
     rig.queue = env["TOLLGATE_TASK_QUEUE"]

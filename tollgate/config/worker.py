@@ -3,11 +3,12 @@ reports."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Self
 
-from pydantic import ValidationInfo, field_validator, model_validator
+from pydantic import SecretStr, ValidationInfo, field_validator, model_validator
 
-from tollgate.config.base import Section, comma_list, env_field, port_number
+from tollgate.config.base import Section, comma_list, env_field, port_number, positive_number
 
 #: Workflows the main worker keeps in its sticky cache (the SDK's default is 1,000). Each cached
 #: run costs ≈ 0.14 MB and runs waiting for review stay cached until evicted: with 2,000 parked
@@ -38,6 +39,27 @@ class WorkerSettings(Section):
     consumers_down: tuple[str, ...] = env_field(
         "TOLLGATE_CONSUMERS_DOWN", (), "Fault injection for the demo and drills: fan-out "
         "consumers that refuse every delivery, comma-separated.")
+    action_token_key: SecretStr | None = env_field(
+        "TOLLGATE_ACTION_TOKEN_KEY", None, "Key that signs the action token of every approved "
+        "send (32+ characters, the same on every worker; beats the file).")
+    action_token_key_file: Path | None = env_field(
+        "TOLLGATE_ACTION_TOKEN_KEY_FILE", None, "File holding that key. Unset: "
+        "$TOLLGATE_STATE_DIR/action-token.key (`tollgate dev` writes it at 0600).")
+    action_token_ttl_s: float = env_field(
+        "TOLLGATE_ACTION_TOKEN_TTL_SECONDS", 900.0, "Seconds an action token lives: a send "
+        "scheduled later (held that long by a kill switch) is dead-lettered (ADR 0027).")
+
+    @field_validator("action_token_key", mode="before")
+    @classmethod
+    def _token_key(cls, raw: Any) -> Any:
+        if isinstance(raw, str) and len(raw.strip()) < 32:
+            raise ValueError("TOLLGATE_ACTION_TOKEN_KEY: expected 32 or more characters")
+        return raw
+
+    @field_validator("action_token_ttl_s", mode="before")
+    @classmethod
+    def _token_ttl(cls, raw: Any) -> float:
+        return positive_number(raw, "TOLLGATE_ACTION_TOKEN_TTL_SECONDS")
 
     @field_validator("drain_seconds", mode="before")
     @classmethod

@@ -4,7 +4,8 @@ worker. Everything it starts, it stops; nothing else, and nothing outlives it
 (``tollgate.dev.guard``).
 
 What lives where under the state folder: ``temporal.db`` (Temporal's SQLite file),
-``pgdata/`` (PostgreSQL), ``standins/`` (the stand-ins' records), ``tenants.json``, logs, and
+``pgdata/`` (PostgreSQL), ``standins/`` (the stand-ins' records), ``tenants.json`` and
+``action-token.key`` (``dev_keys.py``), logs, and
 while running ``endpoints.json`` plus the pid files ``stack.pid`` and ``temporal.pid``.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import signal
 import subprocess
@@ -23,6 +23,7 @@ from typing import Any
 
 from tollgate.codec.files import private_dir, write_private
 from tollgate.config.settings import process_env
+from tollgate.dev.dev_keys import ensure_action_token_key, ensure_tenants_file
 from tollgate.dev.guard import Guard, is_same_process, start_time, stop_process
 from tollgate.dev.postgres import (
     postmaster_pid,
@@ -47,12 +48,6 @@ from tollgate.dev.standins import PortInUseError, StandIns, StoreError, start_st
 __all__ = ["DEMO_TENANTS", "SEARCH_ATTRIBUTES", "DevStack", "Ports", "StackError", "free_port",
            "search_attribute_args", "start_embedded_postgres", "stop_embedded_postgres",
            "temporal_binary"]
-
-
-def ensure_tenants_file(path: Path) -> None:
-    """The dev stack's tenant keys: made once, random, kept under the state folder."""
-    if not path.exists():
-        write_private(path, json.dumps({t: secrets.token_hex(24) for t in DEMO_TENANTS}, indent=2))
 
 
 def _read_pid_file(path: Path) -> tuple[int, str, list[str]] | None:
@@ -106,6 +101,7 @@ class DevStack:
             if self.reset:
                 self._delete_data()
             ensure_tenants_file(self.tenants_file)
+            ensure_action_token_key(self.state_dir)
             self._guard = Guard()
             self._start_codec_server()
             if self.temporal_address is None:

@@ -13,6 +13,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.action_token import ActionTokenActivities, TokenGuard
 from activities.circuit import Circuit
 from activities.context import ContextActivities
 from activities.dead_letters import DeadLetterActivities
@@ -29,6 +30,7 @@ from activities.tagging import TaggingActivities, TagModelActivities
 from adapters.http.crm import CrmHttpSource
 from adapters.http.messaging import MessagingHttpAdapter
 from adapters.models.offline_tags import OfflineTagProvider
+from adapters.postgres.action_tokens import ActionTokenStore
 from adapters.postgres.circuit import CircuitStore
 from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.ops import OpsStore
@@ -46,6 +48,7 @@ from tollgate.runtime.client import build_client
 from tollgate.runtime.deployment import deployment_config
 from tollgate.runtime.identity import install_decision_verifier
 from tollgate.runtime.models import build_provider
+from tollgate.runtime.token_key import action_token_key
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
@@ -67,6 +70,7 @@ async def main_worker(client: Client, settings: Settings, *,
     if not settings.dsn or not settings.crm_url or not settings.messaging_url:
         raise SystemExit("DATABASE_URL, TOLLGATE_CRM_URL and TOLLGATE_MESSAGING_URL must be set "
                          "(or run `tollgate dev`)")
+    token_key = action_token_key(settings)  # before any connection: a missing key stops here
     targets, rates = settings.targets.capabilities, settings.targets.rates
     # The same version on every queue of the process: a pinned run's activities go to it.
     version = deployment_config(settings.worker)
@@ -83,10 +87,14 @@ async def main_worker(client: Client, settings: Settings, *,
     steps = StepActivities(store)
     review = ReviewActivities(store)
     circuit = Circuit(CircuitStore(pool), matrix)
+    token_store = ActionTokenStore(pool)
+    tokens = ActionTokenActivities(token_store, token_key,
+                                   timedelta(seconds=settings.worker.action_token_ttl_s))
     execute = ExecuteActivities(
         store, receipts, ops, adapters, crm, RolloutStore(pool), circuit=circuit,
         lookup_windows={name: timedelta(seconds=c.lookup_window_s)
-                        for name, c in targets.items() if c.lookup_window_s})
+                        for name, c in targets.items() if c.lookup_window_s},
+        tokens=TokenGuard(token_store, token_key))
     reconcile = ReconcileActivities(receipts, ops, adapters)
     dead_letters = DeadLetterActivities(ops)
     sweep = SweepActivities(receipts, adapters, circuit)
@@ -116,7 +124,8 @@ async def main_worker(client: Client, settings: Settings, *,
             intake.validate_event, intake.count_duplicate, context.load_context,
             steps.record_step, steps.record_refusal,
             review.count_gate_inputs, review.open_review, review.notify_fallback_owner,
-            execute.execute_action, reconcile.lookup_write, reconcile.resend_write,
+            tokens.mint_action_token, execute.execute_action, reconcile.lookup_write,
+            reconcile.resend_write,
             reconcile.dead_letter_write, sweep.sweep_receipts, dead_letters.dead_letter_step,
             tagging.claim_tag_job, tagging.apply_item_tags, tagging.record_tag_failure,
             fanout.deliver_event, fanout.dead_letter_event,
@@ -178,7 +187,7 @@ async def draft_worker(client: Client, settings: Settings, *,
 
 #: What a model-only worker must not hold: a prompt-injected model call then has nothing to reach.
 DRAFT_WORKER_FORBIDDEN = ("DATABASE_URL", "TOLLGATE_CRM_URL", "TOLLGATE_MESSAGING_URL",
-                          "TOLLGATE_TENANTS_FILE")
+                          "TOLLGATE_TENANTS_FILE", "TOLLGATE_ACTION_TOKEN_KEY")
 
 
 def check_draft_environment(settings: Settings) -> None:
