@@ -68,3 +68,34 @@ async def test_review_shows_values_origin_route_and_the_answering_version(
     assert (await decide(handle, second, "approve", "answers it")).accepted
     assert (await handle.result()).state == EventState.SUCCEEDED
     assert sum(m.get("recipient_ref") == customer for m in standins.messaging.messages()) == 1
+
+
+async def test_flags_with_rule_source_and_span_are_kept_after_the_event_ends(
+    worker_client: tuple[Client, str], standins: StandIns, database_url: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from adapters.postgres.store import PostgresStore, create_pool
+    from tests.workflows.test_untrusted_context import INJECTION, put_customer
+    from tollgate.cli.review_evidence import print_flags
+
+    client, queue = worker_client
+    customer = put_customer(standins, notes=f"Friendly owner. {INJECTION}")
+    handle = await start(client, queue, signed_event(customer))
+    ticket = await wait_review(handle)
+    assert ticket["flags"]
+    assert (await decide(handle, ticket, "reject", "injected note")).accepted
+    assert (await handle.result()).state == EventState.REJECTED
+
+    pool = await create_pool(database_url)
+    try:
+        record = await PostgresStore(pool).review_record(handle.id)
+    finally:
+        await pool.close()
+    assert record is not None and record.draft is not None
+    kept = record.draft["flags"]
+    assert {(f["rule"], f["source"]) for f in kept} >= {("role_marker", "crm.notes")}
+    assert any(f["span"].startswith("HỆ THỐNG") for f in kept)
+    capsys.readouterr()
+    print_flags(None, record.draft)  # what `review show` prints once no query answers
+    shown = capsys.readouterr().out
+    assert "FLAGGED" in shown and "rule role_marker · from crm.notes: 'HỆ THỐNG" in shown
