@@ -37,8 +37,52 @@ class ReviewAck(Frozen):
     reason_code: str | None = None
 
 
+class Evidence(Frozen):
+    """One fact a draft cites, as the reviewer sees it: its value and where it came from.
+
+    ``value`` is masked by policy (``policies.evidence``) before it leaves the workflow: contact
+    data shows only enough to recognise it, secrets and card numbers never. None: the draft
+    cites a fact the context did not hold. ``freshness`` says, in words, how old the source
+    record was when it was read against the age the policy allows.
+    """
+
+    ref: str
+    #: ``crm`` (the context source) or ``event`` (the producer's payload).
+    source: str
+    #: Who holds the fact: "CRM customer record", "event from crm-scheduler".
+    origin: str
+    field: str
+    value: str | None
+    masked: bool = False
+    fetched_at: datetime | None = None
+    source_updated_at: datetime | None = None
+    freshness: str = ""
+
+
+class ReviewRoute(Frozen):
+    """Why the review is here and where it goes next: the policy rule that routed it."""
+
+    #: The rule's action, ``adapter.action`` (``messaging.send_reminder``).
+    rule: str
+    approver_roles: list[str]
+    reason_code: str | None = None
+    #: "given at the source when read (checked again before sending)" or "not required".
+    consent: str
+    sends_today: int | None = None
+    daily_limit: int
+    sends_left_today: int | None = None
+    #: Who is told when the SLA passes, and who holds the review after it.
+    fallback_owner: str
+    escalated: bool = False
+    info_rounds_left: int
+
+
 class ReviewTicket(Frozen):
-    """What the ``review_ticket`` query shows a reviewer: enough to decide, nothing secret."""
+    """What the ``review_ticket`` query shows a reviewer: enough to decide, nothing secret.
+
+    Fields after ``flags`` came with issue 28; each has a default, so a ticket from an older
+    worker still reads.
+    """
 
     workflow_id: str
     state: EventState
@@ -54,6 +98,13 @@ class ReviewTicket(Frozen):
     review_due_at: datetime | None = None
     #: What the validator wants the reviewer to look at (rule, span, where it came from).
     flags: list[Flag] = []
+    #: Each cited fact with its (masked) value and origin.
+    evidence: list[Evidence] = []
+    route: ReviewRoute | None = None
+    #: The version before this one, for the word diff, and the reviewer's request it answers.
+    previous_version: int | None = None
+    previous_message: str | None = None
+    answering: str | None = None
 
 
 class Transition(Frozen):

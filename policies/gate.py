@@ -63,6 +63,8 @@ class GateDecision(Frozen):
     fallback_owner: str
     policy_version: str
     reason_code: str | None = None
+    #: The count the daily limit was judged on (the review page shows what is left).
+    sends_today: int | None = None
 
 
 class Authorization(Frozen):
@@ -150,6 +152,7 @@ def evaluate_gate(
         fallback_owner=rule.fallback_owner,
         policy_version=snapshot.version,
         reason_code=reason,
+        sends_today=sends_today,
     )
 
 

@@ -210,6 +210,7 @@ class ProcessEventWorkflow(SendingLedger):
         if context.status == "stopped":
             return await self._finish(EventState.STOPPED, context.reason_code)
         self._set_state(EventState.CONTEXT_READY)
+        self._review.context_read(context.fields, workflow.now(), context.updated_at)
         return await self._review_loop(request, ref, policy, context.fields)
 
     async def _review_loop(

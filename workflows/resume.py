@@ -43,5 +43,6 @@ def restore(wf: SendingLedger, carry: RunCarry) -> None:
     review = wf._review
     review.requester, review.refusals = carry.requester, carry.refusals
     review.info_rounds = carry.info_rounds
+    review.context_read(carry.context_fields)  # the ticket's evidence (no read time carried)
     wf._hold.rounds = carry.hold_rounds
     workflow.set_current_details(f"state {carry.state.value} (continued, run {carry.generation})")

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         ReviewTicket,
     )
     from contracts.policy import PolicySnapshot
+    from policies.evidence import cited_evidence, review_route
     from policies.gate import GateDecision, authorize_decision
     from workflows import timeouts as t
     from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES
@@ -51,9 +52,27 @@ class ReviewDesk:
         self.requester: str | None = None
         self.deadline: datetime | None = None
         self.due: datetime | None = None
+        # What the ticket shows besides the draft; none of it changes what the run does.
+        self.fields: dict[str, str] = {}
+        self.fetched_at: datetime | None = None
+        self.source_updated_at: datetime | None = None
+        self.escalated = False
+        self.shown: DraftResult | None = None
+        self.previous: DraftResult | None = None
+        self.answering: str | None = None
+
+    def context_read(self, fields: dict[str, str], fetched_at: datetime | None = None,
+                     source_updated_at: datetime | None = None) -> None:
+        """The facts the drafts may cite, and when the source record was read (for evidence)."""
+        self.fields = fields
+        if fetched_at is not None:
+            self.fetched_at, self.source_updated_at = fetched_at, source_updated_at
 
     def ticket(self, state: EventState, draft: DraftResult | None, gate: GateDecision | None,
                policy: PolicySnapshot | None) -> ReviewTicket:
+        rule = policy.rule if policy else None
+        cited = draft.draft.source_refs if draft and draft.draft else []
+        previous = self.previous if draft and self.shown is draft else None
         return ReviewTicket(
             workflow_id=workflow.info().workflow_id, state=state,
             request_id=self.request_id, draft_version=draft.version if draft else None,
@@ -65,6 +84,17 @@ class ReviewDesk:
             review_deadline=self.deadline,
             review_due_at=self.due,
             flags=list(draft.flags) if draft else [],
+            evidence=cited_evidence(
+                cited, self.fields, fetched_at=self.fetched_at,
+                source_updated_at=self.source_updated_at,
+                max_age=rule.max_context_age if rule else None, event_source=self.requester),
+            route=review_route(rule, reason_code=gate.reason_code if gate else None,
+                               sends_today=gate.sends_today if gate else None,
+                               info_rounds=self.info_rounds, escalated=self.escalated)
+            if rule else None,
+            previous_version=previous.version if previous else None,
+            previous_message=previous.draft.message if previous and previous.draft else None,
+            answering=self.answering if previous else None,
         )
 
     async def consider(self, decision: ReviewDecision, *, state: EventState,
@@ -105,6 +135,11 @@ class ReviewDesk:
         """Open a review and wait for a valid decision; at the SLA tell the fallback owner and
         keep waiting, at the deadline expire (None). A timeout never approves."""
         self.request_id = str(workflow.uuid4())
+        if self.shown is not None and self.shown is not draft:
+            # A new version after request-info: the ticket shows what changed and why.
+            self.previous = self.shown
+            self.answering = self.decision.reason if self.decision else None
+        self.shown, self.escalated = draft, False
         self.decision = None
         start = workflow.now()
         self.due = start + gate.review_sla
@@ -120,6 +155,7 @@ class ReviewDesk:
                                           timeout=gate.review_sla)
         except TimeoutError:
             notified = await self._notify_fallback_owner(ref, gate, draft)
+            self.escalated = True
             await record([EventState.AWAITING_REVIEW],
                          f"review SLA passed, escalated to {gate.fallback_owner}"
                          + ("" if notified else " (the notice could not be delivered)"))

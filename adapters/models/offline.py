@@ -7,6 +7,12 @@ Name fields are typed by people, so a "name" is used only when it looks like one
 field holding "Lan (call 0912 345 678)" or a sentence is left out and listed as unknown, so the
 template can never carry a phone number, an e-mail or an instruction from it into a message.
 Free-text facts (notes) are never copied at all.
+
+A reviewer's request-info note gets an answer: when it asks about a fact the template uses
+(the date, the kind of visit, the pet) and the context holds it, the next version says that
+fact in a sentence of its own; anything else (which clinic? what price?) is named in
+``unknowns`` as the reviewer's question no context fact answers. The note itself never goes
+into the message.
 """
 
 from __future__ import annotations
@@ -43,6 +49,20 @@ _TEMPLATES = {
         "Bạn hãy trả lời tin nhắn này để đặt lịch nhé."
     ),
 }
+#: Words in a reviewer's note -> the fact that answers it, and the sentence that says it.
+_ASKS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"\b(?:date|when|day|due|ngày|hạn)\b", re.I), "due", "due"),
+    (re.compile(r"\b(?:kind|type|vaccin\w*|check-?up|deworm\w*|visit|loại)\b", re.I),
+     "kind", "kind"),
+    (re.compile(r"\b(?:pet|animal|dog|cat|thú|bé)\b", re.I), "whose", "pet"),
+)
+_ANSWERS = {
+    "en": {"due": "The date is {due}.", "kind": "The visit is for {kind}.",
+           "pet": "This reminder is about {whose} care."},
+    "vi": {"due": "Ngày hẹn là {due}.", "kind": "Lịch hẹn là {kind}.",
+           "pet": "Tin nhắn này nhắc lịch của {whose}."},
+}
+_SLOT_REF = {"due": "event.due_at", "kind": "event.reminder_kind", "whose": "crm.pet_name"}
 _FALLBACK = {
     "en": {"name": "there", "whose": "your pet's", "kind": "care visit", "due": "soon"},
     "vi": {"name": "bạn", "whose": "bé", "kind": "chăm sóc", "due": "sắp tới"},
@@ -85,14 +105,38 @@ def draft_offline(request: DraftRequest) -> Draft:
     use("event.due_at", "due", _format_date(ctx.get("event.due_at", ""), locale))
     if "crm.locale" in ctx:
         refs.append("crm.locale")
+    message = _TEMPLATES[locale].format(**words)
+    reason = "Offline template reminder built only from the context facts cited."
+    if request.reviewer_note:
+        added, answered = _answer(request.reviewer_note, refs, words, locale)
+        message = f"{message} {added}".strip()
+        if answered:
+            reason = f"Version {request.version} answers the reviewer's question from the facts."
+        else:
+            unknowns.append(f"reviewer asked: {_quote(request.reviewer_note)}"
+                            " (no context fact answers it)")
+            reason = f"Version {request.version}: the reviewer's question is listed as unknown."
     return Draft(
-        message=_TEMPLATES[locale].format(**words),
+        message=message,
         source_refs=refs,
         unknowns=unknowns,
-        reason="Offline template reminder built only from the context facts cited.",
+        reason=reason,
         # No model estimated anything: recording a number here would be made up.
         confidence=None,
     )
+
+
+def _answer(note: str, refs: list[str], words: dict[str, str], locale: str
+            ) -> tuple[str, bool]:
+    """The sentences that answer the note from facts already cited; False when none does."""
+    said = [_ANSWERS[locale][answer].format(**words) for pattern, slot, answer in _ASKS
+            if pattern.search(note) and _SLOT_REF[slot] in refs]
+    return " ".join(said), bool(said)
+
+
+def _quote(note: str) -> str:
+    one_line = " ".join(note.split())
+    return f"\u201c{one_line[:117]}...\u201d" if len(one_line) > 120 else f"\u201c{one_line}\u201d"
 
 
 def _name(value: str) -> str:

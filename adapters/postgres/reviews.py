@@ -141,7 +141,7 @@ class ReviewRecords:
             if event is None:
                 return None
             draft = await conn.fetchrow(
-                "SELECT version, status, draft, provider, model, findings FROM drafts"
+                "SELECT version, status, draft, provider, model, findings, flags FROM drafts"
                 " WHERE workflow_id = $1 ORDER BY version DESC LIMIT 1", workflow_id)
             decisions = await conn.fetch(
                 "SELECT at, decision, reviewer, role, reason, draft_version, accepted,"
@@ -164,7 +164,7 @@ def _draft_row(row: asyncpg.Record | None) -> dict[str, Any] | None:
     if row is None:
         return None
     data = dict(row)
-    for column in ("draft", "findings"):
+    for column in ("draft", "findings", "flags"):
         if isinstance(data[column], str):
             data[column] = json.loads(data[column])
     return data

@@ -56,9 +56,10 @@ WITH t AS (
     RETURNING state_transitions.*
 ), dr AS (
     INSERT INTO drafts (workflow_id, version, status, draft, provider, model, prompt_version,
-                        findings, raw_excerpt)
+                        findings, raw_excerpt, flags)
     SELECT $1, $9, d->>'status', d->'draft', d->>'provider', d->>'model', d->>'prompt_version',
-           COALESCE(d->'findings', '[]'::jsonb), d->>'raw_excerpt'
+           COALESCE(d->'findings', '[]'::jsonb), d->>'raw_excerpt',
+           COALESCE(d->'flags', '[]'::jsonb)
     FROM (SELECT $12::jsonb AS d) s WHERE s.d IS NOT NULL
     ON CONFLICT (workflow_id, version) DO NOTHING
     RETURNING version

@@ -337,7 +337,7 @@ async def test_review_show_prints_draft_policy_and_decisions(
     out = capsys.readouterr().out
     assert "state AWAITING_REVIEW" in out and "policy 2026-12-01.1" in out and "risk low" in out
     assert f"draft v{ticket['draft_version']} (offline" in out
-    assert "sources: crm.first_name" in out and "unknowns: -" in out
+    assert "crm.first_name = " in out and "CRM customer record" in out and "unknowns: -" in out
     assert "refused: role_not_allowed" in out
     assert "postgresql://" not in out  # no connection string, no secret
     assert (await decide(handle, ticket, "reject")).accepted

@@ -15,6 +15,7 @@ import click
 
 from contracts.base import ID_PATTERN
 from tollgate.cli.common import emit_json, pool, table
+from tollgate.cli.review_evidence import print_diff, print_evidence, print_flags, print_route
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -132,6 +133,7 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
         due, deadline = ticket.review_due_at, ticket.review_deadline
         click.echo(f"  SLA {_when(due)} ({_sla_left(due, now)}) · expires {_when(deadline)}")
         click.echo(f"  decide with --seen {seen}")
+    print_route(ticket)
     _print_draft(ticket, record)
     _print_decisions(record)
     if chain is not None:
@@ -168,26 +170,17 @@ def _print_draft(ticket: ReviewTicket | None, record: ReviewRecord | None) -> No
     if not draft:
         for finding in (row or {}).get("findings") or []:
             click.echo(f"  finding: {finding}")
-        _print_flags(ticket)
+        print_flags(ticket, row)
         click.echo("  no readable draft")
         return
     click.echo(f"  {draft['message']}")
-    _print_flags(ticket)
-    click.echo(f"  sources: {', '.join(draft.get('source_refs') or []) or '-'}")
-    click.echo(f"  unknowns: {', '.join(draft.get('unknowns') or []) or '-'}")
+    print_diff(ticket)
+    print_flags(ticket, row)
+    if not print_evidence(ticket):
+        click.echo(f"  sources: {', '.join(draft.get('source_refs') or []) or '-'}")
+    click.echo(f"  unknowns: {'; '.join(draft.get('unknowns') or []) or '-'}")
     if draft.get("reason"):
         click.echo(f"  why: {draft['reason']}")
-
-
-def _print_flags(ticket: ReviewTicket | None) -> None:
-    """Each flag with its rule, where it was found and the text that tripped it. A flag is a
-    warning for the reviewer: it approves nothing and sends nothing."""
-    flags = ticket.flags if ticket else []
-    if not flags:
-        return
-    click.echo(f"  FLAGGED: {len(flags)} thing(s) need your eyes")
-    for flag in flags:
-        click.echo(f"  ! {flag.finding} · rule {flag.rule} · from {flag.source}: {flag.span!r}")
 
 
 def _print_decisions(record: ReviewRecord | None) -> None:

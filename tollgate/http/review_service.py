@@ -19,6 +19,7 @@ from contracts import ReviewAck, ReviewDecision, ReviewTicket
 from contracts.base import ID_PATTERN
 from tollgate.http.deps import Services
 from tollgate.http.identity import Identity
+from tollgate.http.review_evidence import evidence_fields
 
 QUERY_TIMEOUT = timedelta(seconds=10)
 #: What a workflow id of this project can look like (``event/{tenant}/{key}``,
@@ -120,6 +121,7 @@ async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[
         "decisions": [{k: d[k] for k in ("at", "decision", "reviewer", "role", "reason",
                                          "draft_version", "accepted", "refusal_code")}
                       for d in record.decisions],
+        **evidence_fields(found, draft_row, draft.get("message")),
     }
 
 
