@@ -14,8 +14,9 @@ into a duplicate, never a second run. The dead-letter exchange is also the queue
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Literal
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import aio_pika
 from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractRobustConnection
@@ -28,8 +29,20 @@ DEAD_LETTER_QUEUE = "tollgate.events.dead"
 REASON_HEADER = "x-tollgate-reason"
 
 Outcome = Literal["accepted", "duplicate"]
-#: Turns one message body into a durable workflow start; raises ``InvalidInput`` for poison.
-Handler = Callable[[bytes], Awaitable[Outcome]]
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """One delivered message as a handler sees it: a CloudEvent in binary mode is in the
+    headers (``ce-*``) as much as in the body."""
+
+    body: bytes
+    headers: Mapping[str, Any] = field(default_factory=dict)
+    content_type: str | None = None
+
+
+#: Turns one message into a durable workflow start; raises ``InvalidInput`` for poison.
+Handler = Callable[[Inbound], Awaitable[Outcome]]
 
 
 class RabbitIntake:
@@ -63,11 +76,14 @@ class RabbitIntake:
         if self._connection is not None:
             await self._connection.close()
 
-    async def publish(self, body: bytes, message_id: str) -> None:
+    async def publish(self, body: bytes, message_id: str, *,
+                      headers: Mapping[str, str] | None = None,
+                      content_type: str | None = "application/json") -> None:
         """Publish one persistent message (what a producer does; tests and the demo use it)."""
         channel = self._require()
         await channel.default_exchange.publish(
-            aio_pika.Message(body, message_id=message_id, content_type="application/json",
+            aio_pika.Message(body, message_id=message_id, content_type=content_type,
+                             headers=dict(headers or {}),
                              delivery_mode=aio_pika.DeliveryMode.PERSISTENT),
             routing_key=self._queue_name)
 
@@ -91,7 +107,8 @@ class RabbitIntake:
 
     async def _one(self, message: AbstractIncomingMessage, handler: Handler) -> None:
         try:
-            await handler(message.body)
+            await handler(Inbound(message.body, dict(message.headers or {}),
+                                  message.content_type))
         except InvalidInput as exc:
             await self._dead_letter(message, f"{exc.code}: {exc.message}"[:300])
             await message.ack()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import smtplib
+from collections.abc import Callable, Mapping
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -25,12 +26,17 @@ class SlackWebhook:
 
     name = "slack_webhook"
 
-    def __init__(self, url: str, client: httpx.AsyncClient) -> None:
-        self._url, self._client = url, client
+    def __init__(self, url: str, client: httpx.AsyncClient,
+                 sign: Callable[[bytes], Mapping[str, str]] | None = None) -> None:
+        # ``sign``: the Standard Webhooks headers for the exact body (the shell holds the key).
+        self._url, self._client, self._sign = url, client, sign
 
     async def send(self, text: str) -> None:
+        body = json.dumps({"text": text}, ensure_ascii=False).encode()
+        headers = {"content-type": "application/json", **(self._sign(body) if self._sign else {})}
         try:
-            answer = await self._client.post(self._url, json={"text": text}, timeout=10)
+            answer = await self._client.post(self._url, content=body, headers=headers,
+                                             timeout=10)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise NoticeNotSent(type(exc).__name__) from None
         except httpx.HTTPError as exc:

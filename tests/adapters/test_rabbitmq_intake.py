@@ -13,12 +13,15 @@ from datetime import UTC, datetime
 
 import asyncpg
 import pytest
+from cloudevents.core.bindings import rabbitmq as ce_rabbitmq
+from cloudevents.core.formats.json import JSONFormat
+from cloudevents.core.v1.event import CloudEvent
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.fanout import FanOutActivities
-from adapters.broker.rabbitmq import EVENTS_QUEUE, Outcome, RabbitIntake
+from adapters.broker.rabbitmq import EVENTS_QUEUE, Inbound, Outcome, RabbitIntake
 from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.order_consumers import order_consumers
 from tests.eventually import eventually
@@ -65,7 +68,7 @@ def order_body() -> tuple[str, bytes]:
                     "lines": [{"sku": "SKU-9", "quantity": 1}], "total_cents": 500}}).encode()
 
 
-async def run_until(intake: RabbitIntake, handler: Callable[[bytes], Awaitable[Outcome]],
+async def run_until(intake: RabbitIntake, handler: Callable[[Inbound], Awaitable[Outcome]],
                     done: Callable[[], Awaitable[bool]]) -> None:
     task = asyncio.create_task(intake.consume(handler))
     try:
@@ -82,8 +85,8 @@ async def test_a_redelivered_message_is_a_duplicate_never_a_second_run(
     real = event_handler(env.client, task_queue)
     outcomes: list[str] = []
 
-    async def crash_before_the_first_ack(body: bytes) -> Outcome:
-        outcome = await real(body)  # the start is durable here...
+    async def crash_before_the_first_ack(message: Inbound) -> Outcome:
+        outcome = await real(message)  # the start is durable here...
         outcomes.append(outcome)
         if len(outcomes) == 1:
             raise ConnectionResetError("worker died before the ack")  # ...the ack is lost
@@ -147,3 +150,52 @@ async def test_hostile_text_is_dead_lettered_naming_the_rule_and_the_field(
 
 async def _true(value: bool) -> bool:
     return value
+
+
+def order_cloud_event(event_id: str) -> CloudEvent:
+    _, body = order_body()
+    return CloudEvent({"id": event_id, "source": "/shop", "type": "ORDER_PLACED",
+                       "time": datetime.now(UTC), "schemaversion": "1", "tenant": "shop",
+                       "datacontenttype": "application/json"}, json.loads(body)["payload"])
+
+
+async def test_cloudevents_in_both_modes_become_fan_out_runs(
+        intake: RabbitIntake, env: WorkflowEnvironment, task_queue: str) -> None:
+    structured_id, binary_id = (f"ce-{uuid.uuid4().hex[:10]}" for _ in range(2))
+    structured = ce_rabbitmq.to_structured(order_cloud_event(structured_id), JSONFormat())
+    binary = ce_rabbitmq.to_binary(order_cloud_event(binary_id), JSONFormat())
+    assert "ce-id" in binary.headers
+    for event_id, message in ((structured_id, structured), (binary_id, binary)):
+        await intake.publish(message.body, event_id, headers=message.headers,
+                             content_type=message.content_type)
+    handler = event_handler(env.client, task_queue)
+    outcomes: list[str] = []
+
+    async def counted(message: Inbound) -> Outcome:
+        outcomes.append(await handler(message))
+        return outcomes[-1]
+
+    await run_until(intake, counted, lambda: _true(len(outcomes) >= 2))
+    for event_id in (structured_id, binary_id):
+        await env.client.get_workflow_handle(f"fan-out/{event_id}").result()
+    assert await intake.dead_letters() == []
+
+
+async def test_an_incomplete_cloudevent_is_dead_lettered_with_its_reason(
+        intake: RabbitIntake, env: WorkflowEnvironment, task_queue: str) -> None:
+    binary = ce_rabbitmq.to_binary(order_cloud_event("ce-x1"), JSONFormat())
+    no_tenant = {k: v for k, v in binary.headers.items() if k != "ce-tenant"}
+    no_time = {k: v for k, v in binary.headers.items() if k != "ce-time"}
+    for n, headers in enumerate((no_tenant, no_time)):
+        await intake.publish(binary.body, f"m-{n}", headers=headers,
+                             content_type=binary.content_type)
+    letters: list[tuple[bytes, str]] = []
+
+    async def two_dead_letters() -> bool:
+        letters.extend(await intake.dead_letters())
+        return len(letters) >= 2
+
+    await run_until(intake, event_handler(env.client, task_queue), two_dead_letters)
+    reasons = sorted(reason for _, reason in letters)
+    assert all(r.startswith("cloudevent_incomplete:") for r in reasons), reasons
+    assert any("tenant" in r for r in reasons) and any("time" in r for r in reasons)

@@ -45,9 +45,9 @@ def assert_handled(answer: httpx.Response, *, documented: set[int]) -> None:
 
 async def test_openapi_operations_are_the_fuzzed_ones(api: httpx.AsyncClient) -> None:
     paths = (await api.get("/openapi.json")).json()["paths"]
-    assert set(paths) == {"/v1/events", "/v1/reviews", "/v1/reviews/{workflow_id}",
-                          "/v1/reviews/{workflow_id}/decision", "/v1/items", "/healthz",
-                          "/readyz"}
+    assert set(paths) == {"/v1/events", "/v1/events/{tenant}", "/v1/reviews",
+                          "/v1/reviews/{workflow_id}", "/v1/reviews/{workflow_id}/decision",
+                          "/v1/items", "/healthz", "/readyz"}
 
 
 @FUZZ

@@ -101,7 +101,7 @@ async def serve(settings: Settings, host: str, port: int) -> None:
             svc.outbox, svc.temporal, settings.task_queue,
             RelayPolicy(rate=settings.http.relay_rate)))
         notify_file = settings.http.notify_file or settings.state_dir / "notify.json"
-        channels = load_channels(notify_file, http)
+        channels = load_channels(notify_file, http, svc.tenant_secrets)
         public = settings.http.public_url or f"http://{host}:{port}"
         notifier = asyncio.create_task(run_notifier(
             NoticeStore(svc.pool), channels, LocalSink(settings.state_dir / "notices.jsonl"),

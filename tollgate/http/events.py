@@ -22,10 +22,12 @@ from pydantic import BaseModel
 from adapters.postgres.store import PostgresStore
 from policies import edge_text
 from policies.keys import payload_fingerprint, quarantine_workflow_id
+from tollgate.http import protocols
 from tollgate.http.deps import Services, services
 from tollgate.http.precheck import precheck
-from tollgate.http.webhook_auth import check_post
+from tollgate.http.webhook_auth import check_post, check_standard
 from tollgate.intake import submit as intake
+from tollgate.intake.ce_mapping import CeRefusal
 from tollgate.intake.edge import refusal_for
 
 router = APIRouter(tags=["events"])
@@ -93,19 +95,51 @@ async def _read_limited(request: Request, limit: int) -> bytes | None:
     }}}},
 )
 async def post_events(request: Request, svc: Svc) -> JSONResponse:
-    """Accept one event (a JSON object) or a batch (an array), signed with the tenant's key."""
+    """Accept one event (a JSON object) or a batch (an array), or a CloudEvent, signed with
+    the tenant's key (``X-Tollgate-*`` headers)."""
+    return await _intake(request, svc, None)
+
+
+@router.post(
+    "/v1/events/{tenant}", status_code=202, response_model=EventAnswer | BatchAnswer,
+    responses={200: {"description": "duplicate (single event), or a batch's answers"},
+               409: {"model": EventAnswer}, 422: {"model": EventAnswer}, **_PROBLEMS},
+    openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": {"oneOf": [
+            {"type": "object"}, {"type": "array", "items": {"type": "object"}}]}},
+        "application/cloudevents+json": {"schema": {"type": "object"}}}}},
+)
+async def post_standard_webhook(tenant: str, request: Request, svc: Svc) -> JSONResponse:
+    """The same, signed the Standard Webhooks way (``webhook-id``, ``webhook-timestamp``,
+    ``webhook-signature``) for the tenant in the path; ``webhook-id`` is the idempotency key
+    of an event that names none."""
+    return await _intake(request, svc, tenant)
+
+
+async def _intake(request: Request, svc: Services, standard: str | None) -> JSONResponse:
     body = await _read_limited(request, svc.max_body)
     if body is None:
         return _problem(413, "too_large", f"the body is over {svc.max_body} bytes")
-    tenant, auth = check_post(request.headers, body, svc.tenant_secrets, svc.clock())
+    if standard is None:
+        tenant, auth = check_post(request.headers, body, svc.tenant_secrets, svc.clock())
+    else:
+        tenant = standard
+        auth = check_standard(request.headers, body, tenant, svc.tenant_secrets, svc.clock())
     if auth is not None:
         return _problem(auth.status, auth.code, auth.message)
+    delivery = protocols.delivery_id(request.headers, standard is not None)
     # Undecodable bytes become U+FFFD: such a body is malformed anyway, and it must still be
     # stored to be quarantined.
     text = body.decode("utf-8", errors="replace")
+    if protocols.is_cloudevent(request.headers):
+        mapped = protocols.cloudevent_envelope(request.headers, body, tenant, delivery)
+        if mapped.refusal is not None:
+            return await _refused_protocol(svc, tenant, text, mapped.refusal)
+        text = mapped.text
     parsed, whole = _parse(text, svc.max_body)
     if whole is not None:  # not even split into events: one refusal for the post
         return await _refused_post(svc, tenant, text, whole)
+    parsed, text = protocols.with_delivery_key(parsed, text, delivery)
     batch = isinstance(parsed, list)
     items = parsed if batch else [parsed]
     raws = [json.dumps(e, ensure_ascii=False) for e in parsed] if batch else [text]
@@ -147,6 +181,20 @@ async def _refused_post(svc: Services, tenant: str, text: str,
                         violation: edge_text.Violation) -> JSONResponse:
     answer = await _refuse(svc, tenant, text, violation)
     return JSONResponse(answer.model_dump(mode="json"), status_code=answer.http_status)
+
+
+async def _refused_protocol(svc: Services, tenant: str, text: str,
+                            refusal: CeRefusal) -> JSONResponse:
+    """A CloudEvent that cannot become an envelope: quarantined at once with the reason,
+    without its text, like a refused text (ADR 0032)."""
+    wf_id = quarantine_workflow_id(text)
+    await PostgresStore(svc.pool).quarantine(
+        workflow_id=wf_id, reason_code=refusal.reason_code, detail=refusal.message,
+        redacted_payload=None, received_at=datetime.now(UTC), tenant_id=tenant)
+    answer = EventAnswer(http_status=422, status="invalid", workflow_id=wf_id,
+                         reason_code=refusal.reason_code, message=refusal.message,
+                         state="QUARANTINED")
+    return JSONResponse(answer.model_dump(mode="json"), status_code=422)
 
 
 async def _refuse(svc: Services, tenant: str, raw: str,

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from hashlib import sha256
 from pathlib import Path
 
 import httpx
@@ -59,8 +60,10 @@ async def notify_once(store: NoticeStore, channels: Mapping[str, NoticeChannel],
     return sent
 
 
-def load_channels(path: Path, client: httpx.AsyncClient) -> dict[str, NoticeChannel]:
-    """Tenant -> channel from the notify file (none: every tenant gets the local sink)."""
+def load_channels(path: Path, client: httpx.AsyncClient,
+                  tenant_secrets: Mapping[str, str] | None = None) -> dict[str, NoticeChannel]:
+    """Tenant -> channel from the notify file (none: every tenant gets the local sink). A
+    webhook channel signs its posts the Standard Webhooks way with the tenant's key."""
     if not path.exists():
         return {}
     try:
@@ -69,17 +72,19 @@ def load_channels(path: Path, client: httpx.AsyncClient) -> dict[str, NoticeChan
         raise SystemExit("the notify file is not JSON") from None
     channels: dict[str, NoticeChannel] = {}
     for tenant, spec in (data.items() if isinstance(data, dict) else []):
-        channels[tenant] = _channel(tenant, spec, client)
+        channels[tenant] = _channel(tenant, spec, client,
+                                    (tenant_secrets or {}).get(tenant))
     return channels
 
 
-def _channel(tenant: str, spec: object, client: httpx.AsyncClient) -> NoticeChannel:
+def _channel(tenant: str, spec: object, client: httpx.AsyncClient,
+             secret: str | None = None) -> NoticeChannel:
     from adapters.notify.channels import SlackWebhook, SmtpEmail
 
     spec = spec if isinstance(spec, dict) else {}
     url, mail = spec.get("slack_webhook"), spec.get("email")
     if isinstance(url, str) and url.startswith(("https://", "http://")):
-        return SlackWebhook(url, client)
+        return SlackWebhook(url, client, notice_signer(secret) if secret else None)
     if isinstance(mail, dict) and isinstance(mail.get("host"), str) and mail.get("to"):
         to = mail["to"] if isinstance(mail["to"], list) else [mail["to"]]
         password_env = mail.get("password_env")  # the secret itself never sits in the file
@@ -93,6 +98,15 @@ def _channel(tenant: str, spec: object, client: httpx.AsyncClient) -> NoticeChan
                          password=named_secret(password_env) if password_env else None)
     raise SystemExit(f"notify file: tenant {tenant!r} needs a slack_webhook URL or an email "
                      "object with host and to")
+
+
+def notice_signer(secret: str) -> Callable[[bytes], dict[str, str]]:
+    """Standard Webhooks headers for a notice; its id is the body's hash, so a receiver sees
+    a repeated notice as the same message."""
+    from tollgate.http.webhook_auth import standard_headers
+
+    return lambda body: standard_headers(secret, "notice_" + sha256(body).hexdigest()[:32],
+                                         body)
 
 
 async def run_notifier(store: NoticeStore, channels: Mapping[str, NoticeChannel],

@@ -1,40 +1,64 @@
 """The RabbitMQ consumer loop: broker messages become fan-out workflow starts (docs/fan-out.md).
 
 ``python -m tollgate.intake.broker`` runs it against ``TOLLGATE_AMQP_URL`` and Temporal from the
-usual settings. A message is acked only after ``publish_event`` returned (the start is durable); a
-message that is not a valid ``BusinessEvent`` goes to the dead-letter exchange with the reason.
-The edge rules (``policies.edge_text``: size, depth, NUL, lone surrogates, controls, numbers) come
-first, so nothing deep is parsed recursively and no such text reaches Temporal or PostgreSQL; its
-reason names the rule and the field (ADR 0032).
+usual settings. A message is a ``BusinessEvent`` in JSON, or a CloudEvent: structured (content
+type ``application/cloudevents+json``) or binary (``ce-`` headers), mapped by ``ce_mapping``. A
+message is acked only after ``publish_event`` returned (the start is durable); a message that is
+not a valid event goes to the dead-letter exchange with the reason. The edge rules
+(``policies.edge_text``: size, depth, NUL, lone surrogates, controls, numbers) come first, on the
+body in either form, so nothing deep is parsed recursively and no such text reaches Temporal or
+PostgreSQL; its reason names the rule and the field (ADR 0032).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 from pydantic import ValidationError
 from temporalio.client import Client
 
-from adapters.broker.rabbitmq import Handler, Outcome, RabbitIntake
+from adapters.broker.rabbitmq import Handler, Inbound, Outcome, RabbitIntake
 from contracts.errors import InvalidInput
 from contracts.events import MAX_EVENT_CHARS
 from contracts.fanout import BusinessEvent
 from policies import edge_text
 from tollgate.config.settings import Settings
+from tollgate.intake import ce_mapping
 from tollgate.intake.publish import publish_event
 
 
-def parse_message(body: bytes) -> BusinessEvent:
+def parse_message(message: Inbound) -> BusinessEvent:
     """One-line ``InvalidInput`` for anything that is not a valid event (never a traceback):
     ``{rule}: {field}: {why}`` for an edge rule, ``bad_event: {field}: {type}`` for the model."""
     try:
-        text = body.decode("utf-8")
+        text = message.body.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidInput("not_json", "message body is not UTF-8 JSON") from None
     data, violation = edge_text.load_json(text, max_chars=MAX_EVENT_CHARS)
     if violation is not None:
         raise InvalidInput(violation.rule, violation.message)
+    if _is_cloudevent(message):
+        return _validated(_cloudevent_fields(message))
+    return _validated(data)
+
+
+def _is_cloudevent(message: Inbound) -> bool:
+    return (message.content_type or "").split(";")[0].strip() == ce_mapping.STRUCTURED_TYPE \
+        or any(str(k).lower().startswith("ce-") for k in message.headers)
+
+
+def _cloudevent_fields(message: Inbound) -> dict[str, Any]:
+    event = ce_mapping.read_rabbitmq(message.headers, message.content_type, message.body)
+    fields = event if isinstance(event, ce_mapping.CeRefusal) else \
+        ce_mapping.to_business_event(event)
+    if isinstance(fields, ce_mapping.CeRefusal):
+        raise InvalidInput(fields.reason_code, fields.message)
+    return fields
+
+
+def _validated(data: Any) -> BusinessEvent:
     try:
         return BusinessEvent.model_validate(data)
     except ValidationError as exc:
@@ -44,8 +68,8 @@ def parse_message(body: bytes) -> BusinessEvent:
 
 
 def event_handler(client: Client, task_queue: str) -> Handler:
-    async def handle(body: bytes) -> Outcome:
-        return await publish_event(client, task_queue, parse_message(body))
+    async def handle(message: Inbound) -> Outcome:
+        return await publish_event(client, task_queue, parse_message(message))
 
     return handle
 
