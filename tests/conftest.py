@@ -16,6 +16,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+import structlog
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowHandle
@@ -63,6 +64,16 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     where = item.path.relative_to(item.config.rootpath).as_posix()
     if where.startswith(E2E_FOLDERS) or "dev_server" in getattr(item, "fixturenames", ()):
         item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(autouse=True)
+def _structlog_as_it_was() -> Iterator[None]:
+    """A test that runs a command in process configures logging (a WARNING filter, say); the
+    next test's ``capture_logs`` would then see nothing at INFO. Each test gets back what it
+    started with, whichever worker module ran before it under pytest-xdist."""
+    before = structlog.get_config()
+    yield
+    structlog.configure(**before)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

@@ -5,9 +5,12 @@ decision answers the draft version and request the reviewer was shown."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,8 +28,20 @@ EXAMPLE_ID = "event/acme/care-C-1001-0930"
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    state = tmp_path_factory.mktemp("dev")
+def env() -> Iterator[dict[str, str]]:
+    # Outside pytest's temp root, as tests/stack does (devproc.stack_folder says why): under
+    # pytest-xdist, initdb was refused its folder there.
+    base = Path(tempfile.mkdtemp(prefix="tollgate-cli-"))
+    try:
+        with _running_stack(base / "state") as running:
+            yield running
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _running_stack(state: Path) -> Iterator[dict[str, str]]:
+    state.mkdir(parents=True)
     env = base_env(state, TOLLGATE_METRICS_PORT="0",  # 0: any free port
                    TOLLGATE_SDK_METRICS_PORT="0")
     log = (state / "dev.log").open("w")
