@@ -74,8 +74,10 @@ class OpsStore:
         return None
 
     async def set_switch(self, *, adapter: str, tenant_id: str, closed: bool, reason: str,
-                         actor: str, canary: int | None = None) -> None:
-        """Close, reopen, or reopen as a canary of ``canary`` actions."""
+                         actor: str, canary: int | None = None,
+                         detail: dict[str, Any] | None = None) -> None:
+        """Close, reopen, or reopen as a canary of ``canary`` actions; ``detail`` goes into the
+        audit row (a reopen's runbook fields)."""
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.execute(
                 "INSERT INTO kill_switches (adapter, tenant_id, closed, reason, changed_by,"
@@ -86,7 +88,7 @@ class OpsStore:
             )
             action = "kill" if closed else ("reopen_canary" if canary else "reopen")
             await _audit(conn, actor, action, f"{adapter}/{tenant_id}",
-                         {"reason": reason, "canary": canary})
+                         {"reason": reason, "canary": canary, **(detail or {})})
 
     async def switches(self) -> list[dict[str, Any]]:
         rows = await self.pool.fetch("SELECT * FROM kill_switches ORDER BY adapter, tenant_id")

@@ -12,6 +12,7 @@ from tests.conftest import TEST_KEYS_FILE
 from tollgate.cli.common import run_in_loop
 from tollgate.cli.ops import ops
 from tollgate.config.settings import Settings
+from tollgate.runtime.identity import issue_dev_token
 
 ROOT = Path(__file__).resolve().parents[2]
 TOLLGATE = str(Path(sys.executable).with_name("tollgate"))
@@ -50,7 +51,17 @@ def tollgate(*args: str, env: dict[str, str], stdin: str | None = None,
     return Said(done.returncode, done.stdout, done.stderr)
 
 
-async def run_ops(argv: list[str], s: Settings) -> int:
+def ops_token(s: Settings, role: str, *, tenant: str = "acme", name: str = "op.kim") -> list[str]:
+    """``--token`` for an operator command: a dev token of ``name`` holding ``role``, signed by
+    the dev key of ``s``'s state folder (the one the command verifies with)."""
+    return ["--token", issue_dev_token(s.state_dir, reviewer=name, role=role, tenant=tenant)]
+
+
+async def run_ops(argv: list[str], s: Settings, *, role: str | None = None,
+                  tenant: str = "acme", name: str = "op.kim") -> int:
     """``tollgate ops ARGV`` through its Click entry point, inside the test's event loop (the
-    console script runs it in a loop of its own)."""
+    console script runs it in a loop of its own); with ``role``, as ``name`` holding a token of
+    that role and ``tenant``."""
+    if role is not None:
+        argv = [*argv, *ops_token(s, role, tenant=tenant, name=name)]
     return await run_in_loop(ops.main(argv, prog_name="tollgate ops", standalone_mode=False), s)

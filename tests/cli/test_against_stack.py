@@ -142,7 +142,11 @@ def test_oversized_event_is_quarantined_and_the_batch_goes_on(
 
 async def test_a_decision_answers_the_version_and_request_it_was_shown(env: dict[str, str]) -> None:
     shown = seen_of(env, EXAMPLE_ID)
-    who = ["--reviewer", "lan.nguyen", "--role", "care_lead", "--tenant", "acme"]
+    # A reviewer token from the stack's own dev key, as the README walk gets one.
+    issued = tollgate("dev", "token", "--reviewer", "lan.nguyen", "--role", "care_lead",
+                      "--tenant", "acme", env=env)
+    assert issued.code == Exit.OK, issued.text
+    who = ["--token", issued.out.strip()]
     said = tollgate("review", "request-info", EXAMPLE_ID, "--seen", shown, *who,
                     "--reason", "which clinic?", env=env)
     assert said.code == Exit.OK, said.text

@@ -85,7 +85,7 @@ def test_version_and_help_show_defaults(env: dict[str, str]) -> None:
     said = tollgate("--version", env=env)
     assert said.code == 0 and said.out.startswith("tollgate, version ")
     said = tollgate("ops", "kill", "--help", env=env)
-    assert said.code == 0 and "[default: *]" in said.out and "--operator" in said.out
+    assert said.code == 0 and "[default: *]" in said.out and "--token" in said.out
 
 
 def test_json_is_offered_on_every_command_that_prints_records(env: dict[str, str]) -> None:

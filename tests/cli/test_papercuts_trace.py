@@ -97,8 +97,8 @@ async def test_dlq_show_prints_no_none_and_approve_refuses_a_drift(
     plan = next(line for line in shown.splitlines() if line.startswith("replay_plan"))
     assert "new idempotency_key" in plan and "then `tollgate ops dlq replay`" not in plan
 
-    assert await run_ops(["dlq", "approve", str(dl_id), "--operator", "lan",
-                          "--reason", "try"], s) == 1
+    assert await run_ops(["dlq", "approve", str(dl_id), "--reason", "try"], s,
+                         role="change_owner", name="lan") == 1
     err = capsys.readouterr().err
     assert f"dead letter {dl_id} is not replayed from here" in err
     assert await run_ops(["dlq", "show", str(dl_id), "--json"], s) == 0

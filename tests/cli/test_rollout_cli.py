@@ -18,7 +18,7 @@ from tollgate.ops.release_identity import code_commit, policy_version
 from tollgate.runtime.exits import Exit
 
 CANARY = ["rollout", "--tenant", "acme", "--adapter", "messaging", "--to", "canary",
-          "--canary", "5", "--operator", "op.kim", "--reason", "week two"]
+          "--canary", "5", "--reason", "week two"]
 
 
 DIGEST = catalogue_digest(catalogue_nodes())
@@ -33,7 +33,7 @@ async def test_canary_refused_without_certification_then_allowed_and_audited(
     database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     s = settings(database_url, tmp_path)
-    assert await run_ops(CANARY, s) == Exit.REFUSED
+    assert await run_ops(CANARY, s, role="change_owner") == Exit.REFUSED
     err = capsys.readouterr().err.strip()
     assert "no passing certification" in err and "\n" not in err
     pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
@@ -41,7 +41,7 @@ async def test_canary_refused_without_certification_then_allowed_and_audited(
         assert await pool.fetchval("SELECT count(*) FROM rollout_modes") == 0
         # Shadow sends nothing, so it needs no certification.
         shadow = [*CANARY[:6], "shadow", *CANARY[9:]]
-        assert await run_ops(shadow, s) == Exit.OK
+        assert await run_ops(shadow, s, role="change_owner") == Exit.OK
         store = RolloutStore(pool)
         # A failed certification of this code does not count either.
         await store.record_certification(policy_version=policy_version(),
@@ -53,12 +53,12 @@ async def test_canary_refused_without_certification_then_allowed_and_audited(
                                          code_commit=code_commit(), catalogue="subset",
                                          passed=True, tests_passed=1, tests_failed=0,
                                          pack_dir="x")
-        assert await run_ops(CANARY, s) == Exit.REFUSED
+        assert await run_ops(CANARY, s, role="change_owner") == Exit.REFUSED
         await store.record_certification(policy_version=policy_version(),
                                          code_commit=code_commit(), catalogue=DIGEST,
                                          passed=True,
                                          tests_passed=4, tests_failed=0, pack_dir="x")
-        assert await run_ops(CANARY, s) == Exit.OK
+        assert await run_ops(CANARY, s, role="change_owner") == Exit.OK
         row = await store.mode_of("acme", "messaging")
         assert row is not None and (row["mode"], row["canary_remaining"]) == ("canary", 5)
         audit = await pool.fetch("SELECT actor, detail FROM audit WHERE action = 'rollout'"
@@ -79,4 +79,5 @@ async def test_canary_without_a_count_is_a_usage_error(
     import click
 
     with pytest.raises(click.UsageError, match="--canary N"):
-        await run_ops(CANARY[:-6] + CANARY[-4:], settings(database_url, tmp_path))
+        await run_ops(CANARY[:-4] + CANARY[-2:], settings(database_url, tmp_path),
+                      role="change_owner")

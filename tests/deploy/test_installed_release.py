@@ -13,6 +13,7 @@ import pytest
 from tests.deploy.files import ROOT
 from tests.deploy.wheel import Installed
 from tollgate.ops.release_identity import code_commit
+from tollgate.runtime.identity import issue_dev_token
 
 #: Two quick catalogue tests standing in for the whole catalogue, which runs for minutes.
 QUICK = ["tests/policies/test_gate.py::test_consent_is_only_demanded_where_the_rule_requires_it",
@@ -21,7 +22,7 @@ QUICK = ["tests/policies/test_gate.py::test_consent_is_only_demanded_where_the_r
 
 def rollout(to: str, *extra: str) -> list[str]:
     return ["ops", "rollout", "--tenant", "acme", "--adapter", "messaging", "--to", to, *extra,
-            "--operator", "op.kim", "--reason", f"to {to}"]
+            "--reason", f"to {to}"]
 
 
 def test_the_wheel_ships_the_catalogue_and_the_commit_it_was_built_from(
@@ -47,6 +48,10 @@ def test_the_installed_release_certifies_and_moves_a_tenant_to_assisted(
     monkeypatch.setenv("DATABASE_URL", database_url)
     monkeypatch.setenv("TOLLGATE_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("TOLLGATE_KEYS_FILE", str(ROOT / "tests" / "fixtures" / "test_keys.json"))
+    # A rollout change is a change owner's (policies/authority.py): their token, from the dev
+    # key of the state folder the installed command verifies with.
+    monkeypatch.setenv("TOLLGATE_TOKEN", issue_dev_token(
+        tmp_path / "state", reviewer="op.kim", role="change_owner", tenant="acme"))
 
     said = installed.tollgate(*rollout("shadow"), path=site)
     assert said.returncode == 0, said.stderr

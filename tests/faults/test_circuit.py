@@ -17,7 +17,7 @@ import activities.circuit
 from contracts import EventState
 from contracts.policy import CircuitLimits
 from tests.cli.helpers import run_ops
-from tests.conftest import signed_event
+from tests.conftest import TEST_KEYS_FILE, signed_event
 from tests.eventually import eventually
 from tests.faults.conftest import send_key
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, new_key, sent
@@ -60,9 +60,12 @@ async def test_unknown_writes_past_the_limit_close_the_switch_until_a_canary_reo
     assert sent(standins, send_key(held_key)) == (0, 0)
 
     settings = Settings.from_env({"DATABASE_URL": database_url,
-                                  "TOLLGATE_STATE_DIR": str(tmp_path)})
-    assert await run_ops(["reopen", "--adapter", "messaging", "--tenant", "acme", "--operator",
-                          "op.kim", "--reason", "target fixed", "--canary", "1"], settings) == 0
+                                  "TOLLGATE_STATE_DIR": str(tmp_path),
+                                  "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
+    assert await run_ops(["reopen", "--adapter", "messaging", "--tenant", "acme",
+                          "--root-cause", "target answered 504 after writing",
+                          "--fixture", "test_circuit", "--canary", "1"], settings,
+                         role="change_owner") == 0
     outcome = await handle.result()
     assert outcome.state == EventState.SUCCEEDED
     assert sent(standins, send_key(held_key)) == (1, 1)

@@ -52,8 +52,9 @@ async def seed_unreconciled(
     return int(dl_id), key
 
 
-async def ops(rig: Rig, *argv: str) -> int:
-    return await run_ops(list(argv), rig.settings)
+async def ops(rig: Rig, *argv: str, role: str = "change_owner") -> int:
+    """``tollgate ops ARGV`` as op.kim, holding a token of ``role`` for acme."""
+    return await run_ops(list(argv), rig.settings, role=role)
 
 
 @pytest.fixture
@@ -76,24 +77,24 @@ async def test_replay_needs_approval_and_runs_at_most_once_per_approval(
     dl_id, key = await seed_unreconciled(rig, pool)
     dedupes = rig.mode == "dedupe"
     # No approval yet: refused (exit 1).
-    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 1
-    assert await ops(rig, "dlq", "approve", str(dl_id), "--operator", "op.kim",
+    assert await ops(rig, "dlq", "replay", str(dl_id)) == 1
+    assert await ops(rig, "dlq", "approve", str(dl_id),
                      "--reason", "customer confirmed nothing arrived") == 0
     if dedupes:
         rig.standins.messaging.inject("rate_limit", key=key, times=10, retry_after=1)
     capsys.readouterr()
-    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 1
+    assert await ops(rig, "dlq", "replay", str(dl_id)) == 1
     assert f"replay 1 of dead letter {dl_id}: stopped" in capsys.readouterr().out
     assert rig.faults_left() == []
     assert (rig.posts(key), rig.messages(key)) == ((10, 0) if dedupes else (0, 0))
 
     # The approval is used up by the failed replay: a second one waits for a second approval.
     # Refused until approved again.
-    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 1
+    assert await ops(rig, "dlq", "replay", str(dl_id)) == 1
     assert rig.posts(key) == (10 if dedupes else 0)
-    assert await ops(rig, "dlq", "approve", str(dl_id), "--operator", "op.kim",
+    assert await ops(rig, "dlq", "approve", str(dl_id),
                      "--reason", "target fixed") == 0
-    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == (
+    assert await ops(rig, "dlq", "replay", str(dl_id)) == (
         0 if dedupes else 1)
     receipt = await ReceiptStore(pool).get(key)
     assert receipt is not None
@@ -101,8 +102,8 @@ async def test_replay_needs_approval_and_runs_at_most_once_per_approval(
         assert receipt.status == ReceiptStatus.SUCCEEDED
         assert (rig.posts(key), rig.messages(key)) == (11, 1)
         # Once the receipt says it happened, a replay sends nothing and closes the letter.
-        assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 0
-        assert await ops(rig, "dlq", "approve", str(dl_id), "--operator", "op.kim",
+        assert await ops(rig, "dlq", "replay", str(dl_id)) == 0
+        assert await ops(rig, "dlq", "approve", str(dl_id),
                          "--reason", "again") == 1  # refused: closed: the action already happened
     else:
         assert receipt.status == ReceiptStatus.UNKNOWN
@@ -122,9 +123,9 @@ async def test_replay_of_a_write_the_target_already_holds_finds_it_and_sends_not
     Invariant: the replay sends nothing (the one POST is the original), one message."""
     dl_id, key = await seed_unreconciled(rig, pool, stored_at_target=True)
     assert (rig.posts(key), rig.messages(key)) == (1, 1)
-    assert await ops(rig, "dlq", "approve", str(dl_id), "--operator", "op.kim",
+    assert await ops(rig, "dlq", "approve", str(dl_id),
                      "--reason", "retry") == 0
-    assert await ops(rig, "dlq", "replay", str(dl_id), "--operator", "op.kim") == 0
+    assert await ops(rig, "dlq", "replay", str(dl_id)) == 0
     replay = rig.client.get_workflow_handle(f"reconcile/{key}/replay-1",
                                             result_type=ReconcileResult)
     result = await replay.result()

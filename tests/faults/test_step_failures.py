@@ -59,13 +59,12 @@ async def test_a_send_without_an_approval_on_record_is_dead_lettered(
 
     settings = worker_settings(database_url, standins, tmp_path, queue)
     dl_id = str(letters[0]["id"])
-    # Approval refuses what replay refuses (its replay plan instead), so nobody approves a
-    # replay that can never run.
+    # Never replayed from here: an approval is refused as the replay is (its plan says why).
     capsys.readouterr()
-    assert await run_ops(["dlq", "approve", dl_id, "--operator", "op.kim", "--reason",
-                          "checked"], settings) == 1
+    assert await run_ops(["dlq", "approve", dl_id, "--reason", "checked"], settings,
+                         role="change_owner") == 1
     assert "not replayed from here" in capsys.readouterr().err
-    assert await run_ops(["dlq", "replay", dl_id, "--operator", "op.kim"], settings) == 1
+    assert await run_ops(["dlq", "replay", dl_id], settings, role="on_call") == 1
     assert "not replayed from here" in capsys.readouterr().err
     assert sent(standins, send_key(key)) == (0, 0)
 

@@ -27,6 +27,7 @@ from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due, signed, wait_state
 from tollgate.dev.stack import DevStack, Ports, free_port
 from tollgate.runtime.client import build_client
+from tollgate.runtime.identity import issue_dev_token
 from worker import draft_worker, main_worker
 
 OUT = Path(__file__).parent / "histories"
@@ -100,7 +101,8 @@ async def record() -> None:
                         again = await submit(client, signed(event, secrets),
                                              task_queue=settings.task_queue)
                         assert again.status == "duplicate", again
-                    await _decide(handle, "reject" if name.startswith("rejected") else "approve")
+                    await _decide(handle, "reject" if name.startswith("rejected") else "approve",
+                                  settings)
                 await handle.result()
                 await _write(name, await handle.fetch_history())
                 if name == "approved_504_reconciled":
@@ -111,11 +113,15 @@ async def record() -> None:
         await asyncio.to_thread(stack.stop)
 
 
-async def _decide(handle: WorkflowHandle[Any, Any], decision: str) -> None:
+async def _decide(handle: WorkflowHandle[Any, Any], decision: str, settings: Settings) -> None:
+    """Decide as a reviewer holding a dev token: the worker checks every decision's (ADR 0026)."""
     ticket = await handle.query("review_ticket")
+    token = issue_dev_token(settings.state_dir, reviewer="lan.nguyen", role="care_lead",
+                            tenant="acme")
     await handle.execute_update("review", ReviewDecision(
         request_id=ticket["request_id"], decision=decision, reviewer="lan.nguyen",
-        role="care_lead", reason="recorded", draft_version=ticket["draft_version"]))
+        role="care_lead", reason="recorded", draft_version=ticket["draft_version"],
+        tenant_id="acme", token=token))
 
 
 async def _send_refused(client: Client, settings: Settings, secrets: dict[str, str],
@@ -137,7 +143,7 @@ async def _send_refused(client: Client, settings: Settings, secrets: dict[str, s
         ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
         handle = client.get_workflow_handle(ack.workflow_id)
         await wait_state(client, ack.workflow_id, EventState.AWAITING_REVIEW)
-        await _decide(handle, "approve")
+        await _decide(handle, "approve", settings)
         await wait_state(client, ack.workflow_id, EventState.EXECUTING)
         await pool.execute("UPDATE review_decisions SET accepted = false WHERE workflow_id = $1",
                            ack.workflow_id)
@@ -172,7 +178,7 @@ async def _held_then_woken(client: Client, settings: Settings, secrets: dict[str
         ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
         handle = client.get_workflow_handle(ack.workflow_id)
         await wait_state(client, ack.workflow_id, EventState.AWAITING_REVIEW)
-        await _decide(handle, "approve")
+        await _decide(handle, "approve", settings)
         for _ in range(100):  # held, and listed under the switch's key
             if await wake_held_count(client) == 1:
                 break

@@ -17,6 +17,7 @@ from tests.stack.devproc import DevProcess, stack_folder
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due, signed, wait_state
 from tollgate.runtime.client import build_client
+from tollgate.runtime.identity import issue_dev_token
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +38,10 @@ async def approve(settings: Settings, workflow_id: str) -> FinalOutcome:
     ticket = await handle.query("review_ticket")
     await handle.execute_update("review", ReviewDecision(
         request_id=ticket["request_id"], decision="approve", reviewer="an.tran", role="care_lead",
-        reason="reminder is right", draft_version=ticket["draft_version"]))
+        reason="reminder is right", draft_version=ticket["draft_version"], tenant_id="acme",
+        # The stack's workers check every decision's token (ADR 0026): one from its dev key.
+        token=issue_dev_token(settings.state_dir, reviewer="an.tran", role="care_lead",
+                              tenant="acme")))
     return await asyncio.wait_for(handle.result(), 90)
 
 

@@ -10,11 +10,22 @@ from typing import Protocol
 import asyncpg
 
 from adapters.postgres.ops import OpsStore
+from contracts.identity import VerifiedIdentity
+from policies.authority import OpsAction, authorize_ops
 
 #: How often the run's operator looks for a kill switch the circuit closed, and how long one
 #: look may take before it is given up and the connection replaced.
 OPERATOR_EVERY_S = 2.0
 OPERATOR_PATIENCE_S = 10.0
+#: Who the run's operator is: the change owner of every tenant, as the runbook wants for a
+#: reopen (policies/authority.py). In process, so no token: the matrix is still what decides.
+OPERATOR = VerifiedIdentity(subject="chaos-operator", reviewer="chaos-operator",
+                            roles=("change_owner",), tenant="*")
+#: The runbook's fields the operator's reopenings carry; each goes through a canary of
+#: ``CANARY`` sends, then a plain reopen confirms it once the canary passed.
+RUNBOOK = {"root_cause": "the chaos schedule's unknown writes tripped the circuit",
+           "fixture": "tollgate chaos (the seeded fault schedule)"}
+CANARY = 5
 
 
 class _Stack(Protocol):
@@ -43,11 +54,7 @@ async def on_call(stack: _Stack, tally: _Tally) -> None:
                                                              max_size=1)
                     ops = OpsStore(pool)
                     for row in await ops.switches():
-                        if row["closed"]:
-                            await ops.set_switch(
-                                adapter=row["adapter"], tenant_id=row["tenant_id"],
-                                closed=False, actor="chaos-operator",
-                                reason="chaos run: reopened after the circuit closed")
+                        if row["closed"] and await _reopen(ops, row):
                             tally.reopened += 1
             except Exception:  # the operator outlives whatever one look met
                 # PostgreSQL being restarted by the schedule, a call that timed out, or an
@@ -58,6 +65,21 @@ async def on_call(stack: _Stack, tally: _Tally) -> None:
     finally:
         if pool is not None:
             pool.terminate()
+
+
+async def _reopen(ops: OpsStore, row: dict[str, object]) -> bool:
+    """Reopen ``row`` as the runbook says: through a canary, confirmed once it passed."""
+    passed = row["canary_remaining"] == 0
+    runbook: dict[str, object] = {**RUNBOOK, "canary": "passed" if passed else CANARY}
+    tenant = str(row["tenant_id"])
+    verdict = authorize_ops(OpsAction.KILL_SWITCH_REOPEN, OPERATOR, tenant=tenant,
+                            runbook=runbook)
+    if not verdict.ok:  # never reopen around the matrix: the switch stays closed, and the
+        return False  # run's invariants then show the sends it held
+    await ops.set_switch(adapter=str(row["adapter"]), tenant_id=tenant, closed=False,
+                         actor=OPERATOR.reviewer, canary=None if passed else CANARY,
+                         reason="chaos run: reopened after the circuit closed", detail=runbook)
+    return True
 
 
 def letters_tag(now: datetime) -> str:

@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tollgate.cli.common import Command, connect, emit_json, json_option, pool, table
+from tollgate.cli.common import (
+    TEXT,
+    Command,
+    connect,
+    emit_json,
+    json_option,
+    pool,
+    table,
+    token_option,
+)
+from tollgate.cli.ops_authority import authorized
 from tollgate.cli.ops_backup import backup_cmd, restore_cmd
 from tollgate.cli.ops_dlq import dlq
 from tollgate.cli.ops_outbox import outbox
@@ -56,32 +66,63 @@ def state(workflow_id: str, as_json: bool) -> Command:
 def _switch_command(name: str, closing: bool) -> click.Command:
     @click.command(name)
     @click.option("--adapter", default="*", help="adapter name, or * for all")
-    @click.option("--tenant", default="*", help="tenant id, or * for all")
-    @click.option("--operator", required=True, help="who flips it (recorded)")
-    @click.option("--reason", required=True, help="why (recorded)")
+    @click.option("--tenant", default="*", help="tenant id, or * for all (a token for every "
+                  "tenant)")
+    @click.option("--reason", required=closing, hidden=not closing, help="why (recorded)")
+    @click.option("--root-cause", type=TEXT, hidden=closing,
+                  help="what caused the incident, as found (recorded; the runbook's field)")
+    @click.option("--fixture", type=TEXT, hidden=closing,
+                  help="the fixture or test that now covers it (recorded)")
     @click.option("--canary", type=click.IntRange(min=1), metavar="N", hidden=closing,
-                  help="let N actions through, then close again until confirmed")
-    def command(adapter: str, tenant: str, operator: str, reason: str,
-                canary: int | None) -> Command:
+                  help="let N actions through, then close again until a plain reopen confirms")
+    @token_option
+    def command(adapter: str, tenant: str, reason: str | None, root_cause: str | None,
+                fixture: str | None, canary: int | None, token: str | None) -> Command:
         async def go(s: Settings) -> int:
             from adapters.postgres.ops import OpsStore
+            from policies.authority import OpsAction
 
+            target = f"{adapter}/{tenant}"
+            if closing:
+                who = await authorized(s, token, OpsAction.KILL_SWITCH_CLOSE, tenant=tenant,
+                                       target=target)
+                runbook: dict[str, object] = {}
+            else:
+                runbook = {"root_cause": root_cause, "fixture": fixture,
+                           "canary": canary or await _passed_canary(s, adapter, tenant)}
+                who = await authorized(s, token, OpsAction.KILL_SWITCH_REOPEN, tenant=tenant,
+                                       target=target, runbook=runbook)
             async with pool(s, migrate=True) as p:
-                await OpsStore(p).set_switch(adapter=adapter, tenant_id=tenant, closed=closing,
-                                             reason=reason, actor=operator,
-                                             canary=None if closing else canary)
+                await OpsStore(p).set_switch(
+                    adapter=adapter, tenant_id=tenant, closed=closing, actor=who.reviewer,
+                    reason=reason or f"reopened: {root_cause}", canary=None if closing else canary,
+                    detail=runbook or None)
             what = "closed" if closing else (f"reopened as a canary of {canary}" if canary
                                              else "reopened")
-            click.echo(f"kill switch {adapter}/{tenant} {what}")
+            click.echo(f"kill switch {target} {what}")
             if not closing:
                 click.echo(await _wake_switch(s, adapter, tenant))
             return Exit.OK
 
         return go
 
-    command.help = ("Close a kill switch: no action of that adapter/tenant is sent." if closing
-                    else "Reopen a kill switch, or let --canary N actions through first.")
+    command.help = ("Close a kill switch: no action of that adapter/tenant is sent. Needs a "
+                    "token of an incident_commander, on_call or the circuit." if closing
+                    else "Reopen a kill switch by the runbook: --root-cause, --fixture, and "
+                    "--canary N (or a canary that passed since). Needs a change_owner's token.")
     return command
+
+
+async def _passed_canary(s: Settings, adapter: str, tenant: str) -> str | None:
+    """A plain reopen is the runbook's confirmation: only after this switch's canary passed
+    (the row closed itself with no canary actions left)."""
+    from adapters.postgres.ops import OpsStore
+
+    async with pool(s, migrate=True) as p:
+        rows = await OpsStore(p).switches()
+    row = next((r for r in rows if (r["adapter"], r["tenant_id"]) == (adapter, tenant)), None)
+    passed = row is not None and row["closed"] and row["canary_remaining"] == 0
+    return "passed" if passed else None
 
 
 async def _wake_switch(s: Settings, adapter: str, tenant: str) -> str:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import click
 
-from tollgate.cli.common import Command, connect, emit_json, json_option, pool, table
+from tollgate.cli.common import (
+    Command,
+    connect,
+    emit_json,
+    json_option,
+    pool,
+    table,
+    token_option,
+)
+from tollgate.cli.ops_authority import authorized
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -68,23 +77,34 @@ def show(dl_id: int, as_json: bool) -> Command:
     return go
 
 
+def _tenant_of(row: dict) -> str:
+    """The dead letter's tenant; a row without one (refused before its tenant was known) is
+    every tenant's, so only a token for every tenant acts on it."""
+    return str(row.get("tenant_id") or "*")
+
+
 @dlq.command()
 @click.argument("dl_id", metavar="ID", type=int)
-@click.option("--operator", required=True, help="who approves (recorded)")
 @click.option("--reason", required=True, help="why it is safe to try again (recorded)")
-def approve(dl_id: int, operator: str, reason: str) -> Command:
+@token_option
+def approve(dl_id: int, reason: str, token: str | None) -> Command:
     """Allow one replay of dead letter ID (exit 1 when it is closed, or is never replayed
-    from here: its replay plan says what to do instead)."""
+    from here: its replay plan says what to do instead). Needs a change_owner's or an
+    incident_commander's token of the dead letter's tenant."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.ops import OpsStore
+        from policies.authority import OpsAction
         from tollgate.ops.actions import replay_refusal
 
-        refused = replay_refusal(await _row(s, dl_id))
+        row = await _row(s, dl_id)
+        who = await authorized(s, token, OpsAction.DEAD_LETTER_APPROVE, tenant=_tenant_of(row),
+                               target=f"dead_letter/{dl_id}")
+        refused = replay_refusal(row)
         if refused:
             raise Failure(Exit.REFUSED, refused)
         async with pool(s, migrate=True) as p:
-            ok = await OpsStore(p).approve_dead_letter(dl_id, actor=operator, reason=reason)
+            ok = await OpsStore(p).approve_dead_letter(dl_id, actor=who.reviewer, reason=reason)
         if not ok:
             raise Failure(Exit.REFUSED, f"dead letter {dl_id} is closed")
         click.echo(f"dead letter {dl_id} approved for one replay")
@@ -95,16 +115,20 @@ def approve(dl_id: int, operator: str, reason: str) -> Command:
 
 @dlq.command()
 @click.argument("dl_id", metavar="ID", type=int)
-@click.option("--operator", required=True, help="who replays (recorded)")
-def replay(dl_id: int, operator: str) -> Command:
-    """Replay dead letter ID once per approval; never when its receipt says it happened."""
+@token_option
+def replay(dl_id: int, token: str | None) -> Command:
+    """Replay dead letter ID once per approval; never when its receipt says it happened.
+    Needs a change_owner's, incident_commander's or on_call's token of its tenant."""
 
     async def go(s: Settings) -> int:
+        from policies.authority import OpsAction
         from tollgate.ops.actions import replay_dead_letter
 
         row = await _row(s, dl_id)
+        who = await authorized(s, token, OpsAction.DEAD_LETTER_REPLAY, tenant=_tenant_of(row),
+                               target=f"dead_letter/{dl_id}")
         async with pool(s, migrate=True) as p:
-            code, line = await replay_dead_letter(p, row, operator, lambda: connect(s),
+            code, line = await replay_dead_letter(p, row, who.reviewer, lambda: connect(s),
                                                   s.task_queue)
         click.echo(line)
         return code

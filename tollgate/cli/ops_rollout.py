@@ -9,7 +9,8 @@ from __future__ import annotations
 import click
 
 from contracts.rollout import CERTIFIED_MODES, RolloutMode
-from tollgate.cli.common import Command, emit_json, json_option, pool, table
+from tollgate.cli.common import Command, emit_json, json_option, pool, table, token_option
+from tollgate.cli.ops_authority import authorized
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -19,15 +20,16 @@ from tollgate.runtime.exits import Exit, Failure
 @click.option("--adapter", default="*", help="adapter name, or * for all")
 @click.option("--to", "mode", required=True, type=click.Choice([m.value for m in RolloutMode]),
               help="the new mode")
-@click.option("--operator", required=True, help="who moves it (recorded)")
 @click.option("--reason", required=True, help="why (recorded)")
 @click.option("--canary", type=click.IntRange(min=1), metavar="N",
               help="canary: N actions send, then the rest stay in shadow until confirmed")
 @click.option("--percent", type=click.IntRange(1, 100), metavar="P",
               help="canary: only about P%% of action keys are eligible to send")
-def rollout(tenant: str, adapter: str, mode: str, operator: str, reason: str,
-            canary: int | None, percent: int | None) -> Command:
-    """Put TENANT/ADAPTER in a rollout mode (fixture, shadow, canary, assisted)."""
+@token_option
+def rollout(tenant: str, adapter: str, mode: str, reason: str, canary: int | None,
+            percent: int | None, token: str | None) -> Command:
+    """Put TENANT/ADAPTER in a rollout mode (fixture, shadow, canary, assisted). Needs a
+    change_owner's token of TENANT (of every tenant for *)."""
     target = RolloutMode(mode)
     if target == RolloutMode.CANARY and canary is None:
         raise click.UsageError("--to canary needs --canary N (how many actions may send)")
@@ -36,9 +38,12 @@ def rollout(tenant: str, adapter: str, mode: str, operator: str, reason: str,
 
     async def go(s: Settings) -> int:
         from adapters.postgres.rollout import RolloutStore
+        from policies.authority import OpsAction
         from tollgate.ops.certify import catalogue_digest, catalogue_nodes
         from tollgate.ops.release_identity import code_commit, package_version, policy_version
 
+        who = await authorized(s, token, OpsAction.ROLLOUT_CHANGE, tenant=tenant,
+                               target=f"rollout/{adapter}/{tenant}")
         async with pool(s, migrate=True) as p:
             store = RolloutStore(p)
             if target in CERTIFIED_MODES:
@@ -55,7 +60,7 @@ def rollout(tenant: str, adapter: str, mode: str, operator: str, reason: str,
                         f" for policy {version} at commit {commit[:12]} (tollgate"
                         f" {package_version()}); run `tollgate certify` first"))
             current = await store.mode_of(tenant, adapter)
-            await store.set_mode(tenant_id=tenant, adapter=adapter, mode=target, actor=operator,
+            await store.set_mode(tenant_id=tenant, adapter=adapter, mode=target, actor=who.reviewer,
                                  reason=reason, canary=canary, percent=percent,
                                  previous=current["mode"] if current else None)
         click.echo(f"rollout {adapter}/{tenant}: {target.value}"

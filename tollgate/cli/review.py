@@ -162,6 +162,8 @@ async def review_decide(
         else:
             click.echo("accepted: " + ack.message if ack.accepted
                        else f"refused: {ack.reason_code}: {ack.message}")
+            if ack.accepted and tenant:
+                await _wake_gate(client, tenant)
             return Exit.OK if ack.accepted else Exit.REFUSED
     return await _record_undelivered(s, workflow_id, made)
 
@@ -173,6 +175,20 @@ async def _audit_refusal(s: Settings, workflow_id: str, made: ReviewDecision,
     if s.dsn:  # without PostgreSQL the refusal is only printed, as for a closed review
         async with pool(s) as p:
             await record_validator_refusal(p, workflow_id, made, code)
+
+
+async def _wake_gate(client: Client, tenant: str) -> None:
+    """A decided review may clear its tenant's backlog: the runs the gate holds look again now,
+    not on their timer. Best effort: a lost wake-up costs only that wait."""
+    import contextlib
+
+    from temporalio.service import RPCError
+
+    from contracts.search_attributes import gate_key
+    from tollgate.ops.wake import wake_held
+
+    with contextlib.suppress(RPCError):
+        await wake_held(client, gate_key(tenant))
 
 
 async def _record_undelivered(s: Settings, workflow_id: str, made: ReviewDecision) -> int:

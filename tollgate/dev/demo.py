@@ -26,6 +26,7 @@ from tollgate.dev.demo_evidence import gather, missing
 from tollgate.dev.stack import DevStack, Ports, free_port
 from tollgate.intake.submit import describe, submit
 from tollgate.runtime.client import build_client
+from tollgate.runtime.identity import issue_dev_token
 
 REVIEWER = "lan.nguyen"
 
@@ -88,9 +89,14 @@ async def scenario(stack: DevStack, settings: Settings) -> list[str]:
     ticket = await client.get_workflow_handle(ok_id).query("review_ticket")
     print(f"== reviewer {REVIEWER}: approves draft v{ticket['draft_version']}: "
           f"{ticket['draft']['message']!r}")
+    # With the token a reviewer gets from `tollgate dev token`: a worker that checks decisions'
+    # tokens (every one that ships, ADR 0026) accepts it as it would the CLI's.
+    token = issue_dev_token(settings.state_dir, reviewer=REVIEWER, role="care_lead",
+                            tenant="acme")
     await client.get_workflow_handle(ok_id).execute_update("review", ReviewDecision(
         request_id=ticket["request_id"], decision="approve", reviewer=REVIEWER, role="care_lead",
-        reason="reminder is correct", draft_version=ticket["draft_version"]))
+        reason="reminder is correct", draft_version=ticket["draft_version"], tenant_id="acme",
+        token=token))
 
     outcomes = {}
     for ack in acks:

@@ -7,6 +7,7 @@ which refuses it ``cross_tenant`` and records the attempt.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -162,5 +163,20 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
                                        exc.cause.type or "refused")
         return DecisionOut(accepted=False, state="AWAITING_REVIEW", message=exc.cause.message,
                            reason_code=exc.cause.type)
+    if ack.accepted:
+        await wake_gate(client, who.tenant)
     return DecisionOut(accepted=ack.accepted, state=ack.state.value, message=ack.message,
                        reason_code=ack.reason_code)
+
+
+async def wake_gate(client: Any, tenant: str) -> None:
+    """A decided review may clear its tenant's backlog: the runs the gate holds look again now
+    rather than on their timer. Best effort: a lost wake-up costs only that wait."""
+    from temporalio.service import RPCError
+
+    from contracts.search_attributes import gate_key
+    from tollgate.ops.wake import wake_held
+
+    # Visibility unavailable: the held runs' fallback timers still release them.
+    with contextlib.suppress(RPCError):
+        await wake_held(client, gate_key(tenant))

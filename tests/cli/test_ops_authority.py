@@ -1,0 +1,129 @@
+"""Issue 27 item 3: the operator commands take their roles from the token. Someone without the
+role cannot reopen a kill switch or approve a dead-letter replay; each refusal changes nothing
+and leaves an audit row naming who tried. Only PostgreSQL (these commands work while Temporal is
+down)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from adapters.postgres.ops import OpsStore
+from tests.cli.helpers import run_ops
+from tests.conftest import TEST_KEYS_FILE
+from tollgate.config.settings import Settings
+from tollgate.dev.stack import free_port
+from tollgate.runtime.exits import Exit
+
+REOPEN = ["reopen", "--adapter", "messaging", "--tenant", "acme"]
+RUNBOOK = ["--root-cause", "target answered 504 after writing", "--fixture",
+           "fail_after_write"]
+
+
+@pytest.fixture
+def s(database_url: str, tmp_path: Path) -> Settings:
+    # Temporal is nowhere: a reopen's wake-up says so, the switch rows do not care.
+    return Settings.from_env({"DATABASE_URL": database_url, "TOLLGATE_STATE_DIR": str(tmp_path),
+                              "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE),
+                              "TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}"})
+
+
+@pytest.fixture
+async def db(database_url: str) -> asyncpg.Pool:
+    p = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
+    yield p
+    await p.close()
+
+
+async def refusals(db: asyncpg.Pool, target: str) -> list[tuple[str, str, str]]:
+    rows = await db.fetch("SELECT actor, action, detail FROM audit WHERE target = $1 AND"
+                          " action LIKE 'refused:%' ORDER BY id", target)
+    return [(r["actor"], r["action"], json.loads(r["detail"])["refusal_code"]) for r in rows]
+
+
+async def closed(db: asyncpg.Pool) -> bool:
+    return bool(await db.fetchval("SELECT closed FROM kill_switches WHERE adapter = 'messaging'"
+                                  " AND tenant_id = 'acme'"))
+
+
+async def test_only_the_change_owner_reopens_and_only_by_the_runbook(
+    s: Settings, db: asyncpg.Pool, capsys: pytest.CaptureFixture[str],
+) -> None:
+    kill = ["kill", "--adapter", "messaging", "--tenant", "acme", "--reason", "incident 42"]
+    assert await run_ops(kill, s, role="change_owner", name="lee") == Exit.REFUSED
+    assert await run_ops(kill, s, role="on_call", name="kim") == Exit.OK
+    assert await closed(db)
+    capsys.readouterr()
+
+    # On call stopped it; on call may not reopen it, even with every runbook field.
+    assert await run_ops([*REOPEN, *RUNBOOK, "--canary", "3"], s, role="on_call",
+                         name="kim") == Exit.REFUSED
+    assert "refused: role_not_allowed: " in capsys.readouterr().err
+    # The change owner of another tenant, or without the fixture, or with no canary yet: no.
+    assert await run_ops([*REOPEN, *RUNBOOK, "--canary", "3"], s, role="change_owner",
+                         tenant="globex", name="lee") == Exit.REFUSED
+    assert await run_ops([*REOPEN, "--root-cause", "a 504", "--canary", "3"], s,
+                         role="change_owner", name="lee") == Exit.REFUSED
+    assert await run_ops([*REOPEN, *RUNBOOK], s, role="change_owner", name="lee") == Exit.REFUSED
+    assert "runbook's fields: canary" in capsys.readouterr().err.splitlines()[-1]
+    assert await closed(db)
+    assert await refusals(db, "messaging/acme") == [
+        ("lee", "refused:kill_switch_close", "role_not_allowed"),
+        ("kim", "refused:kill_switch_reopen", "role_not_allowed"),
+        ("lee", "refused:kill_switch_reopen", "cross_tenant"),
+        ("lee", "refused:kill_switch_reopen", "runbook_incomplete"),
+        ("lee", "refused:kill_switch_reopen", "runbook_incomplete"),
+    ]
+
+    assert await run_ops([*REOPEN, *RUNBOOK, "--canary", "3"], s, role="change_owner",
+                         name="lee") == Exit.OK
+    row = await db.fetchrow("SELECT actor, detail FROM audit WHERE action = 'reopen_canary'")
+    detail = json.loads(row["detail"])
+    assert row["actor"] == "lee" and (detail["root_cause"], detail["fixture"], detail["canary"]) \
+        == ("target answered 504 after writing", "fail_after_write", 3)
+    # The canary passes (its three actions go, the switch closes itself): now a plain reopen
+    # confirms it.
+    for _ in range(3):
+        assert await OpsStore(db).pass_switch("messaging", "acme") is None
+    assert await closed(db)
+    assert await run_ops([*REOPEN, *RUNBOOK], s, role="change_owner", name="lee") == Exit.OK
+    assert not await closed(db)
+
+
+async def test_a_replay_approval_needs_the_role_and_is_audited_when_refused(
+    s: Settings, db: asyncpg.Pool, capsys: pytest.CaptureFixture[str],
+) -> None:
+    await OpsStore(db).dead_letter(
+        workflow_id="event/acme/authz-dl", error_class="unknown_write",
+        error_code="unreconciled_write", state="STOPPED", owner="messaging-oncall",
+        replay_plan="check by hand", redacted_payload=None, tenant_id="acme", event_id="e-1",
+        correlation_id="c-1", action_key="acme:authz-dl:messaging:send",
+        replay_input={"seeded": True})
+    dl_id = await db.fetchval("SELECT id FROM dead_letters WHERE workflow_id = $1",
+                              "event/acme/authz-dl")
+    approve = ["dlq", "approve", str(dl_id), "--reason", "customer got nothing"]
+
+    assert await run_ops(approve, s) == Exit.NO_IDENTITY  # no token: nobody to name
+    assert await run_ops(approve, s, role="on_call", name="kim") == Exit.REFUSED
+    assert "refused: role_not_allowed: " in capsys.readouterr().err
+    assert await run_ops(approve, s, role="change_owner", tenant="globex",
+                         name="lee") == Exit.REFUSED
+    row = await db.fetchrow("SELECT status, approvals, approved_by FROM dead_letters"
+                            " WHERE id = $1", dl_id)
+    assert (row["status"], row["approvals"], row["approved_by"]) == ("OPEN", 0, None)
+    # A reviewer's token is no operator's: no replay either.
+    assert await run_ops(["dlq", "replay", str(dl_id)], s, role="care_lead",
+                         name="lan") == Exit.REFUSED
+    assert await refusals(db, f"dead_letter/{dl_id}") == [
+        ("kim", "refused:dead_letter_approve", "role_not_allowed"),
+        ("lee", "refused:dead_letter_approve", "cross_tenant"),
+        ("lan", "refused:dead_letter_replay", "role_not_allowed"),
+    ]
+
+    assert await run_ops(approve, s, role="incident_commander", name="mai") == Exit.OK
+    row = await db.fetchrow("SELECT approvals, approved_by FROM dead_letters WHERE id = $1",
+                            dl_id)
+    assert (row["approvals"], row["approved_by"]) == (1, "mai")
