@@ -143,7 +143,7 @@ class ProcessEventWorkflow(SendingLedger):
             return await self._review_loop(request, ref, policy, carry.context_fields,
                                            first=carry.draft)
         assert carry.send is not None and carry.decision is not None
-        return await self._send(request, carry.draft, carry.decision, carry.send, carry.queue)
+        return await self._resume_send(request, carry)
 
     async def _run(self, request: IntakeRequest) -> FinalOutcome:
         self._fingerprint = payload_fingerprint(request.raw)

@@ -7,6 +7,7 @@ here (workflows/budget.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Final, Literal
 
 from temporalio import workflow
@@ -24,10 +25,15 @@ with workflow.unsafe.imports_passed_through():
 BUDGET_SPENT: Final = "budget_spent"
 
 
-async def send(request: ExecuteRequest, queue: str | None,
-               hold: Hold) -> ExecuteResult | StepFailure | Literal["budget_spent"]:
+#: A fresh action token for the same approval (``with_action_token``, bound by the caller).
+Refresh = Callable[[ExecuteRequest], Awaitable[ExecuteRequest | StepFailure]]
+
+
+async def send(request: ExecuteRequest, queue: str | None, hold: Hold,
+               refresh: Refresh) -> ExecuteResult | StepFailure | Literal["budget_spent"]:
     """Call the send step until no kill switch holds it; a step that failed for good comes back
-    as the ``StepFailure`` already dead-lettered."""
+    as the ``StepFailure`` already dead-lettered. After each hold the approval's token is minted
+    again (ADR 0027): a hold may outlast a token's life, and the approval still stands."""
     action = request.action
     while True:
         try:
@@ -49,3 +55,7 @@ async def send(request: ExecuteRequest, queue: str | None,
         keys = held_by_kill_switch(action.adapter, action.ref.tenant_id)
         if await hold.wait(keys, t.KILL_SWITCH_RECHECK, t.KILL_SWITCH_RECHECK):
             return BUDGET_SPENT
+        fresh = await refresh(request)
+        if isinstance(fresh, StepFailure):
+            return fresh
+        request = fresh

@@ -91,10 +91,20 @@ class SendingLedger(EventLedger):
             return await self._finish(EventState.DEAD_LETTERED, execute.code)
         return await self._send(request, draft, decision, execute, queue)
 
+    async def _resume_send(self, request: IntakeRequest, carry: RunCarry) -> FinalOutcome:
+        """The send a continued run carried over, with its token minted again: the hold that
+        spent the budget may have outlasted the carried token's life (ADR 0027)."""
+        assert carry.send is not None and carry.decision is not None
+        execute = await with_action_token(carry.send, carry.decision)
+        if isinstance(execute, StepFailure):
+            return await self._finish(EventState.DEAD_LETTERED, execute.code)
+        return await self._send(request, carry.draft, carry.decision, execute, carry.queue)
+
     async def _send(self, request: IntakeRequest, draft: DraftResult, decision: ReviewDecision,
                     execute: ExecuteRequest, queue: str | None) -> FinalOutcome:
         action, ref = execute.action, execute.action.ref
-        result = await send(execute, queue, self._hold)
+        result = await send(execute, queue, self._hold,
+                            lambda held: with_action_token(held, decision))
         if result == BUDGET_SPENT:
             self._continue(request, self._carry("send", draft, decision=decision,
                                                 send=execute, queue=queue))

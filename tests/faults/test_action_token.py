@@ -91,14 +91,22 @@ async def test_a_token_another_send_already_used_sends_nothing(
 
 
 @pytest.mark.parametrize("rig_env", [{"TOLLGATE_ACTION_TOKEN_TTL_SECONDS": "2"}])
-async def test_a_send_scheduled_after_its_token_expired_sends_nothing(
+async def test_a_send_held_past_its_tokens_life_goes_out_once_on_a_fresh_token(
         rig: Rig, db: asyncpg.Pool) -> None:
+    """A kill switch may hold an approved send for days (issue 26): the approval still stands,
+    so the run mints its token again after the hold, for the same approval and the same use.
+    (A token presented after its expiry is refused: tests/policies/test_action_token.py.)"""
     workflow_id, key = await held_send(rig, db)
-    expires = (await token_claims(rig, workflow_id))["exp"]
-    await eventually(lambda: datetime.now(UTC).timestamp() > expires + 1,
+    first = await token_claims(rig, workflow_id)
+    await eventually(lambda: datetime.now(UTC).timestamp() > first["exp"] + 1,
                      "the action token's expiry passed")
     await release(rig, db, workflow_id)
-    await dead_lettered_with(rig, workflow_id, key, "action_token_expired")
+    outcome = await rig.outcome(workflow_id)
+    assert outcome.state == EventState.SUCCEEDED
+    assert rig.messages(send_key(key)) == 1
+    rows = await rig.sql("SELECT token_id FROM action_token_uses WHERE action_key = $1",
+                         send_key(key))
+    assert [r["token_id"] for r in rows] == [first["jti"]]  # one approval, one use
 
 
 async def test_the_approved_send_goes_out_once_with_its_token(
