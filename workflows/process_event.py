@@ -39,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from policies.keys import payload_fingerprint
     from policies.prompts import PROMPT_VERSION
     from workflows import timeouts as t
-    from workflows.decision_guard import guard_decision, without_token
+    from workflows.decision_guard import guard_decision, validate_decision, without_token
     from workflows.failures import dead_letter_failure
     from workflows.gate import count_gate_inputs, pass_gate
     from workflows.intake import answer, refuse_known_duplicate
@@ -92,6 +92,8 @@ class ProcessEventWorkflow(SendingLedger):
     @review.validator
     def _review_identity(self, decision: ReviewDecision) -> None:
         guard_decision(decision)
+        validate_decision(self._review, decision, state=self._state, ref=self._ref,
+                          policy=self._policy, draft=self._draft)
 
     @workflow.signal
     async def approve(self, decision: ReviewDecision) -> None:

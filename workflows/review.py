@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.policy import PolicySnapshot
     from policies.evidence import cited_evidence, review_route
-    from policies.gate import GateDecision, authorize_decision
+    from policies.gate import Authorization, GateDecision, authorize_decision
     from workflows import timeouts as t
     from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES
     from workflows.search_attributes import REVIEW_DUE
@@ -97,6 +97,20 @@ class ReviewDesk:
             answering=self.answering if previous else None,
         )
 
+    def authorize(self, decision: ReviewDecision, *, state: EventState, ref: EventRef,
+                  policy: PolicySnapshot, draft: DraftResult | None,
+                  fold: bool) -> Authorization:
+        """The policy's verdict on ``decision`` for the review now open (pure: the handler and
+        the update validator, ``workflows.decision_guard``, ask the same question)."""
+        return authorize_decision(
+            policy, decision, tenant_id=ref.tenant_id, decision_tenant_id=decision.tenant_id,
+            requester=self.requester, draft_author=draft.provider if draft else None,
+            expected_request_id=self.request_id,
+            current_draft_version=draft.version if draft else None,
+            review_open=state == EventState.AWAITING_REVIEW and self.decision is None,
+            info_rounds=self.info_rounds, fold_identities=fold,
+        )
+
     async def consider(self, decision: ReviewDecision, *, state: EventState,
                        ref: EventRef | None, policy: PolicySnapshot | None,
                        draft: DraftResult | None) -> ReviewAck:
@@ -105,15 +119,8 @@ class ReviewDesk:
         if ref is None or policy is None:
             return ReviewAck(accepted=False, state=state,
                              message=f"not waiting for review (state {state})")
-        verdict = authorize_decision(
-            policy, decision, tenant_id=ref.tenant_id, decision_tenant_id=decision.tenant_id,
-            requester=self.requester, draft_author=draft.provider if draft else None,
-            expected_request_id=self.request_id,
-            current_draft_version=draft.version if draft else None,
-            review_open=state == EventState.AWAITING_REVIEW and self.decision is None,
-            info_rounds=self.info_rounds,
-            fold_identities=workflow.patched(IDENTITY_KEY_SOD),
-        )
+        verdict = self.authorize(decision, state=state, ref=ref, policy=policy, draft=draft,
+                                 fold=workflow.patched(IDENTITY_KEY_SOD))
         if not verdict.ok:
             self.refusals += 1
             await workflow.execute_local_activity_method(

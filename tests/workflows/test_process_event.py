@@ -11,6 +11,7 @@ from temporalio.client import Client
 
 from contracts import EventState, ReviewDecision
 from tests.conftest import signed_event, start, wait_review
+from tests.edge import send_decision
 from tollgate.dev.standins import StandIns
 
 
@@ -44,16 +45,19 @@ async def test_refused_decisions_are_recorded_and_change_nothing(
     ticket = await wait_review(handle)
     good = dict(request_id=ticket["request_id"], reviewer="an.tran", reason="looks right",
                 draft_version=ticket["draft_version"])
-    wrong_role = await handle.execute_update(
-        "review", ReviewDecision(decision="approve", role="intern", **good))
-    assert wrong_role["accepted"] is False
-    self_approval = await handle.execute_update("review", ReviewDecision(
-        decision="approve", role="care_lead", **{**good, "reviewer": "crm-scheduler"}))
-    assert self_approval["accepted"] is False
+    # Sent as an edge sends them: the validator refuses, the edge audits (tests.edge).
+    wrong_role = await send_decision(handle, ReviewDecision(
+        decision="approve", role="intern", **good), database_url=database_url)
+    assert (wrong_role.accepted, wrong_role.reason_code) == (False, "role_not_allowed")
+    self_approval = await send_decision(handle, ReviewDecision(
+        decision="approve", role="care_lead", **{**good, "reviewer": "crm-scheduler"}),
+        database_url=database_url)
+    assert (self_approval.accepted, self_approval.reason_code) == (
+        False, "separation_of_duties")
     assert await handle.query("state") == EventState.AWAITING_REVIEW
-    rejected = await handle.execute_update(
-        "review", ReviewDecision(decision="reject", role="care_lead", **good))
-    assert rejected["accepted"] is True
+    rejected = await send_decision(handle, ReviewDecision(
+        decision="reject", role="care_lead", **good), database_url=database_url)
+    assert rejected.accepted is True
     outcome = await handle.result()
     assert outcome.state == EventState.REJECTED
     conn = await asyncpg.connect(database_url)

@@ -23,6 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 from contracts import EventState, ReviewAck, ReviewDecision
 from contracts.actions import WakeUp
 from tests.conftest import CODEC, Handle, signed_event, start, wait_review, worker_settings
+from tests.edge import send_decision
 from tests.eventually import eventually
 from tollgate.cli.review import review_decide, review_list, review_show
 from tollgate.config.settings import Settings
@@ -51,7 +52,16 @@ async def decide(handle: Handle, ticket: dict[str, Any], decision: str = "approv
         role="care_lead", reason="checked against the record",
         draft_version=ticket["draft_version"])
     fields.update(overrides)
-    return await handle.execute_update("review", ReviewDecision(**fields), result_type=ReviewAck)
+    return await send_decision(handle, ReviewDecision(**fields), database_url=_EDGE["dsn"])
+
+
+#: Where ``decide`` audits a refusal, as the edge that sent it would (tests.edge).
+_EDGE: dict[str, str] = {}
+
+
+@pytest.fixture(autouse=True)
+def _decisions_sent_as_an_edge(database_url: str) -> None:
+    _EDGE["dsn"] = database_url
 
 
 async def wait_state(handle: Handle, state: EventState) -> None:
@@ -115,6 +125,8 @@ async def test_each_refused_kind_is_recorded_and_changes_nothing(
         "stale_draft_version": dict(draft_version=ticket["draft_version"] + 1),
         "wrong_request": dict(request_id=str(uuid.uuid4())),
         "cross_tenant": dict(tenant_id="globex"),
+        # Refused at validation: accepted, a NUL could never be recorded (issue 25).
+        "malformed_decision": dict(reason="checked\x00"),
     }
     for code, overrides in attempts.items():
         ack = await decide(handle, ticket, **overrides)
@@ -129,6 +141,10 @@ async def test_each_refused_kind_is_recorded_and_changes_nothing(
     assert (await decide(handle, ticket, "reject", reason="wrong pet")).accepted
     outcome = await handle.result()
     assert outcome.state == EventState.REJECTED
+    # The validator refused the updates before history: only the accepted one is in it.
+    updates = [e for e in (await handle.fetch_history()).events if e.event_type
+               == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED]
+    assert len(updates) == 1, f"{len(updates)} review updates in the history"
     # After the workflow closed, the CLI records the decision itself.
     code = await review_decide(client, Settings.from_env({"DATABASE_URL": database_url}),
                                handle.id, decision="approve", reviewer="an.tran",
@@ -138,7 +154,7 @@ async def test_each_refused_kind_is_recorded_and_changes_nothing(
     assert code == 1
     assert await refusals(database_url, handle.id) == [
         "role_not_allowed", "separation_of_duties", "stale_draft_version", "wrong_request",
-        "cross_tenant", "role_not_allowed", "review_closed"]
+        "cross_tenant", "malformed_decision", "role_not_allowed", "review_closed"]
     assert sent_to(standins, customer) == 0
 
 
