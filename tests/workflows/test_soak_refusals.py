@@ -1,0 +1,79 @@
+"""Soak: a storm of refused decisions costs a run no history (docs/runbook.md, "How long a run
+may wait"; ADR 0028).
+
+10,000 refused decisions (a role the policy does not allow, sent concurrently in batches, as a
+retry storm or a buggy reviewer client would) are refused by the ``review`` update's validator,
+before history, so the run stays under ``HISTORY_BUDGET_EVENTS``; the figures are in the
+assertion message. A valid approval afterwards still ends SUCCEEDED with one message. The
+refusals are not audited here (that is the edge's job, tests/edge.py): the soak sends straight to
+the run, as a client that ignores the edges would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+
+from contracts import EventState, ReviewAck, ReviewDecision
+from tests.conftest import Handle, signed_event, start, wait_review
+from tests.workflows.test_review import sent_to
+from tests.workflows.test_soak_holds import customer, run_histories
+from tollgate.dev.standins import StandIns
+from workflows.budget import HISTORY_BUDGET_BYTES, HISTORY_BUDGET_EVENTS
+
+REFUSALS = 10_000
+BATCH = 200
+WORKFLOW_TASK_EVENTS = {EventType.Name(t) for t in (
+    EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)}
+
+
+async def refused_code(handle: Handle, decision: ReviewDecision) -> str:
+    try:
+        ack = await handle.execute_update("review", decision, result_type=ReviewAck)
+    except WorkflowUpdateFailedError as exc:
+        assert isinstance(exc.cause, ApplicationError), exc
+        return exc.cause.type or "refused"
+    return f"reached the handler: accepted={ack.accepted} {ack.reason_code}"
+
+
+async def test_ten_thousand_refused_decisions_leave_the_history_under_budget(
+    worker_client: tuple[Client, str], standins: StandIns,
+) -> None:
+    client, queue = worker_client
+    who = customer(standins)
+    handle = await start(client, queue, signed_event(who))
+    ticket = await wait_review(handle)
+    before = len((await handle.fetch_history()).events)
+    storm = ReviewDecision(request_id=ticket["request_id"], decision="approve", reviewer="x",
+                           role="intern", reason="r", draft_version=ticket["draft_version"])
+    codes: dict[str, int] = {}
+    for _ in range(REFUSALS // BATCH):
+        for code in await asyncio.gather(*(refused_code(handle, storm) for _ in range(BATCH))):
+            codes[code] = codes.get(code, 0) + 1
+    assert codes == {"role_not_allowed": REFUSALS}
+
+    history = await handle.fetch_history()
+    events, size = len(history.events), sum(e.ByteSize() for e in history.events)
+    added = Counter(EventType.Name(e.event_type) for e in history.events[before:])
+    report = (f"{events} events / {size} bytes after {REFUSALS} refusals ({before} events "
+              f"before; budget {HISTORY_BUDGET_EVENTS} events / {HISTORY_BUDGET_BYTES} bytes;"
+              f" added {dict(added)})")
+    print(report)
+    assert events < HISTORY_BUDGET_EVENTS and size < HISTORY_BUDGET_BYTES, report
+    # Nothing of a refusal is written: at most the workflow tasks that ran the validator (the
+    # time-skipping server keeps them; a real server drops a task that only rejected updates).
+    assert set(added) <= WORKFLOW_TASK_EVENTS, report
+
+    ack = await handle.execute_update("review", ReviewDecision(
+        request_id=ticket["request_id"], decision="approve", reviewer="an.tran",
+        role="care_lead", reason="checked", draft_version=ticket["draft_version"]),
+        result_type=ReviewAck)
+    assert ack.accepted
+    assert (await handle.result()).state == EventState.SUCCEEDED
+    assert sent_to(standins, who) == 1
+    assert all(n <= HISTORY_BUDGET_EVENTS for n, _ in await run_histories(client, handle.id))
