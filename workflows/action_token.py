@@ -9,7 +9,7 @@ step then refuses them: ``action_token_missing``, dead-lettered).
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities.action_token import ActionTokenActivities
@@ -38,7 +38,7 @@ async def with_action_token(execute: ExecuteRequest,
                         request_id=decision.request_id, as_of=workflow.now()),
             start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
             summary="mint the action token for what was approved")
-    except ActivityError as err:
+    except (ActivityError, ApplicationError) as err:  # a local activity's may come unwrapped
         failure = await dead_letter_failure(action.ref, "execute_action", err, action=action)
         if failure is None:
             raise

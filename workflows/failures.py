@@ -22,13 +22,16 @@ with workflow.unsafe.imports_passed_through():
 #: failed, and replay keeps them failing (tests/replay, ``pre-step-dlq-*``).
 STEP_FAILURE_DEAD_LETTERS = "step-failure-dead-letters"
 
-async def dead_letter_failure(ref: EventRef, step: FailedStep, err: ActivityError, *,
+async def dead_letter_failure(ref: EventRef, step: FailedStep,
+                              err: ActivityError | ApplicationError, *,
                               action: ActionRequest | None = None) -> StepFailure | None:
     """The failure, dead-lettered; None when the run must fail as before (cancelled, or a run
-    recorded before the patch)."""
-    if isinstance(err.cause, CancelledError) or not workflow.patched(STEP_FAILURE_DEAD_LETTERS):
+    recorded before the patch). A local activity's failure may arrive as the ApplicationError
+    itself, not wrapped in an ActivityError."""
+    cause = err.cause if isinstance(err, ActivityError) else err
+    if isinstance(cause, CancelledError) or not workflow.patched(STEP_FAILURE_DEAD_LETTERS):
         return None
-    failure = _failure(ref, step, err, action)
+    failure = _failure(ref, step, cause, action)
     await workflow.execute_activity_method(
         DeadLetterActivities.dead_letter_step, failure,
         start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
@@ -37,11 +40,10 @@ async def dead_letter_failure(ref: EventRef, step: FailedStep, err: ActivityErro
     return failure
 
 
-def _failure(ref: EventRef, step: FailedStep, err: ActivityError,
+def _failure(ref: EventRef, step: FailedStep, cause: BaseException | None,
              action: ActionRequest | None) -> StepFailure:
     """The taxonomy's class and code travel on the ApplicationError (``activities.errors``); a
     step that never answered has none."""
-    cause = err.cause
     error_class, code = "retryable", f"{step}_failed"
     if isinstance(cause, ApplicationError) and cause.type:
         error_class = cause.type

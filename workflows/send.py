@@ -57,5 +57,6 @@ async def send(request: ExecuteRequest, queue: str | None, hold: Hold,
             return BUDGET_SPENT
         fresh = await refresh(request)
         if isinstance(fresh, StepFailure):
+            hold.release()
             return fresh
         request = fresh
