@@ -60,7 +60,7 @@ async def test_certify_writes_the_pack_with_evidence_and_records_it(
         await pool.close()
     assert row["passed"] and row["catalogue"] == catalogue_digest(PASSING)
     # A subset's certification is on record, yet it opens no canary.
-    assert await run_ops(CANARY, s) == Exit.REFUSED
+    assert await run_ops(CANARY, s, role="change_owner") == Exit.REFUSED
 
 
 async def test_certify_refuses_when_a_fixture_does_not_pass(

@@ -69,7 +69,7 @@ async def on_call(stack: _Stack, tally: _Tally) -> None:
 
 async def _reopen(ops: OpsStore, row: dict[str, object]) -> bool:
     """Reopen ``row`` as the runbook says: through a canary, confirmed once it passed."""
-    passed = row["canary_remaining"] == 0
+    passed = row.get("canary_remaining") == 0
     runbook: dict[str, object] = {**RUNBOOK, "canary": "passed" if passed else CANARY}
     tenant = str(row["tenant_id"])
     verdict = authorize_ops(OpsAction.KILL_SWITCH_REOPEN, OPERATOR, tenant=tenant,
