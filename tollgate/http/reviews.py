@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 
 from tollgate.http import review_service as rs
 from tollgate.http.deps import Services, services
+from tollgate.http.idempotency import KEY_REUSED, IdempotencyKey, once
 from tollgate.http.identity import Identity, IdentityError
 
 router = APIRouter(tags=["reviews"])
@@ -56,13 +57,21 @@ async def get_reviews(svc: Svc, who: Who) -> list[rs.ReviewSummary]:
 
 @router.post("/v1/reviews/{workflow_id:path}/decision", response_model=rs.DecisionOut,
              responses={**_AUTH, 403: {"model": rs.DecisionOut}, 404: {},
-                        409: {"model": rs.DecisionOut}})
-async def post_decision(workflow_id: str, body: rs.DecisionIn, svc: Svc, who: Who
-                        ) -> JSONResponse:
+                        409: {"model": rs.DecisionOut,
+                              "description": "refused by the workflow, or "
+                                             + KEY_REUSED[409]["description"]}})
+async def post_decision(workflow_id: str, body: rs.DecisionIn, svc: Svc, who: Who,
+                        idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """Approve, reject or request info, for the request id and draft version the reviewer saw."""
-    out = await rs.decide(svc, who, workflow_id, body)
-    status = 200 if out.accepted else 403 if out.reason_code == "cross_tenant" else 409
-    return JSONResponse(out.model_dump(mode="json"), status_code=status)
+
+    async def decide() -> JSONResponse:
+        out = await rs.decide(svc, who, workflow_id, body)
+        status = 200 if out.accepted else 403 if out.reason_code == "cross_tenant" else 409
+        return JSONResponse(out.model_dump(mode="json"), status_code=status)
+
+    return await once(svc, tenant=who.tenant, caller=who.reviewer,
+                      route=f"POST /v1/reviews/{workflow_id}/decision",
+                      key=idempotency_key, body=body, run=decide)
 
 
 @router.get("/v1/reviews/{workflow_id:path}", responses={**_AUTH, 404: {}})
