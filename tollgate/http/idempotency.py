@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from tollgate.http.deps import Services
+from tollgate.http.edge_errors import Refusal
 
 IdempotencyKey = Annotated[str | None, Header(
     alias="Idempotency-Key", min_length=1, max_length=255, pattern=r"^[\x20-\x7e]+$",
@@ -29,7 +30,7 @@ IdempotencyKey = Annotated[str | None, Header(
 
 #: The route's ``responses=`` entry for the refusal of a reused key.
 KEY_REUSED: dict[int | str, dict[str, Any]] = {
-    409: {"description": "Idempotency-Key already used with another body"}}
+    409: {"model": Refusal, "description": "Idempotency-Key already used with another body"}}
 
 
 def body_sha256(caller: str, body: BaseModel) -> str:

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tollgate.http.deps import Services, services
+from tollgate.http.edge_errors import EdgeInvalid, Refusal
 from tollgate.http.idempotency import KEY_REUSED, IdempotencyKey, once
 from tollgate.http.identity import Identity
 from tollgate.http.reviews import Who
@@ -41,7 +42,10 @@ class ItemOut(BaseModel):
 
 @router.post("/v1/items", response_model=ItemOut, status_code=201,
              responses={200: {"model": ItemOut, "description": "already saved"},
-                        401: {}, 403: {}, 422: {}, **KEY_REUSED})
+                        401: {"model": Refusal}, 403: {"model": Refusal},
+                        422: {"model": EdgeInvalid | Refusal,
+                              "description": "the edge's refusal, or an invalid capture"},
+                        **KEY_REUSED})
 async def post_item(body: ItemIn, svc: Svc, who: Who,
                     idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """Save a page; tagging runs later and never holds the save up."""
