@@ -1,7 +1,9 @@
 """The HTTP service: ``create_app`` builds the FastAPI app from shared services; ``run_server``
 runs it on uvicorn with the outbox relay beside it (``tollgate serve``, and ``tollgate dev``).
 
-The OpenAPI document is at ``/openapi.json`` (browsable at ``/docs``).
+The OpenAPI document is at ``/openapi.json``, browsable at ``/docs``: Swagger UI's files come
+from the ``swagger-ui-bundle`` package and are served by the service itself, so the page loads
+on a machine with no way out to a CDN (issue 29).
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ def create_app(svc: Services) -> FastAPI:
         title="Tollgate", version="1",
         description="Signed webhook intake (with an outbox) and the reviewer's API and inbox. "
                     "See docs/api.md.",
+        docs_url=None, redoc_url=None,  # the CDN pages; /docs below is served from here
     )
+    install_docs(app)
     app.state.services = svc
     app.include_router(events.router)
     app.include_router(reviews.router)
@@ -63,6 +67,29 @@ def create_app(svc: Services) -> FastAPI:
     app.get("/readyz", tags=["service"])(health)
 
     return app
+
+
+#: Where Swagger UI's own files are served from (not part of the OpenAPI document).
+DOCS_ASSETS = "/docs/assets"
+
+
+def install_docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI over ``/openapi.json``, every file it loads from this service."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.responses import HTMLResponse
+    from fastapi.staticfiles import StaticFiles
+    from swagger_ui_bundle import swagger_ui_path
+
+    app.mount(DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="docs-assets")
+
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png", oauth2_redirect_url=None)
+
+    app.get("/docs", include_in_schema=False)(docs)
 
 
 @contextlib.asynccontextmanager

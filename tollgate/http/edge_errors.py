@@ -10,10 +10,33 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 #: pydantic error types that are the edge's text rules under another name.
 _RULES = {"string_unicode": "lone_surrogate", "string_too_long": "string_too_long",
           "json_invalid": "not_json"}
+
+
+class EdgeIssue(BaseModel):
+    loc: list[str]
+    msg: str
+    type: str
+
+
+class EdgeInvalid(BaseModel):
+    """The 422 of a request FastAPI could not validate (the OpenAPI document's schema of it)."""
+
+    code: str
+    field: str
+    rule: str
+    message: str
+    detail: list[EdgeIssue]
+
+
+class Refusal(BaseModel):
+    """A refusal a route raised (``HTTPException``): one line saying why."""
+
+    detail: str
 
 
 def _path(loc: tuple[object, ...]) -> str:

@@ -67,6 +67,12 @@ _PROBLEMS: dict[int | str, dict[str, Any]] = {
         "another tenant"), (413, "body too large"), (429, "tenant over its intake rate"))
 }
 
+#: An invalid event is answered for its workflow (quarantined); an empty or oversized batch is
+#: a problem of the request, with no workflow.
+_INVALID: dict[int | str, dict[str, Any]] = {
+    422: {"model": EventAnswer | Problem, "description": "an invalid event (quarantined), or "
+          "an empty batch"}}
+
 
 def _problem(status: int, code: str, message: str, **headers: str) -> JSONResponse:
     return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
@@ -89,7 +95,7 @@ async def _read_limited(request: Request, limit: int) -> bytes | None:
 @router.post(
     "/v1/events", status_code=202, response_model=EventAnswer | BatchAnswer,
     responses={200: {"description": "duplicate (single event), or a batch's answers"},
-               409: {"model": EventAnswer}, 422: {"model": EventAnswer}, **_PROBLEMS},
+               409: {"model": EventAnswer}, **_INVALID, **_PROBLEMS},
     openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
         "schema": {"oneOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}]},
     }}}},
@@ -103,7 +109,7 @@ async def post_events(request: Request, svc: Svc) -> JSONResponse:
 @router.post(
     "/v1/events/{tenant}", status_code=202, response_model=EventAnswer | BatchAnswer,
     responses={200: {"description": "duplicate (single event), or a batch's answers"},
-               409: {"model": EventAnswer}, 422: {"model": EventAnswer}, **_PROBLEMS},
+               409: {"model": EventAnswer}, **_INVALID, **_PROBLEMS},
     openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": {"oneOf": [
             {"type": "object"}, {"type": "array", "items": {"type": "object"}}]}},

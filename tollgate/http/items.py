@@ -16,6 +16,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tollgate.http.deps import Services, services
+from tollgate.http.edge_errors import EdgeInvalid, Refusal
+from tollgate.http.idempotency import KEY_REUSED, IdempotencyKey, once
+from tollgate.http.identity import Identity
 from tollgate.http.reviews import Who
 
 router = APIRouter(tags=["items"])
@@ -39,9 +42,19 @@ class ItemOut(BaseModel):
 
 @router.post("/v1/items", response_model=ItemOut, status_code=201,
              responses={200: {"model": ItemOut, "description": "already saved"},
-                        401: {}, 403: {}, 422: {}})
-async def post_item(body: ItemIn, svc: Svc, who: Who) -> JSONResponse:
+                        401: {"model": Refusal}, 403: {"model": Refusal},
+                        422: {"model": EdgeInvalid | Refusal,
+                              "description": "the edge's refusal, or an invalid capture"},
+                        **KEY_REUSED})
+async def post_item(body: ItemIn, svc: Svc, who: Who,
+                    idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """Save a page; tagging runs later and never holds the save up."""
+    return await once(svc, tenant=who.tenant, caller=who.reviewer,
+                      route="POST /v1/items", key=idempotency_key,
+                      body=body, run=lambda: save(body, svc, who))
+
+
+async def save(body: ItemIn, svc: Services, who: Identity) -> JSONResponse:
     from adapters.postgres.tagging import TaggingStore
     from contracts.errors import InvalidInput
     from contracts.tagging import ItemCapture
