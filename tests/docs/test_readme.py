@@ -20,6 +20,7 @@ from tests.docs.readme_lines import Line, readme_lines, without_comment
 from tests.eventually import eventually
 from tests.stack.devproc import DevProcess, stack_folder
 
+pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 EXAMPLE_ID = "event/acme/care-C-1001-0930"
@@ -155,4 +156,13 @@ async def test_the_readme_lines_work_as_written(stack: DevProcess, tmp_path: Pat
     assert len(ran) > 20, ran
 
 
-pytestmark = pytest.mark.e2e
+
+def test_the_endpoints_file_names_the_http_service_the_codec_and_the_metrics(
+    stack: DevProcess,
+) -> None:
+    named = json.loads((stack.state_dir / "endpoints.json").read_text())
+    ports = stack.ports
+    assert named["http_url"] == f"http://127.0.0.1:{ports['HTTP']}"
+    assert named["metrics_url"] == f"http://127.0.0.1:{ports['METRICS']}/metrics"
+    assert named["sdk_metrics_url"] == f"http://127.0.0.1:{ports['SDK_METRICS']}/metrics"
+    assert named["codec_url"].startswith("http://127.0.0.1:")
