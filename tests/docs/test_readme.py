@@ -154,6 +154,7 @@ async def test_the_readme_lines_work_as_written(stack: DevProcess, tmp_path: Pat
         assert "Traceback" not in done.stdout + done.stderr, (command, done.stderr)
         ran.append(command)
     assert len(ran) > 20, ran
+    await _example_outcomes(env)
 
 
 
@@ -166,3 +167,14 @@ def test_the_endpoints_file_names_the_http_service_the_codec_and_the_metrics(
     assert named["metrics_url"] == f"http://127.0.0.1:{ports['METRICS']}/metrics"
     assert named["sdk_metrics_url"] == f"http://127.0.0.1:{ports['SDK_METRICS']}/metrics"
     assert named["codec_url"].startswith("http://127.0.0.1:")
+
+
+async def _example_outcomes(env: dict[str, str]) -> None:
+    """The example events end as the README says."""
+    for workflow_id, state in [("event/acme/care-C-1002-0930", "STOPPED"),
+                               ("event/globex/care-C-2001-0930", "AWAITING_REVIEW"),
+                               ("event/acme/curl-1", "SUPERSEDED"),
+                               ("event/acme/care-C-1001-1030", "AWAITING_REVIEW")]:
+        await eventually(lambda w=workflow_id: _run(f"tollgate ops state {w}", env).stdout,  # type: ignore[misc]
+                         f"{workflow_id} {state}", until=lambda out, s=state: out.startswith(s),  # type: ignore[misc]
+                         timeout=60, interval=0.5)
