@@ -30,6 +30,8 @@ class StatusStore:
                 "SELECT tenant_id, count(*) AS waiting,"
                 " count(*) FILTER (WHERE review_due_at < $1) AS past_sla FROM events"
                 " WHERE state = 'AWAITING_REVIEW' GROUP BY tenant_id ORDER BY tenant_id", now)
+            # Quarantined events never reach ``events``: their records are in ``quarantine``.
+            quarantined = await conn.fetchval("SELECT count(*) FROM quarantine")
             unknown = await conn.fetchval(
                 "SELECT count(*) FROM receipts WHERE status = 'UNKNOWN'")
             dead = await conn.fetch(
@@ -46,7 +48,9 @@ class StatusStore:
             "as_of": now,
             "states": [{"state": r["state"], "count": r["n"],
                         "oldest_age_s": (now - r["oldest"]).total_seconds()
-                        if r["state"] in OPEN_STATES else None} for r in states],
+                        if r["state"] in OPEN_STATES else None} for r in states]
+            + ([{"state": "QUARANTINED", "count": quarantined, "oldest_age_s": None}]
+               if quarantined else []),
             "reviews": [dict(r) for r in reviews],
             "open_unknown_writes": unknown,
             "dead_letters": [{"reason": r["error_code"], "count": r["n"]} for r in dead],

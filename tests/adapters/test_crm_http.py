@@ -53,7 +53,7 @@ async def test_reads_the_demo_customers_as_seeded(source) -> None:
         first_name="Lan",
         pet_name="Miu",
         consent_messaging=True,
-        updated_at=NOW - timedelta(days=1),
+        updated_at=NOW - timedelta(hours=1),
         phone="+1 202 555 0147",
         email="lan.tran@example.com",
         address="12 Willow Lane, Springfield, IL 62704",

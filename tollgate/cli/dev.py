@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from tollgate.cli.common import Command
+from tollgate.cli.common import Command, settings
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
 
@@ -77,4 +77,6 @@ def demo(state_dir: str) -> int:
 
     # Configured here, not in run_demo: structlog keeps the stream it was given.
     configure_logging(logging.WARNING)
-    return Exit.REFUSED if asyncio.run(run_demo(Path(state_dir).resolve())) else Exit.OK
+    ui_port = settings().dev.ui_port or 8233  # TOLLGATE_UI_PORT, as `tollgate dev` reads it
+    differed = asyncio.run(run_demo(Path(state_dir).resolve(), ui_port=ui_port))
+    return Exit.REFUSED if differed else Exit.OK

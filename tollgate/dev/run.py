@@ -135,6 +135,7 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
             if extra:
                 say(f"workers    {workers} main workers: this process and pids "
                     f"{', '.join(map(str, extra))} (log {stack.state_dir / 'workers.log'})")
+            stack.write_endpoints(serving=True)  # now with the HTTP service and metrics
             say(f"worker running; Ctrl-C (or SIGTERM/SIGHUP) stops everything started here. "
                 f"Data: {stack.state_dir}")
             await stopping.wait()

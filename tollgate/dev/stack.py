@@ -112,7 +112,7 @@ class DevStack:
         except BaseException:
             self.stop()
             raise
-        self._write_endpoints()
+        self.write_endpoints()
         return self
 
     def _claim(self) -> None:
@@ -229,13 +229,17 @@ class DevStack:
         if fresh:  # a new state folder gets the demo customers; later starts keep what is there
             self.standins.crm.seed_demo()
 
-    def _write_endpoints(self) -> None:
+    def write_endpoints(self, *, serving: bool = False) -> None:
+        """What another terminal needs; with ``serving``, also the HTTP service and metrics."""
         assert self.standins is not None
         data = {
             "temporal_address": self.temporal_address, "database_url": self.database_url,
             "crm_url": self.standins.crm_url, "messaging_url": self.standins.messaging_url,
             "tenants_file": str(self.tenants_file), "ui": self.ui_url,
-        }
+            "codec_url": self.codec.url if self.codec is not None else None,
+        } | ({"http_url": f"http://127.0.0.1:{self.ports.http}", **{
+            f"{name}_url": f"http://127.0.0.1:{getattr(self.ports, name)}/metrics"
+            for name in ("metrics", "sdk_metrics")}} if serving else {})
         write_private(self.state_dir / "endpoints.json", json.dumps(data, indent=2))
 
     @property

@@ -88,8 +88,9 @@ class CrmStandIn(StandIn):
         self.store.delete(_key(tenant_id, customer_id))
 
     def seed_demo(self, now: datetime | None = None) -> list[CrmRecord]:
-        """Loads the demo customers, all last updated one day before ``now``."""
-        updated_at = (now or datetime.now(UTC)) - timedelta(days=1)
+        """Loads the demo customers, all last updated one hour before ``now``: fresh for a policy
+        whose freshness is one day (a seed exactly a day old went stale as the stack started)."""
+        updated_at = (now or datetime.now(UTC)) - timedelta(hours=1)
         records = [CrmRecord.model_validate({**c, "updated_at": updated_at})
                    for c in DEMO_CUSTOMERS]
         for record in records:
