@@ -30,6 +30,7 @@ AuthorizationReason = Literal[
     "role_not_allowed",
     "info_rounds_exhausted",
     "separation_of_duties",
+    "unverified_signal",
 ]
 
 # A validator finding that starts with a snake_case code ("unknown_source_ref: crm.email")

@@ -95,21 +95,24 @@ class ProcessEventWorkflow(SendingLedger):
         validate_decision(self._review, decision, state=self._state, ref=self._ref,
                           policy=self._policy, draft=self._draft)
 
+    # Signals cannot be validated, so they are recorded and refused (``unverified_signal``);
+    # runs from before that patch still take them as they did.
     @workflow.signal
     async def approve(self, decision: ReviewDecision) -> None:
-        await self._consider(decision.model_copy(update={"decision": "approve"}))
+        await self._consider(decision.model_copy(update={"decision": "approve"}), True)
 
     @workflow.signal
     async def reject(self, decision: ReviewDecision) -> None:
-        await self._consider(decision.model_copy(update={"decision": "reject"}))
+        await self._consider(decision.model_copy(update={"decision": "reject"}), True)
 
     @workflow.signal
     async def request_info(self, decision: ReviewDecision) -> None:
-        await self._consider(decision.model_copy(update={"decision": "request_info"}))
+        await self._consider(decision.model_copy(update={"decision": "request_info"}), True)
 
-    async def _consider(self, decision: ReviewDecision) -> ReviewAck:
+    async def _consider(self, decision: ReviewDecision, by_signal: bool = False) -> ReviewAck:
         return await self._review.consider(decision, state=self._state, ref=self._ref,
-                                           policy=self._policy, draft=self._draft)
+                                           policy=self._policy, draft=self._draft,
+                                           by_signal=by_signal)
 
     # --- whatever held the run released it (tollgate.ops.wake) ----------------------------
 

@@ -38,6 +38,9 @@ with workflow.unsafe.imports_passed_through():
 #: workflow.patched() id: separation of duties compares ``identity_key``s (issue 25), so a
 #: look-alike hyphen no longer lets a requester approve; runs that decided before compare as then.
 IDENTITY_KEY_SOD = "identity-key-separation-of-duties"
+#: workflow.patched() id: a decision by signal decides nothing (no validator ran on it, so no
+#: identity was verified: ADR 0026); it is recorded as refused ``unverified_signal``.
+SIGNALS_UNVERIFIED = "signal-decisions-refused"
 
 
 class ReviewDesk:
@@ -113,14 +116,20 @@ class ReviewDesk:
 
     async def consider(self, decision: ReviewDecision, *, state: EventState,
                        ref: EventRef | None, policy: PolicySnapshot | None,
-                       draft: DraftResult | None) -> ReviewAck:
+                       draft: DraftResult | None, by_signal: bool = False) -> ReviewAck:
         """Accept a decision only from an authorised reviewer for the review now open; record
         every refusal (a local activity) so an operator can see who tried what."""
         if ref is None or policy is None:
             return ReviewAck(accepted=False, state=state,
                              message=f"not waiting for review (state {state})")
-        verdict = self.authorize(decision, state=state, ref=ref, policy=policy, draft=draft,
-                                 fold=workflow.patched(IDENTITY_KEY_SOD))
+        if by_signal and workflow.patched(SIGNALS_UNVERIFIED):
+            verdict = Authorization(
+                ok=False, reason_code="unverified_signal", policy_version=policy.version,
+                message="a decision by signal carries no verified identity: decide through "
+                        "`tollgate review` or the review API")
+        else:
+            verdict = self.authorize(decision, state=state, ref=ref, policy=policy,
+                                     draft=draft, fold=workflow.patched(IDENTITY_KEY_SOD))
         if not verdict.ok:
             self.refusals += 1
             await workflow.execute_local_activity_method(

@@ -89,6 +89,10 @@ PRE_PATCH: dict[str, tuple[str, ...]] = {
 }
 #: Patch ids with no pre-patch history that fails when the old branch goes, and why.
 KNOWN_EXCEPTIONS: dict[str, str] = {
+    # The marker is written only when a decision arrives by signal, and every recorder decides
+    # by update (the edges' way), so no committed history reaches it; recording one needs a
+    # run that took a decision signal on the old code, then replays across the deploy.
+    "signal-decisions-refused": "no committed history decides by signal",
     # pre-no-lookup-* replay the old code's window, but their lookups never answer
     # `unverifiable` (that status came with the patch), so they never reach the check. The old
     # branch is for a run that started before the deploy and met the new activity after it; a

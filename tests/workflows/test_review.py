@@ -132,10 +132,11 @@ async def test_each_refused_kind_is_recorded_and_changes_nothing(
         ack = await decide(handle, ticket, **overrides)
         assert (ack.accepted, ack.reason_code, ack.state) == (
             False, code, EventState.AWAITING_REVIEW)
-    # Signals take the same path as the update: refused and recorded, never silently dropped.
+    # A signal carries no verified identity (no validator runs on it): refused and recorded,
+    # never silently dropped, whoever it names.
     await handle.signal("approve", ReviewDecision(
-        request_id=ticket["request_id"], decision="approve", reviewer="an.tran", role="intern",
-        reason="by signal", draft_version=ticket["draft_version"]))
+        request_id=ticket["request_id"], decision="approve", reviewer="an.tran",
+        role="care_lead", reason="by signal", draft_version=ticket["draft_version"]))
     assert sent_to(standins, customer) == 0
 
     assert (await decide(handle, ticket, "reject", reason="wrong pet")).accepted
@@ -154,7 +155,7 @@ async def test_each_refused_kind_is_recorded_and_changes_nothing(
     assert code == 1
     assert await refusals(database_url, handle.id) == [
         "role_not_allowed", "separation_of_duties", "stale_draft_version", "wrong_request",
-        "cross_tenant", "malformed_decision", "role_not_allowed", "review_closed"]
+        "cross_tenant", "malformed_decision", "unverified_signal", "review_closed"]
     assert sent_to(standins, customer) == 0
 
 
