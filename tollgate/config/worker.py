@@ -46,8 +46,8 @@ class WorkerSettings(Section):
         "TOLLGATE_ACTION_TOKEN_KEY_FILE", None, "File holding that key. Unset: "
         "$TOLLGATE_STATE_DIR/action-token.key (`tollgate dev` writes it at 0600).")
     action_token_ttl_s: float = env_field(
-        "TOLLGATE_ACTION_TOKEN_TTL_SECONDS", 900.0, "Seconds an action token lives: a send "
-        "scheduled later (held that long by a kill switch) is dead-lettered (ADR 0027).")
+        "TOLLGATE_ACTION_TOKEN_TTL_SECONDS", 900.0, "Seconds an action token lives; a run "
+        "held longer (a kill switch) mints it again for the same approval (ADR 0027).")
 
     @field_validator("action_token_key", mode="before")
     @classmethod
