@@ -7,6 +7,13 @@ from __future__ import annotations
 
 import sys
 
+if __name__ == "__main__":
+    # Before anything that needs the dependencies: under a Python without them (not the venv's),
+    # one line saying what to run instead, exit 7, rather than an import traceback.
+    from tollgate.runtime.interpreter import require_installed
+
+    require_installed(__file__, sys.argv[1:])
+
 from tollgate.intake.submit import describe, read_source, split_events, submit, submit_all
 
 __all__ = ["describe", "main", "read_source", "split_events", "submit", "submit_all"]

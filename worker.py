@@ -9,6 +9,13 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import sys
+
+if __name__ == "__main__":
+    # As starter.py: the wrong Python is one line and exit 7, never an import traceback.
+    from tollgate.runtime.interpreter import require_installed
+
+    require_installed(__file__, sys.argv[1:])
 
 from tollgate.config.settings import Settings
 from tollgate.observability.logs import configure_logging

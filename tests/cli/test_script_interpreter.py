@@ -1,0 +1,83 @@
+"""`python starter.py …` (and `python worker.py`) under a Python that lacks Tollgate's
+dependencies ends in one line saying what to run instead, exit 7, never an import traceback
+(issue 31 item 3). Run as a newcomer would: a subprocess of an interpreter without the venv's
+packages, from the checkout and from a fresh copy that was never installed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from tollgate.runtime.exits import Exit
+from tollgate.runtime.interpreter import what_is_missing
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = "tollgate/dev/examples/events.json"
+
+
+def run(python: list[str], script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*python, str(script), *args], cwd=cwd, capture_output=True,  # noqa: S603
+                          text=True, timeout=120, check=False)
+
+
+def assert_one_line(done: subprocess.CompletedProcess[str], script: str) -> str:
+    assert done.returncode == Exit.CONFIG == 7, done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("tollgate: this Python (") and f"cannot run {script}" in lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """A fresh venv with nothing installed: the plain `python` of a machine."""
+    home = tmp_path_factory.mktemp("bare") / "venv"
+    venv.create(home, with_pip=False)
+    return [str(home / "bin" / "python")]
+
+
+@pytest.mark.parametrize("script, args", [("starter.py", ["--sign", EVENTS]),
+                                          ("worker.py", ["--queue", "main"])])
+def test_a_python_without_the_dependencies_is_told_what_to_run(
+        bare_python: list[str], script: str, args: list[str]) -> None:
+    line = assert_one_line(run(bare_python, ROOT / script, *args, cwd=ROOT), script)
+    assert "Tollgate's dependencies are missing (temporalio" in line
+    assert f"run `.venv/bin/python {script} {' '.join(args)}`" in line
+
+
+def test_without_site_packages_the_venv_python_is_refused_too() -> None:
+    # The interpreter is the venv's, its packages are not on the path: what a PYTHONPATH-less
+    # system python sees.
+    done = run([sys.executable, "-S"], ROOT / "starter.py", EVENTS, cwd=ROOT)
+    assert f"run `.venv/bin/python starter.py {EVENTS}`" in assert_one_line(done, "starter.py")
+
+
+def test_a_checkout_never_installed_is_told_to_make_install(
+        bare_python: list[str], tmp_path: Path) -> None:
+    # A fresh clone: no .venv, no tollgate.egg-info beside the scripts.
+    clone = tmp_path / "clone"
+    shutil.copytree(ROOT / "tollgate", clone / "tollgate",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "starter.py", clone)
+    line = assert_one_line(run(bare_python, clone / "starter.py", "events.json",
+                               cwd=tmp_path), "starter.py")
+    assert "Tollgate is not installed in it" in line
+    assert "run `make install` in clone (it makes .venv), then " \
+           "`clone/.venv/bin/python clone/starter.py events.json`" in line
+
+
+def test_the_venv_python_runs_the_scripts() -> None:
+    done = run([sys.executable], ROOT / "starter.py", "--help", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "Usage: python starter.py" in done.stdout
+
+
+def test_an_older_python_is_named() -> None:
+    assert what_is_missing((3, 10)) == "Python 3.10 is older than 3.11"
+    assert what_is_missing() == ""  # this venv has everything
