@@ -23,7 +23,7 @@ from adapters.models.draft_parsing import (
     UnreadableOutput,
     parse_draft,
 )
-from adapters.ports.models import ModelAnswer
+from adapters.ports.models import ModelAnswer, TokenUsage, token_usage
 from contracts import DraftPrompt
 from contracts.errors import RateLimited, RejectedError, RetryableError
 
@@ -83,6 +83,7 @@ class AnthropicDraftProvider:
             raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
             tools = [str(getattr(b, "name", "?")) for b in blocks if b.type in _TOOL_BLOCKS]
             stop, model = message.stop_reason, message.model or self.model
+            usage = _usage(getattr(message, "usage", None))
         except (ValueError, AttributeError, TypeError):
             # A 200 whose body is not a message (a gateway's HTML page, a bare object).
             raise UnreadableOutput("unreadable_output", raw=body) from None
@@ -92,7 +93,16 @@ class AnthropicDraftProvider:
             raise ModelRefused(raw=raw)
         if stop == "max_tokens":
             raise UnreadableOutput("truncated_output", raw=raw)
-        return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model)
+        return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model, usage=usage)
+
+def _usage(usage: Any) -> TokenUsage | None:
+    """The answer's token counts. Anthropic's ``input_tokens`` leaves out the tokens read from
+    or written to the prompt cache; the port counts every input token, so they are added."""
+    parts = [getattr(usage, name, None) for name in
+             ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")]
+    counted = [p for p in parts if isinstance(p, int)]
+    return token_usage(sum(counted) if counted else None, getattr(usage, "output_tokens", None))
+
 
 def _classify(exc: anthropic.APIError) -> Exception:
     if isinstance(exc, anthropic.APITimeoutError):

@@ -25,7 +25,7 @@ from adapters.models.draft_parsing import (
     UnreadableOutput,
     parse_draft,
 )
-from adapters.ports.models import ModelAnswer
+from adapters.ports.models import ModelAnswer, TokenUsage, token_usage
 from contracts import DraftPrompt
 from contracts.errors import RateLimited, RejectedError, RetryableError
 
@@ -97,6 +97,7 @@ class OpenAIDraftProvider:
             refusal = message.refusal if message else None
             finish = choice.finish_reason if choice else None
             model = completion.model or self.model
+            usage = _usage(getattr(completion, "usage", None))
         except (ValueError, AttributeError, TypeError):
             # A 200 whose body is not a chat completion (a gateway's HTML page, a bare object).
             raise UnreadableOutput("unreadable_output", raw=body) from None
@@ -109,7 +110,7 @@ class OpenAIDraftProvider:
         if choice is None:  # no choices at all: empty if the list was there, else unreadable
             code = "empty_output" if completion.choices == [] else "unreadable_output"
             raise UnreadableOutput(code, raw=body)
-        return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model)
+        return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model, usage=usage)
 
 def _text(content: Any) -> str:
     """Message content as text: a string, a list of parts (some gateways) or an object."""
@@ -128,6 +129,12 @@ def _call_names(message: Any) -> list[str]:
     if message.function_call:
         names.append(getattr(message.function_call, "name", "?"))
     return [str(n) for n in names]
+
+
+def _usage(usage: Any) -> TokenUsage | None:
+    """The answer's token counts; ``prompt_tokens`` already includes cached input tokens."""
+    return token_usage(getattr(usage, "prompt_tokens", None),
+                       getattr(usage, "completion_tokens", None))
 
 
 def _classify(exc: openai.APIError) -> Exception:

@@ -10,20 +10,46 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from contracts import Draft, DraftPrompt
 from contracts.tagging import TagPrompt
 
 
+class TokenUsage(BaseModel):
+    """Tokens a provider says one call used, as its answer reports them (for traces and cost;
+    never estimated). ``input_tokens`` counts every input token, cached ones included."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+
+
+def token_usage(input_tokens: object, output_tokens: object) -> TokenUsage | None:
+    """Usage from what an answer reported: a count that is not a whole number >= 0 is left
+    out, and None when neither is one. Token counts never make an answer unreadable."""
+
+    def count(value: object) -> int | None:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return value if ok else None  # type: ignore[return-value]
+
+    found = count(input_tokens), count(output_tokens)
+    if found == (None, None):
+        return None
+    return TokenUsage(input_tokens=found[0], output_tokens=found[1])
+
+
 class ModelAnswer(BaseModel):
-    """A provider's parsed answer plus the raw text it came from (kept, redacted, for review)."""
+    """A provider's parsed answer plus the raw text it came from (kept, redacted, for review).
+    ``usage`` is None when the provider reported none (the offline drafter calls no model)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     draft: Draft
     raw: str
     model: str
+    usage: TokenUsage | None = None
 
 
 @runtime_checkable

@@ -119,6 +119,12 @@ async def test_one_event_is_one_trace_from_submit_to_receipt_and_reconciler(
     for s in http:
         assert s.parent is not None
         assert by_id[s.parent.span_id].name.startswith("RunActivity:")
+    # The model call is a GenAI span inside the draft activity (test_genai_spans.py: its
+    # attributes).
+    [chat] = [s for s in spans
+              if s.context.trace_id == unknown_trace and s.name.startswith("chat ")]
+    assert chat.parent is not None
+    assert by_id[chat.parent.span_id].name == "RunActivity:draft_message"
 
     # No personal data: not the customer's name, pet or id, nor the message (which names
     # them); the action key is a hash of business ids and names the reconciler's workflow.

@@ -68,6 +68,12 @@ def configure(observability: ObservabilitySettings) -> TracerProvider | None:
     return provider
 
 
+def tracer(name: str) -> trace.Tracer | None:
+    """A tracer from this process's provider, None while tracing is off (then callers make
+    nothing at all)."""
+    return _provider.get_tracer(name) if _provider is not None else None
+
+
 def interceptors() -> list[Interceptor]:
     """Temporal's tracing interceptor when tracing is on; workers built from the client use it
     too (it is also a worker interceptor)."""

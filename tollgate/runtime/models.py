@@ -1,7 +1,9 @@
 """The model providers a worker runs, assembled from the settings tree's ``DraftSettings``.
 
 Vendor SDKs are imported only when their provider is built, so an offline worker never loads
-them; each adapter gets plain constructor arguments and never reads configuration itself.
+them; each adapter gets plain constructor arguments and never reads configuration itself. With
+tracing on, the drafter is wrapped so each model call is a GenAI span
+(``tollgate.observability.genai``); off, the adapter is returned as it is.
 """
 
 from __future__ import annotations
@@ -10,10 +12,37 @@ from adapters.models.offline import OfflineDraftProvider
 from adapters.ports.models import DraftProvider
 from contracts.errors import InvalidInput
 from tollgate.config.models import DraftSettings
+from tollgate.observability import tracing
 
 
 def build_provider(settings: DraftSettings) -> DraftProvider:
-    """The provider the settings name. SDK clients are created here, never at import."""
+    """The provider the settings name, traced when tracing is on."""
+    provider = _adapter(settings)
+    tracer = tracing.tracer("tollgate.genai")
+    if tracer is None:
+        return provider
+    from tollgate.observability.genai import TracedDraftProvider
+
+    return TracedDraftProvider(provider, tracer, base_url=_base_url(settings))
+
+
+def _base_url(settings: DraftSettings) -> str | None:
+    """Where the adapter sends its calls (the span's server), None for the offline drafter."""
+    if settings.provider == "offline":
+        return None
+    if settings.base_url:
+        return settings.base_url
+    if settings.provider == "anthropic":
+        from adapters.models.anthropic import ANTHROPIC_BASE_URL
+
+        return ANTHROPIC_BASE_URL
+    from adapters.models.openai import OPENAI_BASE_URL
+
+    return OPENAI_BASE_URL
+
+
+def _adapter(settings: DraftSettings) -> DraftProvider:
+    """The adapter the settings name. SDK clients are created here, never at import."""
     if settings.provider == "offline":
         return OfflineDraftProvider(model=settings.model)
     if not settings.api_key:
