@@ -264,3 +264,15 @@ class EdgeText(click.ParamType):
 #: Free text (a reason: tab and newline allowed) and ids (workflow ids, names).
 TEXT = EdgeText()
 ID_TEXT = EdgeText(free_text=False)
+
+
+class EdgePath(click.Path):
+    """A file a command reads or writes. No file name can hold a NUL, and the system call
+    would raise ``ValueError`` (a traceback, not an answer): a usage error, exit 2, naming the
+    argument. Other odd characters stay: a real file may carry them in its name."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        if "\x00" in os.fsdecode(value):
+            self.fail("nul refused", param, ctx)
+        return super().convert(value, param, ctx)

@@ -11,7 +11,7 @@ import click
 from pydantic import ValidationError
 
 from contracts.errors import TollgateError
-from tollgate.cli.common import Command, emit_json, json_option, pool
+from tollgate.cli.common import ID_TEXT, TEXT, Command, emit_json, json_option, pool
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -50,15 +50,15 @@ def _store_failure(exc: TollgateError) -> Failure:
 
 
 #: Every command that names an item or a tag names its owner: a user of one tenant.
-tenant_option = click.option("--tenant", required=True, help="the owner's tenant")
+tenant_option = click.option("--tenant", required=True, type=ID_TEXT, help="the owner's tenant")
 
 
 @items.command()
 @tenant_option
-@click.option("--user", required=True, help="the owner's id")
-@click.option("--url", required=True, help="the page's address")
-@click.option("--title", required=True, help="the page's title")
-@click.option("--description", default="", help="a short description")
+@click.option("--user", required=True, type=ID_TEXT, help="the owner's id")
+@click.option("--url", required=True, type=ID_TEXT, help="the page's address")
+@click.option("--title", required=True, type=TEXT, help="the page's title")
+@click.option("--description", default="", type=TEXT, help="a short description")
 @json_option
 def save(tenant: str, user: str, url: str, title: str, description: str,
          as_json: bool) -> Command:
@@ -121,7 +121,8 @@ def jobs(as_json: bool) -> Command:
 @items.command()
 @click.argument("item_id", type=int)
 @tenant_option
-@click.option("--user", required=True, help="the owner's id (only the owner may retry)")
+@click.option("--user", required=True, type=ID_TEXT,
+              help="the owner's id (only the owner may retry)")
 def retry(item_id: int, tenant: str, user: str) -> Command:
     """Retry the FAILED tagging job of ITEM_ID."""
 
@@ -144,9 +145,9 @@ def retry(item_id: int, tenant: str, user: str) -> Command:
 
 @items.command()
 @click.argument("item_id", type=int)
-@click.argument("tag")
+@click.argument("tag", type=ID_TEXT)
 @tenant_option
-@click.option("--user", required=True, help="the owner's id")
+@click.option("--user", required=True, type=ID_TEXT, help="the owner's id")
 def untag(item_id: int, tag: str, tenant: str, user: str) -> Command:
     """Take TAG off ITEM_ID; no retry brings it back."""
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tollgate.cli.common import (
+    ID_TEXT,
     TEXT,
     Command,
     connect,
@@ -37,7 +38,7 @@ def ops() -> None:
 
 
 @ops.command()
-@click.argument("workflow_id")
+@click.argument("workflow_id", type=ID_TEXT)
 @json_option
 def state(workflow_id: str, as_json: bool) -> Command:
     """Current state of WORKFLOW_ID (event/TENANT/KEY), as the Web UI filters on it."""
@@ -65,10 +66,12 @@ def state(workflow_id: str, as_json: bool) -> Command:
 
 def _switch_command(name: str, closing: bool) -> click.Command:
     @click.command(name)
-    @click.option("--adapter", default="*", help="adapter name, or * for all")
-    @click.option("--tenant", default="*", help="tenant id, or * for all (a token for every "
-                  "tenant)")
-    @click.option("--reason", required=closing, hidden=not closing, help="why (recorded)")
+    @click.option("--adapter", default="*", type=ID_TEXT,
+                  help="adapter name, or * for all")
+    @click.option("--tenant", default="*", type=ID_TEXT,
+                  help="tenant id, or * for all (a token for every tenant)")
+    @click.option("--reason", required=closing, type=TEXT, hidden=not closing,
+                  help="why (recorded)")
     @click.option("--root-cause", type=TEXT, hidden=closing,
                   help="what caused the incident, as found (recorded; the runbook's field)")
     @click.option("--fixture", type=TEXT, hidden=closing,

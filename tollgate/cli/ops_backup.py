@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from tollgate.cli.common import Command
+from tollgate.cli.common import Command, EdgePath
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -20,7 +20,7 @@ def _dsn(s: Settings) -> str:
 
 
 @click.command("backup")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=EdgePath(dir_okay=False, path_type=Path))
 def backup_cmd(file: Path) -> Command:
     """Write PostgreSQL's state, receipts, decisions and dead letters to FILE (one dump, so
     they come back from the same instant)."""
@@ -36,7 +36,7 @@ def backup_cmd(file: Path) -> Command:
 
 
 @click.command("restore")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=EdgePath(dir_okay=False, path_type=Path))
 @click.option("--yes", is_flag=True, help="confirm: the database is replaced by the backup")
 def restore_cmd(file: Path, yes: bool) -> Command:
     """Replace the database with the backup in FILE, then let the reconciler and the sweep

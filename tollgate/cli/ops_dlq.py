@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from tollgate.cli.common import (
+    TEXT,
     Command,
     connect,
     emit_json,
@@ -85,7 +86,7 @@ def _tenant_of(row: dict) -> str:
 
 @dlq.command()
 @click.argument("dl_id", metavar="ID", type=int)
-@click.option("--reason", required=True, help="why it is safe to try again (recorded)")
+@click.option("--reason", required=True, type=TEXT, help="why it is safe to try again (recorded)")
 @token_option
 def approve(dl_id: int, reason: str, token: str | None) -> Command:
     """Allow one replay of dead letter ID (exit 1 when it is closed, or is never replayed

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from tollgate.cli.common import Command, emit_json, json_option, pool, table
+from tollgate.cli.common import ID_TEXT, TEXT, Command, emit_json, json_option, pool, table
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -78,8 +78,9 @@ def show(row_id: int, as_json: bool) -> Command:
 
 def _action(name: str, verb: str, doc: str) -> click.Command:
     @click.argument("row_id", metavar="ID", type=click.IntRange(min=1))
-    @click.option("--operator", required=True, help=f"who {verb} it (recorded in the audit)")
-    @click.option("--reason", required=True, help="why (recorded in the audit)")
+    @click.option("--operator", required=True, type=ID_TEXT,
+                  help=f"who {verb} it (recorded in the audit)")
+    @click.option("--reason", required=True, type=TEXT, help="why (recorded in the audit)")
     def command(row_id: int, operator: str, reason: str) -> Command:
         async def go(s: Settings) -> int:
             from adapters.postgres.outbox_admin import OutboxAdmin

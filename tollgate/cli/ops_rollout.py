@@ -9,18 +9,27 @@ from __future__ import annotations
 import click
 
 from contracts.rollout import CERTIFIED_MODES, RolloutMode
-from tollgate.cli.common import Command, emit_json, json_option, pool, table, token_option
+from tollgate.cli.common import (
+    ID_TEXT,
+    TEXT,
+    Command,
+    emit_json,
+    json_option,
+    pool,
+    table,
+    token_option,
+)
 from tollgate.cli.ops_authority import authorized
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
 
 @click.command()
-@click.option("--tenant", required=True, help="tenant id, or * for every tenant")
-@click.option("--adapter", default="*", help="adapter name, or * for all")
+@click.option("--tenant", required=True, type=ID_TEXT, help="tenant id, or * for every tenant")
+@click.option("--adapter", default="*", type=ID_TEXT, help="adapter name, or * for all")
 @click.option("--to", "mode", required=True, type=click.Choice([m.value for m in RolloutMode]),
               help="the new mode")
-@click.option("--reason", required=True, help="why (recorded)")
+@click.option("--reason", required=True, type=TEXT, help="why (recorded)")
 @click.option("--canary", type=click.IntRange(min=1), metavar="N",
               help="canary: N actions send, then the rest stay in shadow until confirmed")
 @click.option("--percent", type=click.IntRange(1, 100), metavar="P",

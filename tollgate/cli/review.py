@@ -56,7 +56,7 @@ def review() -> None:
 
 
 @review.command("list")
-@click.option("--tenant", help="only this tenant's records")
+@click.option("--tenant", type=ID_TEXT, help="only this tenant's records")
 @token_option
 @json_option
 def list_cmd(tenant: str | None, token: str | None, as_json: bool) -> Command:
@@ -70,7 +70,7 @@ def list_cmd(tenant: str | None, token: str | None, as_json: bool) -> Command:
 
 
 @review.command("show")
-@click.argument("workflow_id")
+@click.argument("workflow_id", type=ID_TEXT)
 @json_option
 def show_cmd(workflow_id: str, as_json: bool) -> Command:
     """Draft, sources, unknowns, risk, policy and every decision of WORKFLOW_ID

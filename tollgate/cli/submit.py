@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import click
 
 from contracts import IntakeAck
-from tollgate.cli.common import Command, connect, json_option
+from tollgate.cli.common import Command, EdgePath, connect, json_option
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -60,7 +60,8 @@ def restamp_and_sign(raws: list[str], secrets: dict[str, str]) -> list[str]:
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...",
+                type=EdgePath(allow_dash=True))
 @click.option("--sign", is_flag=True,
               help="dev only: restamp occurred_at with now and sign each event with its "
                    "tenant's key from the tenants file (a stand-in for the producer)")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tollgate.cli.common import Command, connect, emit_json, json_option, pool
+from tollgate.cli.common import ID_TEXT, Command, connect, emit_json, json_option, pool
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -42,7 +42,7 @@ async def _client_or_none(s: Settings) -> Client | None:
 
 
 @click.command()
-@click.argument("event")
+@click.argument("event", type=ID_TEXT)
 @click.option("--verify", is_flag=True,
               help="recompute the event's audit chain; exit 1 naming any row that was edited, "
                    "deleted or written around it")
@@ -79,7 +79,7 @@ def trace(event: str, verify: bool, as_json: bool) -> Command:
 @click.command()
 @click.option("--verify", is_flag=True,
               help="recompute every event's audit chain and each tenant's chain head")
-@click.option("--tenant", default=None, help="only this tenant")
+@click.option("--tenant", default=None, type=ID_TEXT, help="only this tenant")
 @json_option
 def audit(verify: bool, tenant: str | None, as_json: bool) -> Command:
     """Check the tamper-evident audit: exit 1 naming each row edited, deleted or written around

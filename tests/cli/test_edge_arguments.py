@@ -1,0 +1,97 @@
+"""Every `tollgate ops …`, `items`, `trace`, `submit` and `review` argument that reaches
+PostgreSQL or Temporal is checked at the edge (issue 25 item 1): a NUL, a lone surrogate or a
+control character answers one line naming the option, exit 2, before any connection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tollgate.cli import main
+from tollgate.runtime.exits import Exit
+
+#: Where the hostile value goes: ``{}`` in the argv; the name the answer must carry.
+CASES: list[tuple[str, str]] = [
+    ("ops state {}", "WORKFLOW_ID"),
+    ("ops kill --adapter {} --reason r", "--adapter"),
+    ("ops kill --tenant {} --reason r", "--tenant"),
+    ("ops kill --reason {}", "--reason"),
+    ("ops reopen --tenant {} --root-cause rc --fixture f --canary 1", "--tenant"),
+    ("ops reopen --root-cause {} --fixture f --canary 1", "--root-cause"),
+    ("ops reopen --root-cause rc --fixture {} --canary 1", "--fixture"),
+    ("ops dlq approve 1 --reason {}", "--reason"),
+    ("ops outbox retry 1 --operator {} --reason r", "--operator"),
+    ("ops outbox drop 1 --operator op --reason {}", "--reason"),
+    ("ops rollout --tenant {} --to shadow --reason r", "--tenant"),
+    ("ops rollout --tenant acme --adapter {} --to shadow --reason r", "--adapter"),
+    ("ops rollout --tenant acme --to shadow --reason {}", "--reason"),
+    ("ops audit --verify --tenant {}", "--tenant"),
+    ("items save --tenant {} --user u --url https://x.test/ --title t", "--tenant"),
+    ("items save --tenant acme --user {} --url https://x.test/ --title t", "--user"),
+    ("items save --tenant acme --user u --url {} --title t", "--url"),
+    ("items save --tenant acme --user u --url https://x.test/ --title {}", "--title"),
+    ("items save --tenant acme --user u --url https://x.test/ --title t --description {}",
+     "--description"),
+    ("items retry 1 --tenant acme --user {}", "--user"),
+    ("items untag 1 {} --tenant acme --user u", "TAG"),
+    ("trace {}", "EVENT"),
+    ("review list --tenant {}", "--tenant"),
+    ("review show {}", "WORKFLOW_ID"),
+]
+#: File arguments: only the NUL, which no file name can hold (other odd bytes may be real).
+PATH_CASES = [("ops backup {}", "FILE"), ("ops restore {} --yes", "FILE"),
+              ("submit {}", "FILE...")]
+HOSTILE = {"nul": "a\x00b", "surrogate": "a\ud800b", "escape": "a\x1b[2Jb"}
+#: Every case with a NUL, and with a surrogate or an escape in turn (all three rules are the
+#: same check; each command gets two of them, keeping the run short).
+HOSTILE_CASES = [(line, name, kind) for i, (line, name) in enumerate(CASES)
+                 for kind in ("nul", "surrogate" if i % 2 else "escape")]
+
+
+@pytest.fixture(autouse=True)
+def _nowhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Servers that refuse every connection: a command that got past its arguments would
+    answer "cannot reach" (exit 3) or want a token (exit 8), never exit 2."""
+    monkeypatch.setenv("TOLLGATE_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("DATABASE_URL", "postgresql://tollgate@127.0.0.1:9/none")
+    monkeypatch.setenv("TEMPORAL_ADDRESS", "127.0.0.1:9")
+    monkeypatch.delenv("TOLLGATE_TOKEN", raising=False)
+    monkeypatch.delenv("TOLLGATE_DEBUG", raising=False)
+
+
+def answer(line: str, value: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    argv = [value if word == "{}" else word for word in line.split()]
+    with pytest.raises(SystemExit) as ended:
+        main(argv)
+    said = capsys.readouterr()
+    return int(ended.value.code or 0), said.out + said.err
+
+
+@pytest.mark.parametrize(("line", "name", "kind"), HOSTILE_CASES)
+def test_hostile_argument_is_one_line_naming_it(
+        line: str, name: str, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, text = answer(line, HOSTILE[kind], capsys)
+    assert code == Exit.USAGE, text
+    assert len(text.strip().splitlines()) == 1, text
+    assert name in text and "refused" in text and "Traceback" not in text
+    assert "cannot reach" not in text and HOSTILE[kind] not in text
+
+
+@pytest.mark.parametrize(("line", "name"), PATH_CASES)
+def test_file_argument_with_nul_is_one_line_naming_it(
+        line: str, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, text = answer(line, "state\x00.dump", capsys)
+    assert code == Exit.USAGE, text
+    assert len(text.strip().splitlines()) == 1, text
+    assert name in text and "nul refused" in text and "Traceback" not in text
+
+
+@pytest.mark.parametrize(("line", "name"), CASES[:3])
+def test_plain_values_pass_the_edge(
+        line: str, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The control: the same commands with ordinary values go on to the servers (or the
+    token check) and are answered by them, not by the edge."""
+    code, text = answer(line, "event/acme/k-1" if "state" in line else "acme", capsys)
+    assert code in (Exit.UNREACHABLE, Exit.NO_IDENTITY, Exit.FILE), text
+    assert "refused" not in text
