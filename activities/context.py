@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import structlog
 from temporalio import activity
 
-from adapters.ports.stores import StepRecorder
+from adapters.ports.stores import ContactBook, StepRecorder
 from adapters.ports.targets import ContextSource
 from contracts import (
     ContextRequest,
@@ -29,9 +29,10 @@ LEGACY_FIELDS = ("crm.first_name", "crm.locale", "crm.pet_name",
 
 
 class ContextActivities:
-    def __init__(self, store: StepRecorder, source: ContextSource) -> None:
+    def __init__(self, store: StepRecorder, source: ContextSource, contacts: ContactBook) -> None:
         self.store = store
         self.source = source
+        self.contacts = contacts
 
     @activity.defn
     async def load_context(self, request: ContextRequest) -> ContextResult:
@@ -44,8 +45,11 @@ class ContextActivities:
             result = ContextResult(status="stopped", reason_code=verdict.reason_code)
         else:
             names = request.policy.rule.context_fields or LEGACY_FIELDS
+            # Read here, not by the draft activity: the draft worker holds no database URL
+            # (check_draft_environment), so the points travel to it on the draft request.
+            own = await self.contacts.tenant_contacts(ref.tenant_id)
             result = ContextResult(status="ready", fields=_fields(record, request.payload, names),
-                                   updated_at=record.updated_at)
+                                   updated_at=record.updated_at, tenant_contacts=tuple(own))
             await self.store.record_step(StepRecord(
                 ref=ref, policy_version=request.policy.version,
                 transitions=[Transition(seq=request.seq, from_state=EventState.VALIDATED,

@@ -89,7 +89,10 @@ class DraftActivities:
         if request.reviewer_note:
             context["review.note"] = request.reviewer_note
         shape = request.rule.output if request.rule else None
-        allowlist = {*self._links, *self._recipients, *(shape.allowlist if shape else ())}
+        # The tenant's own domains are as good as the allowlist for a link in a context fact;
+        # its own points reach the draft's validator on the request (ADR 0039).
+        allowlist = {*self._links, *self._recipients, *(shape.allowlist if shape else ()),
+                     *(c.key for c in request.tenant_contacts if c.kind == "domain")}
         context_flags = scan_context(context, allowlist=allowlist)
         stops = stopping(context_flags, request.rule)
         if stops:

@@ -8,6 +8,7 @@ from typing import Literal
 
 from contracts.actions import ExecuteRequest
 from contracts.base import EventState, Frozen
+from contracts.contacts import TenantContact
 from contracts.drafting import DraftResult
 from contracts.events import IntakeResult
 from contracts.review import ReviewDecision
@@ -39,3 +40,5 @@ class RunCarry(Frozen):
     hold_rounds: int = 0
     #: Runs this event has continued through so far (1 for the first continuation).
     generation: int = 1
+    #: The tenant's own contact points the context step read, for a later draft version.
+    tenant_contacts: tuple[TenantContact, ...] = ()

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, Field, StringConstraints
 
 from contracts.base import EventRef, Frozen
+from contracts.contacts import MAX_CONTACTS_PER_TENANT, TenantContact
 from contracts.policy import PolicyRule, PolicySnapshot
 
 #: The draft activity's attempts. The workflow's retry policy stops there, and the activity,
@@ -46,6 +47,9 @@ class ContextResult(Frozen):
     fields: dict[str, str] = Field(default_factory=dict)
     updated_at: datetime | None = None
     reason_code: str | None = None
+    #: The tenant's own contact points, for the draft's validator (ADR 0039).
+    tenant_contacts: tuple[TenantContact, ...] = Field(default=(),
+                                                       max_length=MAX_CONTACTS_PER_TENANT)
 
 
 class Draft(Frozen):
@@ -72,6 +76,10 @@ class DraftRequest(Frozen):
     #: The action's rule: what the message may contain and which flags stop the event. None
     #: for a request built before release 2026-12-01 (the worker's allowlists apply).
     rule: PolicyRule | None = None
+    #: The tenant's own contact points (its hotline, its site), read by the context step: the
+    #: validator never counts them as foreign (ADR 0039). Empty in a request built before.
+    tenant_contacts: tuple[TenantContact, ...] = Field(default=(),
+                                                       max_length=MAX_CONTACTS_PER_TENANT)
 
 
 class Flag(Frozen):

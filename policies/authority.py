@@ -21,6 +21,8 @@ class OpsAction(StrEnum):
     DEAD_LETTER_APPROVE = "dead_letter_approve"
     DEAD_LETTER_REPLAY = "dead_letter_replay"
     ROLLOUT_CHANGE = "rollout_change"
+    #: A tenant's own contact points (ADR 0039): what its drafts may name without a flag.
+    CONTACTS_CHANGE = "contacts_change"
 
 
 #: action -> the roles that may take it.
@@ -30,6 +32,7 @@ AUTHORITY: dict[OpsAction, frozenset[str]] = {
     OpsAction.DEAD_LETTER_APPROVE: frozenset({"change_owner", "incident_commander"}),
     OpsAction.DEAD_LETTER_REPLAY: frozenset({"change_owner", "incident_commander", "on_call"}),
     OpsAction.ROLLOUT_CHANGE: frozenset({"change_owner"}),
+    OpsAction.CONTACTS_CHANGE: frozenset({"change_owner"}),
 }
 #: What a service account may do at all: the circuit stops sends; nothing else is automated.
 SERVICE_ACTIONS = frozenset({OpsAction.KILL_SWITCH_CLOSE})

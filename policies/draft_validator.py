@@ -12,6 +12,11 @@ draft to the reviewer (docs/drafting.md has the long version):
     secret_like:<kind>         API keys, tokens, passwords, private keys, card numbers
     foreign_pii:<kind>         e-mails/phones the shape does not allow, a greeting to someone else
     customer_contact:<kind>    the customer's own phone/e-mail/address, unless the rule asks
+    tenant_contact:<kind>      the tenant's own phone/e-mail (``request.tenant_contacts``) where
+                               the shape allows no phone/e-mail at all: never foreign, but the
+                               reviewer sees it (ADR 0039); where the shape allows the kind, the
+                               tenant's own points pass as if on the allowlist, and its domains
+                               count as allowed hosts for links
     too_long                   over the shape's ``max_length``
     echo_untrusted:<ref>       the draft repeats an untrusted fact at length (names excepted)
     injection_in_output        text aimed at a model, a tool or a reviewer inside the draft
@@ -29,6 +34,7 @@ import re
 from collections.abc import Iterable
 
 from contracts import Draft, DraftRequest, Flag, OutputShape, PolicyRule
+from contracts.contacts import TenantContact, phone_key, same_phone
 from policies import sensitive
 from policies.injection_rules import match_rules
 from policies.normalise import fold, fold_text
@@ -110,6 +116,8 @@ def inspect_draft(
     shape = request.rule.output if request.rule and request.rule.output else _LEGACY_SHAPE
     allowed = frozenset(a.lower() for a in (*shape.allowlist, *link_allowlist,
                                             *recipient_allowlist))
+    own = request.tenant_contacts
+    hosts = allowed | {c.key for c in own if c.kind == "domain"}
     flags = [
         Flag(finding=f"unknown_source_ref:{_safe_ref(ref)}", rule="unknown_source_ref",
              source="draft.source_refs", span=_safe_ref(ref))
@@ -120,8 +128,8 @@ def inspect_draft(
               **{f"draft.unknowns.{i}": u for i, u in enumerate(draft.unknowns)}}
     for source, text in fields.items():
         if text:
-            flags += _text_flags(text, source, shape, allowed)
-    flags += _contact_flags(draft.message, request.context, shape, allowed)
+            flags += _text_flags(text, source, shape, hosts)
+    flags += _contact_flags(draft.message, request.context, shape, allowed, own)
     if len(draft.message) > shape.max_length:
         flags.append(Flag(finding="too_long", rule="max_length", source="draft.message",
                           span=f"{len(draft.message)} > {shape.max_length} characters"))
@@ -173,9 +181,12 @@ def _text_flags(text: str, source: str, shape: OutputShape, allowed: frozenset[s
 
 
 def _contact_flags(
-    message: str, context: dict[str, str], shape: OutputShape, allowed: frozenset[str]
+    message: str, context: dict[str, str], shape: OutputShape, allowed: frozenset[str],
+    tenant: tuple[TenantContact, ...] = (),
 ) -> list[Flag]:
     own = {kind: context.get(key, "") for key, kind in CONTACT_FIELDS.items()}
+    tenant_emails = {c.key for c in tenant if c.kind == "email"}
+    tenant_phones = [c.key for c in tenant if c.kind == "phone"]
     flags = []
 
     def flag(finding: str, rule: str, span: str) -> None:
@@ -186,6 +197,9 @@ def _contact_flags(
         if own["email"] and email.lower() == own["email"].strip().lower():
             if not shape.customer_contact:
                 flag("customer_contact:email", "customer_contact", email)
+        elif email.lower() in tenant_emails:
+            if not shape.email_addresses:
+                flag("tenant_contact:email", "email_not_in_shape", email)
         elif not shape.email_addresses or email.lower() not in allowed:
             flag("foreign_pii:email", "email_not_allowed", email)
     for phone in sensitive.phones(message):
@@ -193,6 +207,9 @@ def _contact_flags(
         if own["phone"] and number == sensitive.digits(own["phone"]):
             if not shape.customer_contact:
                 flag("customer_contact:phone", "customer_contact", phone.strip())
+        elif _is_tenant_phone(phone, tenant_phones):
+            if not shape.phone_numbers:
+                flag("tenant_contact:phone", "phone_not_in_shape", phone.strip())
         elif not shape.phone_numbers or number not in allowed_digits:
             flag("foreign_pii:phone", "phone_not_allowed", phone.strip())
     address = own["address"].strip()
@@ -204,6 +221,11 @@ def _contact_flags(
         if name not in fold_text(" ".join(context.values())) and name not in _NOT_NAMES:
             flag("foreign_pii:name", "greeting_name", greeted.group(1))
     return flags
+
+
+def _is_tenant_phone(phone: str, keys: list[str]) -> bool:
+    found = phone_key(phone)
+    return found is not None and any(same_phone(found, key) for key in keys)
 
 
 def _echo_flags(draft: Draft, context: dict[str, str]) -> list[Flag]:

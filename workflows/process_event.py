@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.actions import WakeUp
     from contracts.carry import RunCarry
+    from contracts.contacts import TenantContact
     from contracts.policy import PolicySnapshot
     from policies.gate import GateDecision, evaluate_gate
     from policies.keys import payload_fingerprint
@@ -64,6 +65,8 @@ class ProcessEventWorkflow(SendingLedger):
         self._draft: DraftResult | None = None
         self._review = ReviewDesk()
         self._generation = 0
+        #: The tenant's own contact points, as the context step read them (ADR 0039).
+        self._contacts: tuple[TenantContact, ...] = ()
 
     # --- producer ------------------------------------------------------------------------
 
@@ -215,6 +218,7 @@ class ProcessEventWorkflow(SendingLedger):
         if context.status == "stopped":
             return await self._finish(EventState.STOPPED, context.reason_code)
         self._set_state(EventState.CONTEXT_READY)
+        self._contacts = context.tenant_contacts
         self._review.context_read(context.fields, workflow.now(), context.updated_at)
         return await self._review_loop(request, ref, policy, context.fields)
 
@@ -274,7 +278,8 @@ class ProcessEventWorkflow(SendingLedger):
                 DraftActivities.draft_message,
                 DraftRequest(ref=ref, context=fields, policy_version=policy.version,
                              prompt_version=PROMPT_VERSION, version=version,
-                             reviewer_note=note, rule=policy.rule),
+                             reviewer_note=note, rule=policy.rule,
+                             tenant_contacts=self._contacts),
                 task_queue=DRAFT_TASK_QUEUE,
                 start_to_close_timeout=t.DRAFT_TIMEOUT, retry_policy=t.DRAFT_RETRY,
                 summary=f"draft version {version}: model proposes, validator checks",

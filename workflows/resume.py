@@ -29,7 +29,7 @@ def carry_of(wf: SendingLedger, at: Literal["gate", "send"], draft: DraftResult,
         shown=wf._shown, coalesce=wf._coalesce, context_fields=fields or {}, draft=draft,
         requester=review.requester, refusals=review.refusals, info_rounds=review.info_rounds,
         decision=decision, send=send, queue=queue, hold_rounds=wf._hold.rounds,
-        generation=wf._generation + 1,
+        generation=wf._generation + 1, tenant_contacts=wf._contacts,
     )
 
 
@@ -40,6 +40,7 @@ def restore(wf: SendingLedger, carry: RunCarry) -> None:
     wf._seq, wf._state, wf._shown, wf._coalesce = (carry.seq, carry.state, carry.shown,
                                                   carry.coalesce)
     wf._draft, wf._generation = carry.draft, carry.generation
+    wf._contacts = carry.tenant_contacts
     review = wf._review
     review.requester, review.refusals = carry.requester, carry.refusals
     review.info_rounds = carry.info_rounds

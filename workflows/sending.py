@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         target_task_queue,
     )
     from contracts.carry import RunCarry
+    from contracts.contacts import TenantContact
     from contracts.policy import PolicySnapshot
     from policies.keys import action_key
     from workflows import timeouts as t
@@ -53,6 +54,7 @@ class SendingLedger(EventLedger):
     _review: ReviewDesk
     _draft: DraftResult | None
     _generation: int
+    _contacts: tuple[TenantContact, ...]
 
     def __init__(self) -> None:
         super().__init__()

@@ -23,6 +23,7 @@ from contracts import (
     ReviewDecision,
     StepRecord,
 )
+from contracts.contacts import TenantContact
 from contracts.fanout import BusinessEvent
 from contracts.rollout import RolloutDecision
 from contracts.tagging import (
@@ -113,6 +114,12 @@ class SendStore(StepRecorder, Protocol):
                               mode: str | None, step: StepRecord) -> Receipt | None:
         """Open a PENDING receipt and record ``step`` together; None when the key was held."""
         ...
+
+
+class ContactBook(Protocol):
+    """A tenant's own contact points (``activities.context``; ADR 0039)."""
+
+    async def tenant_contacts(self, tenant_id: str) -> list[TenantContact]: ...
 
 
 class ActionTokenUses(Protocol):

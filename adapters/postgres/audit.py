@@ -1,9 +1,10 @@
 """The tamper-evident audit chain (migration 0041): read an event's chain and recompute it.
 
 Triggers in PostgreSQL append one entry per row written to ``state_transitions``,
-``review_decisions`` and ``receipts``; this module only reads. Recomputing is done here, in
-Python, so a verifier does not trust functions an intruder with database access could replace:
-only the canonical row text comes from PostgreSQL (``audit_row_json``, always UTC).
+``review_decisions``, ``receipts`` and ``tenant_contacts``; this module only reads.
+Recomputing is done here, in Python, so a verifier does not trust functions an intruder with
+database access could replace: only the canonical row text comes from PostgreSQL
+(``audit_row_json``, always UTC).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import Any
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
-#: The chained tables and the column that names a row within its event.
+#: The chained tables and the column that names a row within its event (a tenant's contact
+#: points chain under ``contacts/<tenant>``: migration 0095).
 CHAINED = {"state_transitions": "seq", "review_decisions": "decision_key",
-           "receipts": "action_key"}
+           "receipts": "action_key", "tenant_contacts": "id"}
 
 
 @dataclass(frozen=True)

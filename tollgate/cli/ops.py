@@ -20,6 +20,7 @@ from tollgate.cli.common import (
 )
 from tollgate.cli.ops_authority import authorized
 from tollgate.cli.ops_backup import backup_cmd, restore_cmd
+from tollgate.cli.ops_contacts import contacts
 from tollgate.cli.ops_dlq import dlq
 from tollgate.cli.ops_outbox import outbox
 from tollgate.cli.ops_rollout import modes, rollout
@@ -247,4 +248,5 @@ ops.add_command(restore_cmd)
 ops.add_command(audit)
 ops.add_command(rollout)
 ops.add_command(modes)
+ops.add_command(contacts)
 

@@ -146,10 +146,13 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
 
     await asyncio.to_thread(stack.start)
     try:
+        from tollgate.dev.contacts_seed import seed_contacts
         from tollgate.dev.demo_scenes import DOWN_CONSUMER, domain_scenes
 
         settings = Settings.from_env({**stack.env(), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER})
         client = await build_client(settings.temporal_address, env=settings.env)
+        assert settings.dsn
+        await seed_contacts(settings.dsn)
         async with main_worker(client, settings), draft_worker(client, settings):
             problems = await scenario(stack, settings)
             assert settings.dsn

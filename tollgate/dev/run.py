@@ -82,6 +82,7 @@ def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int) -> l
 
 
 async def run_dev(stack: DevStack, workers: int = 1) -> None:
+    from tollgate.dev.contacts_seed import seed_contacts
     from tollgate.observability.metrics import sdk_runtime
     from tollgate.ops.actions import ensure_sweep_schedule
     from tollgate.runtime.client import build_client
@@ -116,6 +117,8 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
         client = await build_client(settings.temporal_address, env=settings.env,
                                     runtime=sdk_runtime(settings.observability))
         await install_decision_verifier(settings)  # the review validator checks tokens
+        assert settings.dsn
+        await seed_contacts(settings.dsn)  # the example tenants' hotlines (ADR 0039)
         async with AsyncExitStack() as group:
             # Entered first, so it stops after the workers have drained (the exit is LIFO).
             await start_http_service(group, stack, settings)

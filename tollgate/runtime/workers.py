@@ -32,6 +32,7 @@ from adapters.http.messaging import MessagingHttpAdapter
 from adapters.models.offline_tags import OfflineTagProvider
 from adapters.postgres.action_tokens import ActionTokenStore
 from adapters.postgres.circuit import CircuitStore
+from adapters.postgres.contacts import ContactStore
 from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.order_consumers import order_consumers
@@ -83,7 +84,7 @@ async def main_worker(client: Client, settings: Settings, *,
         raise SystemExit(f"TOLLGATE_TARGET_RATES names no known target: {', '.join(unknown)}")
     matrix = load_matrix()
     intake = IntakeActivities(store, ops, settings.tenant_secrets(), matrix)
-    context = ContextActivities(store, crm)
+    context = ContextActivities(store, crm, ContactStore(pool))
     steps = StepActivities(store)
     review = ReviewActivities(store)
     circuit = Circuit(CircuitStore(pool), matrix)
