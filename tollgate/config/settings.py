@@ -27,6 +27,7 @@ from tollgate.config.base import Section, config_error
 from tollgate.config.dev import CliSettings, DevSettings
 from tollgate.config.models import ModelSettings
 from tollgate.config.service import BrokerSettings, CodecSettings, HttpSettings, IdentitySettings
+from tollgate.config.streams import RedisSettings
 from tollgate.config.targets import TargetSettings
 from tollgate.config.temporal import (
     DEFAULT_TASK_QUEUE,
@@ -46,7 +47,8 @@ Source = Literal["env", "running stack", "default"]
 SECTIONS: dict[str, type[Section]] = {
     "temporal": TemporalSettings, "database": DatabaseSettings, "targets": TargetSettings,
     "models": ModelSettings, "codec": CodecSettings, "http": HttpSettings,
-    "identity": IdentitySettings, "broker": BrokerSettings, "worker": WorkerSettings,
+    "identity": IdentitySettings, "broker": BrokerSettings, "redis": RedisSettings,
+    "worker": WorkerSettings,
     "observability": ObservabilitySettings, "dev": DevSettings, "cli": CliSettings,
 }
 #: Variables a running ``tollgate dev`` fills when unset -> their key in its endpoints file.
@@ -96,6 +98,7 @@ class Settings(BaseSettings):
     http: HttpSettings = Field(default_factory=HttpSettings)
     identity: IdentitySettings = Field(default_factory=IdentitySettings)
     broker: BrokerSettings = Field(default_factory=BrokerSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
     dev: DevSettings = Field(default_factory=DevSettings)

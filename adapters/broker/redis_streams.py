@@ -1,0 +1,192 @@
+"""Redis Streams as a producer of business events (redis-py, asyncio), docs/redis-intake.md.
+
+    stream tollgate.events, group tollgate
+        XREADGROUP >  --handler answered (start durable)-->  XACK
+                      --InvalidInput (poison)------------>  MULTI: XADD tollgate.events.dead
+                                                            (fields + x-tollgate-reason), XACK
+                      --anything else-------------------->  left pending; a pause
+        XAUTOCLAIM (idle past claim_idle_s) --> the same, or, past max_deliveries,
+                                                dead-lettered ``delivered_too_often``
+
+An entry is acked only after the handler returned, i.e. after the intake's answer is durable: a
+consumer killed between XREADGROUP and XACK leaves the entry in the group's pending list, where
+any consumer's XAUTOCLAIM finds it once it has been idle long enough, and the event's workflow
+id turns the second delivery into a duplicate, never a second run. An entry that fails without
+an answer stays pending and the loop goes on to the next one, so one entry never holds back the
+others; Redis counts its deliveries, and past the bound it is moved aside. Moving aside and the
+ack are one MULTI/EXEC, so a crash cannot dead-letter an entry and leave it pending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError, ResponseError
+
+from contracts.errors import InvalidInput, RetryableError
+
+EVENTS_STREAM = "tollgate.events"
+DEAD_LETTER_STREAM = "tollgate.events.dead"
+GROUP = "tollgate"
+REASON_FIELD = b"x-tollgate-reason"
+SOURCE_ID_FIELD = b"x-tollgate-entry-id"
+
+Outcome = Literal["accepted", "duplicate", "quarantined"]
+
+
+@dataclass(frozen=True)
+class StreamEntry:
+    """One stream entry as a handler sees it: its id and its fields, as bytes (an entry's
+    fields are the producer's; nothing is decoded before the edge rules look at them)."""
+
+    entry_id: str
+    fields: Mapping[bytes, bytes]
+
+
+#: Turns one entry into the intake's durable answer; raises ``InvalidInput`` for poison.
+Handler = Callable[[StreamEntry], Awaitable[Outcome]]
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    """How long an entry may sit unacked before another consumer takes it over, how many
+    deliveries it gets, and how long one handler call may take before it counts as failed."""
+
+    claim_idle_s: float = 60.0
+    max_deliveries: int = 5
+    handler_timeout_s: float = 30.0
+    retry_pause_s: float = 1.0
+    batch: int = 16
+    block_ms: int = 1000
+
+
+class RedisStreamIntake:
+    def __init__(self, url: str, consumer: str, *, stream: str = EVENTS_STREAM,
+                 group: str = GROUP, dead_stream: str = DEAD_LETTER_STREAM,
+                 limits: StreamLimits | None = None) -> None:
+        self._url = url
+        self.consumer = consumer
+        self.stream = stream
+        self.group = group
+        self.dead_stream = dead_stream
+        self.limits = limits or StreamLimits()
+        self._redis: aioredis.Redis | None = None
+
+    async def connect(self) -> None:
+        """Connect and create the group (idempotent: every consumer may ask for it)."""
+        self._redis = aioredis.Redis.from_url(self._url, decode_responses=False)
+        try:
+            await self._redis.xgroup_create(self.stream, self.group, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):  # e.g. WRONGTYPE: the key is not a stream
+                raise RetryableError("broker_refused", "Redis refused the consumer group: "
+                                     f"{str(exc).split(' ')[0]}") from None
+        except (OSError, RedisError) as exc:
+            raise RetryableError("broker_unreachable",
+                                 f"cannot connect to Redis ({type(exc).__name__})") from None
+
+    async def close(self) -> None:
+        if self._redis is not None:
+            await self._redis.aclose()
+
+    async def publish(self, fields: Mapping[bytes | str, bytes | str]) -> str:
+        """XADD one entry (what a producer does; tests and the demo use it)."""
+        entry_id = await self._require().xadd(self.stream, dict(fields))  # type: ignore[arg-type]
+        return entry_id.decode()
+
+    async def consume(self, handler: Handler, *, stop: asyncio.Event | None = None) -> None:
+        """Reclaim what a dead consumer left, then read new entries, until ``stop`` is set."""
+        redis = self._require()
+        last_claim = float("-inf")
+        while stop is None or not stop.is_set():
+            try:
+                if time.monotonic() - last_claim >= self.limits.claim_idle_s / 2:
+                    await self.reclaim(handler)
+                    last_claim = time.monotonic()
+                read = await redis.xreadgroup(self.group, self.consumer, {self.stream: ">"},
+                                              count=self.limits.batch,
+                                              block=self.limits.block_ms)
+                for _, entries in read or []:
+                    for raw_id, fields in entries:
+                        await self._one(StreamEntry(raw_id.decode(), fields), handler)
+            except (OSError, RedisError):
+                # Redis restarting: nothing is lost (what was read and not acked stays
+                # pending, and the next reclaim takes it over); wait and go on.
+                await asyncio.sleep(self.limits.retry_pause_s)
+
+    async def reclaim(self, handler: Handler) -> int:
+        """XAUTOCLAIM every entry idle past ``claim_idle_s`` (a crashed or stuck consumer's)
+        and handle it here; returns how many were taken over."""
+        redis = self._require()
+        idle_ms = int(self.limits.claim_idle_s * 1000)
+        cursor: bytes | str = "0-0"
+        taken = 0
+        while True:
+            reply = await redis.xautoclaim(self.stream, self.group, self.consumer, idle_ms,
+                                           start_id=cursor, count=self.limits.batch)
+            cursor, claimed = reply[0], reply[1]
+            for raw_id, fields in claimed:
+                if fields is None:  # trimmed away before anyone acked it: nothing to hand on
+                    continue
+                taken += 1
+                entry = StreamEntry(raw_id.decode(), fields)
+                deliveries = await self._deliveries(entry.entry_id)
+                if deliveries > self.limits.max_deliveries:
+                    await self._dead_letter(entry, f"delivered_too_often: delivered "
+                                            f"{deliveries - 1} times without an answer")
+                else:
+                    await self._one(entry, handler)
+            if cursor in (b"0-0", "0-0"):
+                return taken
+
+    async def pending(self) -> int:
+        """Entries delivered to some consumer and not yet acked."""
+        summary = await self._require().xpending(self.stream, self.group)
+        return int(summary["pending"])
+
+    async def dead_letters(self) -> list[tuple[dict[bytes, bytes], str]]:
+        """Every dead-lettered entry: (its fields, the reason). Nothing is removed: dead
+        letters are for people, and an operator re-adds an entry once it is fixed."""
+        rows = await self._require().xrange(self.dead_stream)
+        return [(dict(fields), fields.get(REASON_FIELD, b"").decode("utf-8", "replace"))
+                for _, fields in rows]
+
+    async def _one(self, entry: StreamEntry, handler: Handler) -> None:
+        try:
+            await asyncio.wait_for(handler(entry), self.limits.handler_timeout_s)
+        except InvalidInput as exc:
+            await self._dead_letter(entry, f"{exc.code}: {exc.message}"[:300])
+            return
+        except Exception:
+            # Not known durable (Temporal down, a timeout, a bug in one entry's path).
+            # Left pending: XAUTOCLAIM offers it again once idle, and Redis counts the
+            # deliveries. The pause keeps an outage from spinning through the stream.
+            await asyncio.sleep(self.limits.retry_pause_s)
+            return
+        await self._require().xack(self.stream, self.group, entry.entry_id)
+
+    async def _deliveries(self, entry_id: str) -> int:
+        rows = await self._require().xpending_range(self.stream, self.group, min=entry_id,
+                                                    max=entry_id, count=1)
+        return int(rows[0]["times_delivered"]) if rows else 1
+
+    async def _dead_letter(self, entry: StreamEntry, reason: str) -> None:
+        """The entry's own fields plus the reason and its id, added and acked atomically."""
+        fields = {k: v for k, v in entry.fields.items()
+                  if k not in (REASON_FIELD, SOURCE_ID_FIELD)}
+        fields[REASON_FIELD] = reason.encode("utf-8", "replace")
+        fields[SOURCE_ID_FIELD] = entry.entry_id.encode()
+        async with self._require().pipeline(transaction=True) as pipe:
+            pipe.xadd(self.dead_stream, fields)  # type: ignore[arg-type]
+            pipe.xack(self.stream, self.group, entry.entry_id)
+            await pipe.execute()
+
+    def _require(self) -> aioredis.Redis:
+        if self._redis is None:
+            raise RuntimeError("call connect() first")
+        return self._redis

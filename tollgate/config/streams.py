@@ -1,0 +1,62 @@
+"""The Redis Streams intake's section (``python -m tollgate.runtime.redis_intake``,
+docs/redis-intake.md): where the stream is, its consumer group, and the bounds on one entry."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import SecretStr, ValidationInfo, field_validator
+
+from tollgate.config.base import Section, env_field, positive_number
+
+#: Stream, group and consumer names: plain names, so a log line or a key never carries text.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+class RedisSettings(Section):
+    """The Redis Streams intake (``python -m tollgate.runtime.redis_intake``)."""
+
+    url: SecretStr | None = env_field(
+        "TOLLGATE_REDIS_URL", None,
+        "redis://user:pass@host:6379/0 of the stream (masked: it may carry a password).")
+    stream: str = env_field("TOLLGATE_REDIS_STREAM", "tollgate.events",
+                            "Stream the producers XADD events to.")
+    group: str = env_field("TOLLGATE_REDIS_GROUP", "tollgate",
+                           "Consumer group the intake reads the stream as.")
+    dead_stream: str = env_field(
+        "TOLLGATE_REDIS_DEAD_STREAM", "tollgate.events.dead",
+        "Stream poison entries are moved to, each with its reason.")
+    consumer: str | None = env_field(
+        "TOLLGATE_REDIS_CONSUMER", None,
+        "This process's consumer name in the group. Unset: host name and process id.")
+    claim_idle_s: float = env_field(
+        "TOLLGATE_REDIS_CLAIM_IDLE_S", 60.0, "Seconds an entry may sit delivered and unacked "
+        "before another consumer takes it over (XAUTOCLAIM).")
+    max_deliveries: int = env_field(
+        "TOLLGATE_REDIS_MAX_DELIVERIES", 5, "Deliveries an entry gets without an answer before "
+        "it is moved to the dead-letter stream (`delivered_too_often`).")
+    handler_timeout_s: float = env_field(
+        "TOLLGATE_REDIS_HANDLER_TIMEOUT_S", 30.0,
+        "Seconds one entry's intake may take before it counts as a failed delivery.")
+
+    @field_validator("stream", "group", "dead_stream", "consumer", mode="before")
+    @classmethod
+    def _name(cls, raw: Any, info: ValidationInfo) -> Any:
+        if raw is not None and not _NAME.fullmatch(str(raw)):
+            raise ValueError(f"{cls.variable(str(info.field_name))} must be a plain name "
+                             "(letters, digits, . _ : -)")
+        return raw
+
+    @field_validator("max_deliveries", mode="before")
+    @classmethod
+    def _count(cls, raw: Any) -> int:
+        text = str(raw).strip()
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError("TOLLGATE_REDIS_MAX_DELIVERIES must be a whole number above 0")
+        return int(text)
+
+    @field_validator("claim_idle_s", "handler_timeout_s", mode="before")
+    @classmethod
+    def _positive(cls, raw: Any, info: ValidationInfo) -> float:
+        return positive_number(raw, cls.variable(str(info.field_name)))

@@ -1,0 +1,51 @@
+"""``python -m tollgate.runtime.redis_intake``: the Redis Streams consumer as a process
+(docs/redis-intake.md). It lives with the other process entry points, not in ``intake``,
+because it builds the Temporal client (``runtime.client``) and intake must not import runtime.
+
+A start-up problem (no URL, no tenants file, Temporal or Redis unreachable) ends the process
+with one line on stderr and exit 1, never a traceback; once running, a Redis restart is waited
+out and an unreachable Temporal leaves entries pending (their tries are bounded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+
+from contracts.errors import RetryableError
+from tollgate.config.settings import Settings
+from tollgate.intake.redis_stream import entry_handler, intake_for
+from tollgate.observability.logs import configure_logging
+from tollgate.runtime.client import build_client
+from tollgate.runtime.exits import temporal_unreachable
+
+
+async def run(settings: Settings) -> None:
+    intake = intake_for(settings)
+    secrets = settings.tenant_secrets()
+    try:
+        client = await build_client(settings.temporal_address, settings.namespace,
+                                    env=settings.env)
+    except RuntimeError:  # the SDK's "failed client connect"
+        raise SystemExit(temporal_unreachable(settings.temporal_address).message) from None
+    try:
+        await intake.connect()
+    except RetryableError as exc:
+        raise SystemExit(f"{exc.message} (TOLLGATE_REDIS_URL)") from None
+    try:
+        await intake.consume(entry_handler(client, settings.task_queue, secrets))
+    finally:
+        await intake.close()
+
+
+def main() -> None:
+    configure_logging()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run(Settings.from_env()))
+    # Free the Temporal client while the interpreter is whole (as worker.py does).
+    gc.collect()
+
+
+if __name__ == "__main__":
+    main()
