@@ -89,7 +89,9 @@ class ExecuteActivities:
     async def _execute(self, request: ExecuteRequest) -> ExecuteResult:
         action = request.action
         ref = action.ref
-        adapter = self.adapters[action.adapter]
+        adapter = self.adapters.get(action.adapter)
+        if adapter is None:  # a triage action on a worker without TOLLGATE_HELPDESK_URL
+            raise RejectedError("target_not_configured", "this worker has no such target")
         # Switch, approval, receipt and rollout row in one round trip; the checks below still
         # run in the order of the module doc, and the two that change a row (a canary switch,
         # a canary slot) still take their own locked statement.

@@ -10,6 +10,7 @@ from pydantic import AwareDatetime, Field, StringConstraints
 from contracts.base import EventRef, Frozen
 from contracts.contacts import MAX_CONTACTS_PER_TENANT, TenantContact
 from contracts.policy import PolicyRule, PolicySnapshot
+from contracts.triage import TriageProposal
 
 #: The draft activity's attempts. The workflow's retry policy stops there, and the activity,
 #: on that last attempt, hands an unreadable answer to a reviewer (status ``unreadable``)
@@ -114,6 +115,9 @@ class DraftResult(Frozen):
     #: Every flag with its span; a ``drafted`` result may carry flags that do not stop the
     #: event (the policy's ``stop_flags`` decide), and the reviewer sees each of them.
     flags: list[Flag] = Field(default_factory=list)
+    #: A triage event's proposal as the model made it (``draft`` then holds the assignment it
+    #: asks for: contracts/triage.py); None for every other event type.
+    triage: TriageProposal | None = None
 
 
 class DraftPrompt(Frozen):

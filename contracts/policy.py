@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from contracts.base import EVENT_TYPE_PATTERN, ID_BODY, Frozen
+from contracts.triage import TriageRule
 
 # Weeks, days, hours, minutes, seconds only: years and months have no fixed length, and a bare
 # number would leave the reader guessing whether it meant seconds or minutes.
@@ -112,6 +113,9 @@ class PolicyRule(Frozen):
     stop_flags: tuple[Name, ...] | None = None
     #: Monitor thresholds that close the adapter's kill switch; None: ``CircuitLimits()``.
     circuit: CircuitLimits | None = None
+    #: The triage domain's routes and what may be auto-routed (``MESSAGE_RECEIVED`` rules,
+    #: from release 2026-12-02; ADR 0044); None on every other rule.
+    triage: TriageRule | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> PolicyRule:

@@ -1,5 +1,6 @@
-"""The stand-in CRM and messaging targets as a long-running process, for the compose demo only
-(a real deployment points TOLLGATE_CRM_URL and TOLLGATE_MESSAGING_URL at the real systems).
+"""The stand-in CRM, messaging and helpdesk targets as a long-running process, for the compose
+demo only (a real deployment points TOLLGATE_CRM_URL, TOLLGATE_MESSAGING_URL and
+TOLLGATE_HELPDESK_URL at the real systems).
 
 The entry point of the `standins` image (deploy/Dockerfile), which copies the stand-ins' source
 beside this file: they are a tool, not in the wheel (ADR 0023). Their records live in the
@@ -20,7 +21,8 @@ if __name__ == "__main__":
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with start_standins("0.0.0.0", 8401, 8402, data_dir=DATA) as standins:  # noqa: S104
+    with start_standins("0.0.0.0", 8401, 8402, data_dir=DATA,  # noqa: S104
+                        helpdesk_port=8403) as standins:
         standins.crm.seed_demo()
-        print("stand-ins: CRM :8401, messaging :8402", flush=True)
+        print("stand-ins: CRM :8401, messaging :8402, helpdesk :8403", flush=True)
         stop.wait()

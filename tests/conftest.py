@@ -162,6 +162,7 @@ def worker_settings(database_url: str, standins: StandIns, state_dir: Path, queu
     return Settings.from_env({
         "DATABASE_URL": database_url, "TOLLGATE_CRM_URL": standins.crm_url,
         "TOLLGATE_MESSAGING_URL": standins.messaging_url, "TOLLGATE_TASK_QUEUE": queue,
+        "TOLLGATE_HELPDESK_URL": standins.helpdesk_url,
         "TOLLGATE_TENANTS_FILE": str(state_dir / "tenants.json"),
         "TOLLGATE_STATE_DIR": str(state_dir), "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE),
         "TOLLGATE_ACTION_TOKEN_KEY": "test-action-token-key-" + "k" * 16, **extra,

@@ -49,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.review import ReviewDesk
     from workflows.search_attributes import EVENT_TYPE, TENANT
     from workflows.sending import CARRY_MEMO, SendingLedger
+    from workflows.triage import auto_routable, auto_route, is_triage, triage_version
 
 DRAFT_TASK_QUEUE = "tollgate-draft"
 #: workflow.patched() ids, one per change of the command sequence; never reuse or remove one
@@ -234,6 +235,8 @@ class ProcessEventWorkflow(SendingLedger):
             pending = None
             if draft is None:
                 return await self._finish(EventState.FAILED_VALIDATION, "draft_failed")
+            if auto_routable(ref, policy, draft):  # triage only, and never with a reply
+                return await auto_route(self, request, ref, policy, draft)
             gate = await pass_gate(ref, policy, draft, state=lambda: self._state,
                                    record=self._record, hold=self._hold)
             if gate is None:
@@ -273,17 +276,21 @@ class ProcessEventWorkflow(SendingLedger):
         self, ref: EventRef, policy: PolicySnapshot, fields: dict[str, str], note: str | None
     ) -> DraftResult | None:
         version = (self._draft.version + 1) if self._draft else 1
+        draft: DraftResult
         try:
-            draft: DraftResult = await workflow.execute_activity_method(
-                DraftActivities.draft_message,
-                DraftRequest(ref=ref, context=fields, policy_version=policy.version,
-                             prompt_version=PROMPT_VERSION, version=version,
-                             reviewer_note=note, rule=policy.rule,
-                             tenant_contacts=self._contacts),
-                task_queue=DRAFT_TASK_QUEUE,
-                start_to_close_timeout=t.DRAFT_TIMEOUT, retry_policy=t.DRAFT_RETRY,
-                summary=f"draft version {version}: model proposes, validator checks",
-            )
+            if is_triage(ref):  # the event type picks step 4's activity (workflows/triage.py)
+                draft = await triage_version(ref, policy, fields, note, version, self._contacts)
+            else:
+                draft = await workflow.execute_activity_method(
+                    DraftActivities.draft_message,
+                    DraftRequest(ref=ref, context=fields, policy_version=policy.version,
+                                 prompt_version=PROMPT_VERSION, version=version,
+                                 reviewer_note=note, rule=policy.rule,
+                                 tenant_contacts=self._contacts),
+                    task_queue=DRAFT_TASK_QUEUE,
+                    start_to_close_timeout=t.DRAFT_TIMEOUT, retry_policy=t.DRAFT_RETRY,
+                    summary=f"draft version {version}: model proposes, validator checks",
+                )
         except ActivityError as err:
             workflow.logger.warning("draft failed: %s", err.cause)
             return None

@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.carry import RunCarry
     from contracts.contacts import TenantContact
     from contracts.policy import PolicySnapshot
+    from contracts.triage import TICKET_CHANNEL
     from policies.keys import action_key
     from workflows import timeouts as t
     from workflows.action_token import with_action_token
@@ -79,7 +80,9 @@ class SendingLedger(EventLedger):
         action = ActionRequest(
             ref=ref, adapter=rule.adapter, action=rule.action,
             action_key=action_key(ref.tenant_id, ref.event_id, rule.adapter, rule.action),
-            channel="sms", body=draft.draft.message, policy_version=policy.version,
+            # A triage assignment goes out on the ticket (contracts/triage.py).
+            channel=TICKET_CHANNEL if draft.triage else "sms", body=draft.draft.message,
+            policy_version=policy.version,
             approved_by=decision.reviewer,
         )
         self._set_state(EventState.EXECUTING)

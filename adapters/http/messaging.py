@@ -52,6 +52,9 @@ _SAFE_CODE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 class MessagingHttpAdapter(HttpPort):
     name = "messaging"
+    #: Where keyed writes go (``POST /{collection}``, ``GET /{collection}/by-key/{key}``); the
+    #: helpdesk adapter is the same keyed-write protocol with other records (helpdesk.py).
+    collection = "messages"
 
     def __init__(
         self,
@@ -67,70 +70,75 @@ class MessagingHttpAdapter(HttpPort):
         self.supports_lookup = declared.lookup
         self.dedupes_by_key = declared.dedupe
 
-    async def execute(self, request: ActionRequest) -> TargetWrite:
-        key = request.action_key
-        body = {
+    def payload(self, request: ActionRequest) -> dict[str, Any]:
+        """The JSON body of the one POST for ``request``."""
+        return {
             "tenant_id": request.ref.tenant_id,
             "recipient_ref": request.ref.entity_id,
             "channel": request.channel,
             "body": request.body,
             "correlation_id": request.ref.correlation_id,
         }
+
+    async def execute(self, request: ActionRequest) -> TargetWrite:
+        key = request.action_key
+        body = self.payload(request)
+        name = self.name
         try:
             response = await self._client.post(
-                f"{self._base}/messages",
+                f"{self._base}/{self.collection}",
                 json=body,
                 headers={"Idempotency-Key": key},
                 timeout=self._timeout,
             )
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise TimeoutBeforeWrite(
-                "messaging_unreachable", f"{type(exc).__name__}: nothing was sent"
+                f"{name}_unreachable", f"{type(exc).__name__}: nothing was sent"
             ) from exc
         except httpx.RequestError as exc:
             # Anything else may have happened after the request left: when in doubt, unknown.
             raise UnknownWrite(
-                "messaging_no_answer", f"{type(exc).__name__} after the request was sent"
+                f"{name}_no_answer", f"{type(exc).__name__} after the request was sent"
             ) from exc
 
         status = response.status_code
         if 200 <= status < 300:
             write = _parse_write(response, key)
             if write is None:
-                raise UnknownWrite("messaging_bad_response", f"unreadable {status} body")
+                raise UnknownWrite(f"{name}_bad_response", f"unreadable {status} body")
             return write
         if status == 409:
             return await self._already_exists(key)
         if status == 429:
             delay = retry_after(response.headers, default=DEFAULT_RETRY_AFTER)
-            raise RateLimited("messaging_rate_limited", retry_after=delay)
+            raise RateLimited(f"{self.name}_rate_limited", retry_after=delay)
         if status == 503 and not self.dedupes_by_key:
-            raise UnknownWrite("messaging_503", "target answered 503 to the send")
+            raise UnknownWrite(f"{name}_503", "target answered 503 to the send")
         if status == 503:
-            raise RetryableError("messaging_503", "target unavailable; safe to resend same key")
+            raise RetryableError(f"{name}_503", "target unavailable; safe to resend same key")
         if 400 <= status < 500:
             raise RejectedError(f"target_{status}", _rejection_message(response))
-        raise UnknownWrite(f"messaging_{status}", f"target answered {status} to the send")
+        raise UnknownWrite(f"{name}_{status}", f"target answered {status} to the send")
 
     async def lookup(self, idempotency_key: str) -> TargetWrite | None:
         try:
             response = await self._client.get(
-                f"{self._base}/messages/by-key/{quote(idempotency_key, safe='')}",
+                f"{self._base}/{self.collection}/by-key/{quote(idempotency_key, safe='')}",
                 timeout=self._timeout,
             )
         except httpx.RequestError as exc:
-            raise RetryableError("messaging_lookup_failed", type(exc).__name__) from exc
+            raise RetryableError(f"{self.name}_lookup_failed", type(exc).__name__) from exc
         status = response.status_code
         if status == 404:
             return None
         if status == 429:
             delay = retry_after(response.headers, default=DEFAULT_RETRY_AFTER)
-            raise RateLimited("messaging_rate_limited", retry_after=delay)
+            raise RateLimited(f"{self.name}_rate_limited", retry_after=delay)
         if status != 200:
-            raise RetryableError("messaging_lookup_failed", f"target answered {status}")
+            raise RetryableError(f"{self.name}_lookup_failed", f"target answered {status}")
         write = _parse_write(response, idempotency_key)
         if write is None:
-            raise RetryableError("messaging_bad_response", "unreadable lookup body")
+            raise RetryableError(f"{self.name}_bad_response", "unreadable lookup body")
         return write
 
     async def _already_exists(self, key: str) -> TargetWrite:
@@ -140,7 +148,7 @@ class MessagingHttpAdapter(HttpPort):
         except RetryableError:
             write = None
         if write is None:
-            raise UnknownWrite("messaging_409_unconfirmed", "409 but the key could not be read")
+            raise UnknownWrite(f"{self.name}_409_unconfirmed", "409 but the key could not be read")
         # Success, but said so: the circuit counts a target holding a key it was never sent.
         return write.model_copy(update={"status": "already_held"})
 

@@ -1,4 +1,4 @@
-"""Model ports: a drafting model and a tagging model, behind one Protocol each.
+"""Model ports: a drafting model, a triage model and a tagging model, one Protocol each.
 
 Implementations: ``adapters/models/`` (OpenAI, Anthropic, the offline drafter and tagger). The
 parsing helpers there (``draft_parsing``, ``tag_parsing``) are pure functions of the answer's
@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contracts import Draft, DraftPrompt
 from contracts.tagging import TagPrompt
+from contracts.triage import TriageProposal
 
 
 class TokenUsage(BaseModel):
@@ -82,3 +83,24 @@ class TagProvider(Protocol):
     model: str
 
     async def suggest_tags(self, prompt: TagPrompt) -> TagReply: ...
+
+
+class TriageAnswer(BaseModel):
+    """A provider's triage of one message, parsed, with the raw text it came from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    proposal: TriageProposal
+    raw: str
+    model: str
+
+
+@runtime_checkable
+class TriageProvider(Protocol):
+    """Turns a rendered triage prompt (``policies.triage_prompt``) into a ``TriageProposal``;
+    raises as ``DraftProvider.propose`` does (ADR 0044)."""
+
+    name: str
+    model: str
+
+    async def triage(self, prompt: DraftPrompt) -> TriageAnswer: ...

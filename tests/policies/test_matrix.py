@@ -24,6 +24,7 @@ from policies.matrix import (
 RELEASED = {
     "2026-11-30.json": "76b69ebf9eb7d9384ce55a99ac39b4adc3ac5d8162a0c0b0af7ce12fcf8e6478",
     "2026-12-01.json": "36f036033c1784249e08c7cbdae8c33420962ff9fb5627519a7554e49012b6e8",
+    "2026-12-02.json": "a6b1efa40168b41a272f68a518958cb7316d1be078c6976b6e6ec5ca53a93cd8",
 }
 
 RULE: dict[str, Any] = {
@@ -60,11 +61,11 @@ def test_released_files_are_never_edited() -> None:
 
 def test_shipped_matrix_is_the_newest_and_covers_the_demo_tenants() -> None:
     matrix = load_matrix()
-    assert newest_matrix_file() == VERSIONS_DIR / "2026-12-01.json"
-    assert matrix.version == "2026-12-01.1"
+    assert newest_matrix_file() == VERSIONS_DIR / "2026-12-02.json"
+    assert matrix.version == "2026-12-02.1"
     for tenant in ("acme", "globex", "some-new-tenant"):
         snapshot = matrix.rule_for(tenant, "CARE_DUE")
-        assert snapshot is not None and snapshot.version == "2026-12-01.1"
+        assert snapshot is not None and snapshot.version == "2026-12-02.1"
         rule = snapshot.rule
         assert (rule.adapter, rule.action) == ("messaging", "send_message")
         assert rule.consent_required and rule.separation_of_duties

@@ -54,6 +54,7 @@ SECTIONS: dict[str, type[Section]] = {
 #: Variables a running ``tollgate dev`` fills when unset -> their key in its endpoints file.
 _FROM_RUNNING_STACK = {"TEMPORAL_ADDRESS": "temporal_address", "DATABASE_URL": "database_url",
                        "TOLLGATE_CRM_URL": "crm_url", "TOLLGATE_MESSAGING_URL": "messaging_url",
+                       "TOLLGATE_HELPDESK_URL": "helpdesk_url",
                        "TOLLGATE_TENANTS_FILE": "tenants_file"}
 #: The flat keyword names Settings took before it had sections (code and tests pass them).
 _KEYWORDS = {"state_dir": "TOLLGATE_STATE_DIR", "tenants_file": "TOLLGATE_TENANTS_FILE",
@@ -188,6 +189,10 @@ class Settings(BaseSettings):
     @property
     def messaging_url(self) -> str | None:
         return self.targets.messaging_url
+
+    @property
+    def helpdesk_url(self) -> str | None:
+        return self.targets.helpdesk_url
 
     @property
     def dsn(self) -> str | None:

@@ -89,6 +89,10 @@ class TargetSettings(Section):
     messaging_url: str | None = env_field(
         "TOLLGATE_MESSAGING_URL", None, "Base URL of the messaging target. Unset: the running "
         "`tollgate dev`'s stand-in.")
+    helpdesk_url: str | None = env_field(
+        "TOLLGATE_HELPDESK_URL", None, "Base URL of the helpdesk target that triaged tickets "
+        "are assigned at (docs/triage.md). Unset: the running `tollgate dev`'s stand-in; with "
+        "neither, a worker runs without it and a triage action is refused at the send.")
     capabilities: dict[str, TargetCapabilities] = env_field(
         ENV_VAR, {}, 'JSON object keyed by target name: {"messaging": {"lookup": true, '
         '"dedupe": true, "lookup_window_s": 20}}. A target left out keeps its adapter\'s '

@@ -235,6 +235,7 @@ class DevStack:
         data = {
             "temporal_address": self.temporal_address, "database_url": self.database_url,
             "crm_url": self.standins.crm_url, "messaging_url": self.standins.messaging_url,
+            "helpdesk_url": self.standins.helpdesk_url,
             "tenants_file": str(self.tenants_file), "ui": self.ui_url,
             "codec_url": self.codec.url if self.codec is not None else None,
         } | ({"http_url": f"http://127.0.0.1:{self.ports.http}", **{
@@ -258,6 +259,7 @@ class DevStack:
             "TEMPORAL_ADDRESS": self.temporal_address, "DATABASE_URL": self.database_url,
             "TOLLGATE_CRM_URL": self.standins.crm_url,
             "TOLLGATE_MESSAGING_URL": self.standins.messaging_url,
+            "TOLLGATE_HELPDESK_URL": self.standins.helpdesk_url,
             "TOLLGATE_TENANTS_FILE": str(self.tenants_file),
             "TOLLGATE_STATE_DIR": str(self.state_dir),
         }

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from contracts.events import EventEnvelope
 from contracts.fanout import BusinessEvent, OrderPlacedV1
+from contracts.triage import MessageReceivedV1
 from policies.schema_compat import breaking_changes
 from policies.schemas import CareDueV3
 
@@ -32,6 +33,7 @@ REGISTRY: dict[str, type[BaseModel]] = {
     "envelope.bus.v1": BusinessEvent,
     "CARE_DUE.v3": CareDueV3,
     "ORDER_PLACED.v1": OrderPlacedV1,
+    "MESSAGE_RECEIVED.v1": MessageReceivedV1,
 }
 
 

@@ -9,7 +9,8 @@ tracing on, the drafter is wrapped so each model call is a GenAI span
 from __future__ import annotations
 
 from adapters.models.offline import OfflineDraftProvider
-from adapters.ports.models import DraftProvider
+from adapters.models.offline_triage import OfflineTriageProvider
+from adapters.ports.models import DraftProvider, TriageProvider
 from contracts.errors import InvalidInput
 from tollgate.config.models import DraftSettings
 from tollgate.observability import tracing
@@ -67,3 +68,11 @@ def _adapter(settings: DraftSettings) -> DraftProvider:
         compatible=settings.provider == "openai-compatible",
         json_mode=settings.json_mode,
     )
+
+
+def triage_provider(drafter: DraftProvider) -> TriageProvider:
+    """The model that triages inbound messages: the drafter itself where it triages too (OpenAI,
+    Anthropic: the same key, model and endpoint), else the offline triage (ADR 0044)."""
+    if isinstance(drafter, TriageProvider):
+        return drafter
+    return OfflineTriageProvider()

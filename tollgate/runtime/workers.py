@@ -27,7 +27,9 @@ from activities.review import ReviewActivities
 from activities.steps import StepActivities
 from activities.sweep import SweepActivities
 from activities.tagging import TaggingActivities, TagModelActivities
+from activities.triage import TriageActivities
 from adapters.http.crm import CrmHttpSource
+from adapters.http.helpdesk import HelpdeskHttpAdapter
 from adapters.http.messaging import MessagingHttpAdapter
 from adapters.models.offline_tags import OfflineTagProvider
 from adapters.postgres.action_tokens import ActionTokenStore
@@ -48,7 +50,7 @@ from tollgate.observability.metrics import sdk_runtime, start_exporter
 from tollgate.runtime.client import build_client
 from tollgate.runtime.deployment import deployment_config
 from tollgate.runtime.identity import install_decision_verifier
-from tollgate.runtime.models import build_provider
+from tollgate.runtime.models import build_provider, triage_provider
 from tollgate.runtime.token_key import action_token_key
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
@@ -79,7 +81,10 @@ async def main_worker(client: Client, settings: Settings, *,
     crm = CrmHttpSource(settings.crm_url)
     messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
     store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
-    adapters = {messaging.name: messaging}
+    adapters: dict[str, MessagingHttpAdapter] = {messaging.name: messaging}
+    if settings.helpdesk_url:  # the triage domain's target (docs/triage.md)
+        adapters["helpdesk"] = HelpdeskHttpAdapter(settings.helpdesk_url,
+                                                   capabilities=targets.get("helpdesk"))
     if unknown := sorted(set(rates) - set(adapters)):
         raise SystemExit(f"TOLLGATE_TARGET_RATES names no known target: {', '.join(unknown)}")
     matrix = load_matrix()
@@ -165,20 +170,23 @@ async def main_worker(client: Client, settings: Settings, *,
         with contextlib.suppress(asyncio.CancelledError):
             await relay
         await crm.aclose()
-        await messaging.aclose()
+        for adapter in adapters.values():
+            await adapter.aclose()
         await pool.close()
 
 
 @asynccontextmanager
 async def draft_worker(client: Client, settings: Settings, *,
                        drain: timedelta = timedelta(0)) -> AsyncIterator[Worker]:
-    """The model worker: only the draft activity, on its own queue."""
+    """The model worker: only the model activities (draft, triage, tags), on their own queue."""
     provider = build_provider(settings.models.draft())
     drafts = DraftActivities(provider)
+    triage = TriageActivities(triage_provider(provider))
     # Tagging has only the offline model so far (docs/tagging.md, next steps).
     tags = TagModelActivities(OfflineTagProvider())
     worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
-                    activities=[drafts.draft_message, tags.suggest_tags],
+                    activities=[drafts.draft_message, triage.triage_message,
+                                tags.suggest_tags],
                     interceptors=[ActivityContextInterceptor()],
                     graceful_shutdown_timeout=drain,
                     deployment_config=deployment_config(settings.worker))
@@ -188,7 +196,8 @@ async def draft_worker(client: Client, settings: Settings, *,
 
 #: What a model-only worker must not hold: a prompt-injected model call then has nothing to reach.
 DRAFT_WORKER_FORBIDDEN = ("DATABASE_URL", "TOLLGATE_CRM_URL", "TOLLGATE_MESSAGING_URL",
-                          "TOLLGATE_TENANTS_FILE", "TOLLGATE_ACTION_TOKEN_KEY")
+                          "TOLLGATE_HELPDESK_URL", "TOLLGATE_TENANTS_FILE",
+                          "TOLLGATE_ACTION_TOKEN_KEY")
 
 
 def check_draft_environment(settings: Settings) -> None:

@@ -1,6 +1,6 @@
-"""Local stand-in targets (a CRM and a messaging service) that tests and the demo reach over
-real HTTP on loopback. Starting binds two sockets and two threads: quick enough to call from
-async code, and nothing happens at import time.
+"""Local stand-in targets (a CRM, a messaging service and a helpdesk) that tests and the demo
+reach over real HTTP on loopback. Starting binds three sockets and three threads: quick enough
+to call from async code, and nothing happens at import time.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from types import TracebackType
 
 from tollgate.dev.standins.crm import CrmStandIn
 from tollgate.dev.standins.crm_record import CrmRecord
+from tollgate.dev.standins.helpdesk import HelpdeskStandIn
 from tollgate.dev.standins.messaging import MessagingStandIn
 from tollgate.dev.standins.server import Fault, PortInUseError, StandIn, StandInServer
 from tollgate.dev.standins.store import RecordStore, StoreError
@@ -19,6 +20,7 @@ __all__ = [
     "CrmRecord",
     "CrmStandIn",
     "Fault",
+    "HelpdeskStandIn",
     "MessagingStandIn",
     "PortInUseError",
     "RecordStore",
@@ -34,6 +36,7 @@ __all__ = [
 class StandIns:
     crm: CrmStandIn
     messaging: MessagingStandIn
+    helpdesk: HelpdeskStandIn
 
     @property
     def crm_url(self) -> str:
@@ -43,7 +46,12 @@ class StandIns:
     def messaging_url(self) -> str:
         return self.messaging.url
 
+    @property
+    def helpdesk_url(self) -> str:
+        return self.helpdesk.url
+
     def stop(self) -> None:
+        self.helpdesk.stop()
         self.messaging.stop()
         self.crm.stop()
 
@@ -60,12 +68,12 @@ class StandIns:
 
 
 def start_standins(host: str = "127.0.0.1", crm_port: int = 0, messaging_port: int = 0,
-                   data_dir: Path | None = None) -> StandIns:
-    """Starts both stand-ins (port 0: any free port). Raises ``PortInUseError`` naming the port,
-    and leaves nothing running, when either port is taken.
+                   data_dir: Path | None = None, helpdesk_port: int = 0) -> StandIns:
+    """Starts the three stand-ins (port 0: any free port). Raises ``PortInUseError`` naming the
+    port, and leaves nothing running, when a port is taken.
 
-    ``data_dir``: where they keep their records (``crm.sqlite3``, ``messaging.sqlite3``), so a
-    restart finds them again; None keeps them in memory.
+    ``data_dir``: where they keep their records (``crm.sqlite3``, ``messaging.sqlite3``,
+    ``helpdesk.sqlite3``), so a restart finds them again; None keeps them in memory.
     """
     def file(name: str) -> Path | None:
         return data_dir / f"{name}.sqlite3" if data_dir is not None else None
@@ -77,4 +85,11 @@ def start_standins(host: str = "127.0.0.1", crm_port: int = 0, messaging_port: i
     except BaseException:
         crm.stop()
         raise
-    return StandIns(crm=crm, messaging=messaging)
+    try:
+        helpdesk = HelpdeskStandIn(host=host, port=helpdesk_port,
+                                   path=file("helpdesk")).start()
+    except BaseException:
+        messaging.stop()
+        crm.stop()
+        raise
+    return StandIns(crm=crm, messaging=messaging, helpdesk=helpdesk)

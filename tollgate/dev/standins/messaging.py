@@ -47,6 +47,12 @@ class MessagingStandIn(StandIn):
     fault_kinds = frozenset(
         {"delay", "rate_limit", "unavailable", "reject", "lookup_delay", *_STORING}
     )
+    # What a keyed-write target stores; the helpdesk stand-in (helpdesk.py) is the same target
+    # with other records.
+    collection = "messages"
+    fields: tuple[str, ...] = _FIELDS
+    optional_fields: tuple[str, ...] = ()
+    id_prefix = "msg"
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, path: Path | None = None,
                  dedupe: bool = True) -> None:
@@ -110,7 +116,7 @@ class MessagingStandIn(StandIn):
 
     def route(self, request: Request) -> Response:
         parts = request.segments()
-        if request.method == "POST" and parts == ["messages"]:
+        if request.method == "POST" and parts == [self.collection]:
             return self._post(request)
         if request.method == "POST" and parts == ["_reset"]:
             self.reset()
@@ -121,11 +127,11 @@ class MessagingStandIn(StandIn):
                 raise HttpError(400, "bad_request", "body must be {\"dedupe\": true|false}")
             self.dedupe = mode["dedupe"]
             return Response(200, {"dedupe": self.dedupe})
-        if request.method != "GET" or not parts or parts[0] != "messages":
+        if request.method != "GET" or not parts or parts[0] != self.collection:
             raise HttpError(404, "not_found")
-        if parts == ["messages"]:
+        if parts == [self.collection]:
             return Response(200, self.messages(request.query.get("tenant_id")))
-        if parts == ["messages", "count"]:
+        if parts == [self.collection, "count"]:
             with self._lock:
                 count, attempts = len(self._by_key) + len(self._copies), self._post_attempts
             return Response(200, {"count": count, "post_attempts": attempts})
@@ -147,9 +153,12 @@ class MessagingStandIn(StandIn):
         payload = request.json()
         if not isinstance(payload, dict):
             raise HttpError(400, "bad_request", "body must be a JSON object")
-        for name in _FIELDS:
+        for name in self.fields:
             if not isinstance(payload.get(name), str) or not payload[name]:
                 raise HttpError(400, "bad_request", f"{name} must be a non-empty string")
+        for name in self.optional_fields:
+            if not isinstance(payload.get(name), str | None):
+                raise HttpError(400, "bad_request", f"{name} must be a string or null")
 
         fault = self.faults.take(key)
         kind = fault.kind if fault else None
@@ -182,10 +191,11 @@ class MessagingStandIn(StandIn):
             if existing is not None and self.dedupe:
                 return dict(existing), False
             message = {
-                "id": f"msg_{uuid.uuid4().hex[:16]}",
+                "id": f"{self.id_prefix}_{uuid.uuid4().hex[:16]}",
                 "idempotency_key": key,
                 "status": "accepted",
-                **{name: payload[name] for name in _FIELDS},
+                **{name: payload[name] for name in self.fields},
+                **{name: payload.get(name) for name in self.optional_fields},
                 "created_at": datetime.now(UTC).isoformat(),
             }
             if existing is not None:  # not deduping: the key is a label, the copy a second send
