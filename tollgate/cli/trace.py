@@ -95,7 +95,8 @@ def audit(verify: bool, tenant: str | None, as_json: bool) -> Command:
         if as_json:
             emit_json({"events_checked": checked, "problems": [p.__dict__ for p in problems]})
         else:
-            click.echo(f"{checked} event chain(s) checked: "
+            # Events' chains and the tenants' contact-point chains (contacts/<tenant>).
+            click.echo(f"{checked} chain(s) checked: "
                        + ("intact" if not problems else f"{len(problems)} problem(s)"))
             for problem in problems:
                 click.echo(f"  ! {problem.line()}")
