@@ -34,11 +34,17 @@ Outcome = Literal["accepted", "duplicate"]
 @dataclass(frozen=True)
 class Inbound:
     """One delivered message as a handler sees it: a CloudEvent in binary mode is in the
-    headers (``ce-*``) as much as in the body."""
+    headers (``ce-*``) as much as in the body. Where it came from (exchange, routing key,
+    queue, the producer's message id, the delivery tag) is for the intake's trace span."""
 
     body: bytes
     headers: Mapping[str, Any] = field(default_factory=dict)
     content_type: str | None = None
+    message_id: str | None = None
+    exchange: str = ""
+    routing_key: str | None = None
+    queue: str | None = None
+    delivery_tag: int | None = None
 
 
 #: Turns one message into a durable workflow start; raises ``InvalidInput`` for poison.
@@ -108,7 +114,9 @@ class RabbitIntake:
     async def _one(self, message: AbstractIncomingMessage, handler: Handler) -> None:
         try:
             await handler(Inbound(message.body, dict(message.headers or {}),
-                                  message.content_type))
+                                  message.content_type, message.message_id,
+                                  message.exchange or "", message.routing_key,
+                                  self._queue_name, message.delivery_tag))
         except InvalidInput as exc:
             await self._dead_letter(message, f"{exc.code}: {exc.message}"[:300])
             await message.ack()

@@ -16,6 +16,10 @@ import pytest
 from cloudevents.core.bindings import rabbitmq as ce_rabbitmq
 from cloudevents.core.formats.json import JSONFormat
 from cloudevents.core.v1.event import CloudEvent
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
@@ -27,6 +31,7 @@ from adapters.postgres.order_consumers import order_consumers
 from tests.eventually import eventually
 from tests.rabbitmq import rabbitmq_launcher, rabbitmq_node
 from tollgate.intake.broker import event_handler
+from tollgate.observability import tracing
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 
 
@@ -199,3 +204,66 @@ async def test_an_incomplete_cloudevent_is_dead_lettered_with_its_reason(
     reasons = sorted(reason for _, reason in letters)
     assert all(r.startswith("cloudevent_incomplete:") for r in reasons), reasons
     assert any("tenant" in r for r in reasons) and any("time" in r for r in reasons)
+
+
+PRODUCER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.use_provider(provider)
+    yield exporter
+    tracing.use_provider(None)
+
+
+async def test_a_delivery_is_a_messaging_span_in_the_producers_trace(
+        intake: RabbitIntake, env: WorkflowEnvironment, task_queue: str,
+        spans: InMemorySpanExporter) -> None:
+    """Issue 29 item 7: the messaging conventions' attributes; the fan-out start is a child."""
+    traced = Client(**{**env.client.config(), "interceptors": tracing.interceptors()})
+    event_id, body = order_body()
+    await intake.publish(body, event_id,
+                         headers={"traceparent": f"00-{PRODUCER_TRACE}-00f067aa0ba902b7-01"})
+    await intake.publish(b"{not json", "lan.nguyen@example.com")
+    letters: list[tuple[bytes, str]] = []
+
+    async def handled() -> bool:
+        letters.extend(await intake.dead_letters())
+        names = [s.name for s in spans.get_finished_spans()]
+        return bool(letters) and names.count(f"process {intake_queue(intake)}") >= 2
+
+    await run_until(intake, event_handler(traced, task_queue), handled)
+
+    finished = list(spans.get_finished_spans())
+    processed = [s for s in finished if s.name.startswith("process ")]
+    [good] = [s for s in processed if not (s.attributes or {}).get("error.type")]
+    [poison] = [s for s in processed if (s.attributes or {}).get("error.type")]
+    queue = intake_queue(intake)
+    attributes = dict(good.attributes or {})
+    assert isinstance(attributes.pop("messaging.rabbitmq.message.delivery_tag"), int)
+    assert attributes == {
+        "messaging.system": "rabbitmq", "messaging.operation.type": "process",
+        "messaging.operation.name": "process", "messaging.destination.name": "",
+        "messaging.rabbitmq.destination.routing_key": queue,
+        "messaging.destination.subscription.name": queue,
+        "messaging.message.id": event_id, "messaging.message.body.size": len(body),
+        "tollgate.intake.outcome": "accepted"}
+    assert good.kind.name == "CONSUMER"
+    # The producer's traceparent is continued, and the fan-out start is the delivery's child.
+    assert good.context.trace_id == int(PRODUCER_TRACE, 16)
+    assert good.parent is not None and good.parent.span_id == 0x00f067aa0ba902b7
+    [start] = [s for s in finished if s.name == "StartWorkflow:FanOutWorkflow"]
+    assert start.parent is not None and start.parent.span_id == good.context.span_id
+    # Poison: its rule as error.type; an e-mail as the message id never becomes an attribute.
+    assert (poison.attributes or {})["error.type"] == "not_json"
+    assert poison.status.status_code.name == "ERROR"
+    assert "messaging.message.id" not in (poison.attributes or {})
+    text = repr([(dict(s.attributes or {}), s.status.description) for s in finished])
+    assert "lan.nguyen" not in text and "SKU-9" not in text and "not json" not in text
+
+
+def intake_queue(intake: RabbitIntake) -> str:
+    return intake._queue_name

@@ -27,6 +27,7 @@ from policies import edge_text
 from tollgate.config.settings import Settings
 from tollgate.intake import ce_mapping
 from tollgate.intake.publish import publish_event
+from tollgate.observability.messaging import process_span
 
 
 def parse_message(message: Inbound) -> BusinessEvent:
@@ -69,7 +70,12 @@ def _validated(data: Any) -> BusinessEvent:
 
 def event_handler(client: Client, task_queue: str) -> Handler:
     async def handle(message: Inbound) -> Outcome:
-        return await publish_event(client, task_queue, parse_message(message))
+        # One messaging span per delivery (a no-op while tracing is off): the fan-out start
+        # is its child, a dead-lettered message's span names the rule (error.type).
+        with process_span(message) as span:
+            outcome = await publish_event(client, task_queue, parse_message(message))
+            span.set_attribute("tollgate.intake.outcome", outcome)
+            return outcome
 
     return handle
 
