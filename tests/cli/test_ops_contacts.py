@@ -96,11 +96,13 @@ def test_bad_arguments_end_in_one_line_naming_the_option(
     assert named in err and "Traceback" not in err
 
 
-def test_a_nul_in_the_tenant_is_refused_at_the_edge(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize("tenant", ["ac\x00me", "*", "acme/globex"])
+def test_a_tenant_that_is_not_one_tenant_id_is_refused_at_the_edge(
+    tenant: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("TOLLGATE_STATE_DIR", str(tmp_path))
     with pytest.raises(SystemExit) as stopped:
-        main(["ops", "contacts", "list", "--tenant", "ac\x00me"])
+        main(["ops", "contacts", "list", "--tenant", tenant])
     assert stopped.value.code == Exit.USAGE
     assert "'--tenant'" in capsys.readouterr().err

@@ -8,12 +8,14 @@ a removed point stays listed with `--removed`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
 import click
 
+from contracts.base import ID_BODY
 from contracts.contacts import CONTACT_KINDS, ContactKind, contact_key
 from tollgate.cli.common import (
     ID_TEXT,
@@ -45,6 +47,12 @@ def _point_options(command: F) -> F:
     return click.option("--tenant", required=True, type=ID_TEXT, help="tenant id")(command)
 
 
+def _one_tenant(tenant: str) -> None:
+    # A point belongs to one tenant: there is no "every tenant" ('*') to list it under.
+    if not re.fullmatch(ID_BODY, tenant):
+        raise click.BadParameter("not a tenant id", param_hint="'--tenant'")
+
+
 def _one_point(points: dict[str, str | None]) -> tuple[ContactKind, str]:
     given = [(kind, value) for kind, value in points.items() if value is not None]
     if len(given) != 1:
@@ -66,6 +74,7 @@ def _when(at: datetime | None) -> str:
 @json_option
 def list_cmd(tenant: str, removed: bool, as_json: bool) -> Command:
     """The tenant's contact points, oldest first."""
+    _one_tenant(tenant)
 
     async def go(s: Settings) -> int:
         from adapters.postgres.contacts import ContactStore
@@ -95,6 +104,7 @@ def add(tenant: str, phone: str | None, email: str | None, domain: str | None, r
         token: str | None) -> Command:
     """Add a contact point of TENANT (a change_owner's token). Already listed, in any writing
     of the same number or address: nothing changes, exit 0."""
+    _one_tenant(tenant)
     kind, value = _one_point({"phone": phone, "email": email, "domain": domain})
 
     async def go(s: Settings) -> int:
@@ -125,6 +135,7 @@ def remove(tenant: str, phone: str | None, email: str | None, domain: str | None
            token: str | None) -> Command:
     """Remove a contact point of TENANT (a change_owner's token): its drafts that name it are
     flagged again. Exit 4 when TENANT lists no such point."""
+    _one_tenant(tenant)
     kind, value = _one_point({"phone": phone, "email": email, "domain": domain})
 
     async def go(s: Settings) -> int:
