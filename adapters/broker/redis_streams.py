@@ -50,6 +50,13 @@ class StreamEntry:
 
 #: Turns one entry into the intake's durable answer; raises ``InvalidInput`` for poison.
 Handler = Callable[[StreamEntry], Awaitable[Outcome]]
+#: Told what went wrong, as a kind and plain fields (ids, reason codes, exception class
+#: names: never an entry's text); the shell logs it. Adapters do not log themselves.
+Reporter = Callable[..., None]
+
+
+def _silent(kind: str, **fields: str) -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -68,13 +75,14 @@ class StreamLimits:
 class RedisStreamIntake:
     def __init__(self, url: str, consumer: str, *, stream: str = EVENTS_STREAM,
                  group: str = GROUP, dead_stream: str = DEAD_LETTER_STREAM,
-                 limits: StreamLimits | None = None) -> None:
+                 limits: StreamLimits | None = None, report: Reporter = _silent) -> None:
         self._url = url
         self.consumer = consumer
         self.stream = stream
         self.group = group
         self.dead_stream = dead_stream
         self.limits = limits or StreamLimits()
+        self._report = report
         self._redis: aioredis.Redis | None = None
 
     async def connect(self) -> None:
@@ -114,9 +122,10 @@ class RedisStreamIntake:
                 for _, entries in read or []:
                     for raw_id, fields in entries:
                         await self._one(StreamEntry(raw_id.decode(), fields), handler)
-            except (OSError, RedisError):
+            except (OSError, RedisError) as exc:
                 # Redis restarting: nothing is lost (what was read and not acked stays
                 # pending, and the next reclaim takes it over); wait and go on.
+                self._report("redis_unavailable", error=type(exc).__name__)
                 await asyncio.sleep(self.limits.retry_pause_s)
 
     async def reclaim(self, handler: Handler) -> int:
@@ -162,7 +171,8 @@ class RedisStreamIntake:
         except InvalidInput as exc:
             await self._dead_letter(entry, f"{exc.code}: {exc.message}"[:300])
             return
-        except Exception:
+        except Exception as exc:
+            self._report("no_answer", entry_id=entry.entry_id, error=type(exc).__name__)
             # Not known durable (Temporal down, a timeout, a bug in one entry's path).
             # Left pending: XAUTOCLAIM offers it again once idle, and Redis counts the
             # deliveries. The pause keeps an outage from spinning through the stream.
@@ -181,6 +191,7 @@ class RedisStreamIntake:
                   if k not in (REASON_FIELD, SOURCE_ID_FIELD)}
         fields[REASON_FIELD] = reason.encode("utf-8", "replace")
         fields[SOURCE_ID_FIELD] = entry.entry_id.encode()
+        self._report("dead_lettered", entry_id=entry.entry_id, reason=reason.split(":")[0])
         async with self._require().pipeline(transaction=True) as pipe:
             pipe.xadd(self.dead_stream, fields)  # type: ignore[arg-type]
             pipe.xack(self.stream, self.group, entry.entry_id)

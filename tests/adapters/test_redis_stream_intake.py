@@ -8,17 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
+import redis.asyncio as aioredis
 from cloudevents.core.bindings import rabbitmq as ce_rabbitmq
 from cloudevents.core.formats.json import JSONFormat
 from cloudevents.core.v1.event import CloudEvent
+from structlog.testing import capture_logs
 from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 
 from adapters.broker.redis_streams import (
     SOURCE_ID_FIELD,
@@ -29,10 +37,10 @@ from adapters.broker.redis_streams import (
 )
 from policies.entry_signing import sign_entry
 from policies.keys import quarantine_workflow_id
-from tests.conftest import TENANT_SECRETS, signed_event
+from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE, signed_event
 from tests.eventually import eventually
 from tests.redis_server import redis_binary, redis_node
-from tollgate.intake.redis_stream import entry_handler
+from tollgate.intake.redis_stream import entry_handler, report_problem
 
 #: Short enough that a test's reclaim comes quickly, long enough that a live consumer's entry
 #: is never taken from it mid-intake in these tests.
@@ -60,7 +68,8 @@ async def make_intake(redis_url: str) -> AsyncIterator[Make]:
 
     async def make(consumer: str, limits: StreamLimits = FAST) -> RedisStreamIntake:
         intake = RedisStreamIntake(redis_url, consumer, stream=stream,
-                                   dead_stream=f"{stream}.dead", limits=limits)
+                                   dead_stream=f"{stream}.dead", limits=limits,
+                                   report=report_problem)
         await intake.connect()
         made.append(intake)
         return intake
@@ -199,7 +208,12 @@ async def test_an_entry_without_an_answer_gets_bounded_tries_and_holds_back_nobo
     async def moved_aside() -> bool:
         return bool(await intake.dead_letters())
 
-    await run_until(intake, fails_for_one, moved_aside)
+    with capture_logs() as logs:
+        await run_until(intake, fails_for_one, moved_aside)
+    told = [(e["event"], e.get("error") or e.get("reason")) for e in logs
+            if e["event"].startswith("stream_") and e.get("entry_id") == tries[0]]
+    assert told == [("stream_no_answer", "ConnectionResetError")] * 3 + [
+        ("stream_dead_lettered", "delivered_too_often")]  # the operator sees why, no text
     [(fields, reason)] = await intake.dead_letters()
     assert fields[b"body"].decode() == stuck
     assert reason == "delivered_too_often: delivered 3 times without an answer"
@@ -283,3 +297,54 @@ async def test_cloudevents_in_both_modes_are_accepted_when_the_entry_is_signed(
         assert await rows_for(pool, event_id) == 1
     assert [reason.split(":")[0] for _, reason in await intake.dead_letters()] == [
         "signature_missing", "bad_signature", "cloudevent_incomplete"]
+
+
+async def test_a_consumer_process_sigkilled_before_its_ack_leaves_the_event_processed_once(
+        make_intake: Make, worker_client: tuple[Client, str], pool: asyncpg.Pool,
+        redis_url: str, env: WorkflowEnvironment, tmp_path: Path) -> None:
+    """``python -m tollgate.runtime.redis_intake`` as a real process: its Redis user may not
+    XACK, so it is caught after XREADGROUP and the durable start, and SIGKILLed there."""
+    client, queue = worker_client
+    survivor = await make_intake("survivor")
+    admin = aioredis.Redis.from_url(redis_url)
+    await admin.execute_command("ACL", "SETUSER", "noack", "on", ">noack-pw", "~*", "&*",
+                                "+@all", "-xack")
+    await admin.aclose()
+    raw = signed_event("C-1001")
+    await survivor.publish({b"body": raw.encode()})
+    (tmp_path / "tenants.json").write_text(json.dumps(TENANT_SECRETS))
+    process_env = {
+        "PATH": os.environ.get("PATH", ""), "TOLLGATE_STATE_DIR": str(tmp_path),
+        "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+        "TOLLGATE_TASK_QUEUE": queue, "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE),
+        "TOLLGATE_TENANTS_FILE": str(tmp_path / "tenants.json"),
+        "TOLLGATE_REDIS_URL": redis_url.replace("redis://", "redis://noack:noack-pw@"),
+        "TOLLGATE_REDIS_STREAM": survivor.stream, "TOLLGATE_REDIS_DEAD_STREAM":
+        survivor.dead_stream, "TOLLGATE_REDIS_CONSUMER": "doomed-process",
+        "TOLLGATE_REDIS_CLAIM_IDLE_S": "600"}
+    with (tmp_path / "consumer.log").open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tollgate.runtime.redis_intake"], env=process_env,
+            stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).parents[2])
+        try:
+            await eventually(lambda: rows_for(pool, key_of(raw)), "the process's durable start",
+                             timeout=60)
+            assert await survivor.pending() == 1  # read and started, never acked
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(10)
+    assert proc.returncode == -signal.SIGKILL
+    answers: list[Outcome] = []
+    real = entry_handler(client, queue, TENANT_SECRETS)
+
+    async def recorded(entry: StreamEntry) -> Outcome:
+        answers.append(await real(entry))
+        return answers[-1]
+
+    async def drained() -> bool:
+        return bool(answers) and await survivor.pending() == 0
+
+    await run_until(survivor, recorded, drained)
+    assert answers == ["duplicate"]
+    assert await rows_for(pool, key_of(raw)) == 1
+    assert b'"answer": "accepted"' in (tmp_path / "consumer.log").read_bytes()

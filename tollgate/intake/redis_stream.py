@@ -128,6 +128,12 @@ def entry_handler(client: Client, task_queue: str,
     return handle
 
 
+def report_problem(kind: str, **fields: str) -> None:
+    """The adapter's trouble as a warning (``stream_no_answer``, ``stream_dead_lettered``,
+    ``stream_redis_unavailable``): ids, reason codes and class names only."""
+    log.warning(f"stream_{kind}", **fields)
+
+
 def intake_for(settings: Settings) -> RedisStreamIntake:
     s = settings.redis
     if s.url is None:
@@ -135,6 +141,6 @@ def intake_for(settings: Settings) -> RedisStreamIntake:
     consumer = s.consumer or f"{socket.gethostname()}-{os.getpid()}"
     return RedisStreamIntake(
         s.url.get_secret_value(), consumer, stream=s.stream, group=s.group,
-        dead_stream=s.dead_stream,
+        dead_stream=s.dead_stream, report=report_problem,
         limits=StreamLimits(claim_idle_s=s.claim_idle_s, max_deliveries=s.max_deliveries,
                             handler_timeout_s=s.handler_timeout_s))
