@@ -27,31 +27,54 @@ from temporalio.worker import (
 )
 
 from activities.errors import to_application_error
+from activities.step_watch import StepWatcher
+from adapters.ports.watch import StepWatch
 from contracts import EventRef
 from contracts.errors import TollgateError
 
 
 class ActivityContextInterceptor(Interceptor):
-    """The worker-level hook; everything happens in the inbound activity interceptor."""
+    """The worker-level hook; everything happens in the inbound activity interceptor. With a
+    ``watch`` (a worker that holds the database), a step that keeps failing and a send held by
+    a kill switch are also told to it (``activities.step_watch``)."""
+
+    def __init__(self, watch: StepWatch | None = None) -> None:
+        self.watcher = StepWatcher(watch) if watch is not None else None
 
     def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
-        return _ActivityInbound(next)
+        return _ActivityInbound(next, self.watcher)
 
 
 class _ActivityInbound(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, watcher: StepWatcher | None) -> None:
+        super().__init__(next)
+        self.watcher = watcher
+
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
         with activity_context(input.args):
-            timeout = activity.info().heartbeat_timeout
-            if not timeout or activity.info().is_local:
-                return await self.next.execute_activity(input)
-            # A heartbeat timeout is a lease: while this process is alive and its loop runs, the
-            # lease is renewed; a killed or frozen worker lets it lapse and the server retries
-            # the attempt elsewhere after ``timeout`` instead of the whole start-to-close.
-            beat = asyncio.create_task(_renew_lease(timeout.total_seconds()))
+            if self.watcher is None:
+                return await self._leased(input)
             try:
-                return await self.next.execute_activity(input)
-            finally:
-                beat.cancel()
+                result = await self._leased(input)
+            except Exception as exc:
+                ref = event_ref(input.args)
+                await self.watcher.failed(ref.tenant_id if ref else None, exc)
+                raise
+            await self.watcher.succeeded(input.args, result)
+            return result
+
+    async def _leased(self, input: ExecuteActivityInput) -> Any:
+        timeout = activity.info().heartbeat_timeout
+        if not timeout or activity.info().is_local:
+            return await self.next.execute_activity(input)
+        # A heartbeat timeout is a lease: while this process is alive and its loop runs, the
+        # lease is renewed; a killed or frozen worker lets it lapse and the server retries
+        # the attempt elsewhere after ``timeout`` instead of the whole start-to-close.
+        beat = asyncio.create_task(_renew_lease(timeout.total_seconds()))
+        try:
+            return await self.next.execute_activity(input)
+        finally:
+            beat.cancel()
 
 
 async def _renew_lease(timeout_s: float) -> None:

@@ -42,6 +42,7 @@ from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.rollout import RolloutStore
 from adapters.postgres.store import PostgresStore, create_pool
 from adapters.postgres.tagging import TaggingStore
+from adapters.postgres.watch import PostgresStepWatch
 from contracts import target_task_queue
 from policies.matrix import load_matrix
 from tollgate.config.settings import Settings
@@ -78,6 +79,8 @@ async def main_worker(client: Client, settings: Settings, *,
     # The same version on every queue of the process: a pinned run's activities go to it.
     version = deployment_config(settings.worker)
     pool = await create_pool(settings.dsn)
+    # Failing steps and held sends, on a connection of its own (activities/step_watch.py).
+    watch = PostgresStepWatch(settings.dsn)
     crm = CrmHttpSource(settings.crm_url)
     messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
     store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
@@ -118,7 +121,7 @@ async def main_worker(client: Client, settings: Settings, *,
         deployment_config=version,
         # Versioned: the same types with their declared behaviour (workflows/versioned.py).
         workflows=VERSIONED_WORKFLOWS if version else MAIN_WORKFLOWS,
-        interceptors=[ActivityContextInterceptor()],
+        interceptors=[ActivityContextInterceptor(watch)],
         # Workflow modules are imported once instead of once per run (-21 % worker CPU,
         # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);
         # the sandbox still refuses clocks, randomness and I/O inside workflow code.
@@ -150,7 +153,7 @@ async def main_worker(client: Client, settings: Settings, *,
                          activities=[execute.execute_action, reconcile.lookup_write,
                                      reconcile.resend_write],
                          max_task_queue_activities_per_second=rates.get(name),
-                         interceptors=[ActivityContextInterceptor()],
+                         interceptors=[ActivityContextInterceptor(watch)],
                          graceful_shutdown_timeout=drain, deployment_config=version)
                   for name in adapters]
     try:
@@ -172,6 +175,7 @@ async def main_worker(client: Client, settings: Settings, *,
         await crm.aclose()
         for adapter in adapters.values():
             await adapter.aclose()
+        await watch.close()
         await pool.close()
 
 
