@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters.postgres.outbox_admin import FIGURES_SQL
+from adapters.postgres.run_signs import read_signs
 from adapters.postgres.status import OPEN_STATES, StatusStore
 
 #: Review opened -> decision, in seconds: people answer in minutes to days.
@@ -147,6 +148,13 @@ class MetricsStore(StatusStore):
                     _UNKNOWN, ["tenant_id", "adapter"], RECOVER_BUCKETS),
                     list(SETTLED_STATES)), ["tenant_id", "adapter"], RECOVER_BUCKETS),
             }
+            signs = await read_signs(conn, now, OPEN_STATES)
         figures["past_sla"] = [{"tenant_id": r["tenant_id"], "n": r["past_sla"]}
                                for r in figures["reviews"]]
+        # Held runs, failing steps, undelivered notices: what `ops status` shows (ADR 0038).
+        figures["held"] = [{"held_by": h["held_by"], "n": h["runs"]} for h in signs["holds"]]
+        figures["failing_steps"] = [{"step": step, "n": n} for step, n
+                                    in signs["failing_steps"]["by_step"].items()]
+        figures["notices"] = [{"status": status, "n": n}
+                              for status, n in signs["notices"].items()]
         return figures

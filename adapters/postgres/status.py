@@ -9,6 +9,7 @@ from typing import Any
 import asyncpg
 
 from adapters.postgres.outbox_admin import FIGURES_SQL, outbox_totals
+from adapters.postgres.run_signs import read_signs
 
 #: States an event leaves on its own; a record that stays in one for long needs a look.
 OPEN_STATES = ("RECEIVED", "VALIDATED", "CONTEXT_READY", "DRAFTED", "AWAITING_REVIEW",
@@ -44,6 +45,8 @@ class StatusStore:
             sweep = await conn.fetchrow(
                 "SELECT at, detail FROM audit WHERE action = 'receipt_sweep'"
                 " ORDER BY at DESC LIMIT 1")
+            # Held runs, failing steps, undelivered reviewer notices (ADR 0038).
+            signs = await read_signs(conn, now, OPEN_STATES)
         return {
             "as_of": now,
             "states": [{"state": r["state"], "count": r["n"],
@@ -57,5 +60,6 @@ class StatusStore:
             "closed_switches": [dict(r) for r in closed],
             "last_sweep": dict(sweep) if sweep else None,
             "outbox": outbox_totals(outbox),
+            **signs,
         }
 

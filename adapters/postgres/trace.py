@@ -10,6 +10,8 @@ from typing import Any
 
 import asyncpg
 
+from adapters.postgres.run_signs import failing_of, hold_of
+
 #: The envelope fields of a row's redacted copy: an event refused before admission has no
 #: events row, and its copy keeps these as they were (``policies.redaction.SAFE_KEYS``).
 _ENVELOPE_OF_COPY = ("redacted_payload->>'event_type' AS event_type,"
@@ -69,6 +71,8 @@ class TraceStore:
                 "SELECT action_key, adapter, action, status, external_id, error_class,"
                 " error_code, attempts, created_at, updated_at FROM receipts"
                 " WHERE workflow_id = $1 ORDER BY created_at", workflow_id)
+            hold = await hold_of(conn, workflow_id)
+            failing = await failing_of(conn, workflow_id)
         draft_rows = _rows(drafts)
         for d in draft_rows:
             if isinstance(d["findings"], str):
@@ -78,5 +82,5 @@ class TraceStore:
             "quarantine": dict(quarantine) if quarantine else None,
             "transitions": _rows(transitions), "drafts": draft_rows,
             "decisions": _rows(decisions), "receipts": _rows(receipts),
-            "dead_letters": _rows(dead),
+            "dead_letters": _rows(dead), "hold": hold, "failing_steps": failing,
         }

@@ -1,5 +1,6 @@
-"""`tollgate ops status`: one screen for an operator at a terminal, from PostgreSQL only (so it
-answers while Temporal is down), and an exit code a cron job or a probe can act on."""
+"""`tollgate ops status`: one screen for an operator at a terminal, from PostgreSQL (so it
+answers while Temporal is down) and a brief probe of the codec server, and an exit code a cron
+job or a probe can act on."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ from typing import Any
 
 import click
 
+from tollgate.cli import status_signs
 from tollgate.cli.common import Command, emit_json, json_option, pool, table
+from tollgate.cli.status_signs import age as _age
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
 
 
 def needs_a_human(snap: dict[str, Any], *, max_past_sla: int, max_unknown: int,
                   max_dead_letters: int, max_open_age_s: float,
-                  max_outbox_age_s: float = 300.0) -> list[str]:
+                  max_outbox_age_s: float = 300.0, max_failing_steps: int = 0) -> list[str]:
     """Why the screen needs a person, one reason a line; empty when all is within limits."""
     why = []
     past_sla = sum(r["past_sla"] for r in snap["reviews"])
@@ -43,13 +46,7 @@ def needs_a_human(snap: dict[str, Any], *, max_past_sla: int, max_unknown: int,
                    "(tollgate ops outbox list)")
     if snap["closed_switches"]:
         why.append(f"{len(snap['closed_switches'])} kill switch(es) closed")
-    return why
-
-
-def _age(seconds: float) -> str:
-    minutes = int(seconds // 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m"
+    return why + status_signs.reasons(snap, max_failing_steps=max_failing_steps)
 
 
 def show(snap: dict[str, Any], why: list[str]) -> None:
@@ -75,6 +72,8 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
         d = sweep["detail"] if isinstance(sweep["detail"], dict) else json.loads(sweep["detail"])
         click.echo(f"receipt sweep: {sweep['at']:%Y-%m-%d %H:%M} UTC, checked {d['checked']}, "
                    f"drift {d['drift_missing_at_target']}, still open {d['still_open']}")
+    for line in status_signs.lines(snap):
+        click.echo(line)
     click.echo("needs a human: " + ("; ".join(why) if why else "nothing"))
 
 
@@ -94,24 +93,33 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
 @click.option("--max-open-minutes", type=click.FloatRange(min=1), default=60.0,
               envvar="TOLLGATE_STATUS_MAX_OPEN_MINUTES", show_envvar=True,
               help="age of the oldest record in a state it should leave on its own")
+@click.option("--max-failing-steps", type=click.IntRange(min=0), default=0,
+              envvar="TOLLGATE_STATUS_MAX_FAILING_STEPS", show_envvar=True,
+              help="steps failing try after try (3 tries or more) before it needs a human")
 def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: int,
-           max_dead_letters: int, max_open_minutes: float) -> Command:
+           max_dead_letters: int, max_open_minutes: float, max_failing_steps: int) -> Command:
     """Records per state and the oldest in each open one, reviews waiting and past SLA per
     tenant, open unknown writes, dead letters by reason, closed switches, the last sweep, the
-    outbox (rows waiting, the oldest's age, rows moved aside). Exit 6 when something needs a
-    human (the thresholds below; an outbox row older than TOLLGATE_OUTBOX_STALL_SECONDS or
-    any row moved aside), else 0."""
+    outbox (rows waiting, the oldest's age, rows moved aside), held runs by what holds them,
+    steps failing try after try, reviewer notices not delivered, and whether the codec server
+    answers. Exit 6 when something needs a human (the thresholds below; an outbox row older
+    than TOLLGATE_OUTBOX_STALL_SECONDS, any row moved aside, a notice given up or unknown, the
+    codec server down), else 0."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.status import StatusStore
+        from tollgate.ops.codec_probe import probe_codec
 
         async with pool(s) as p:
             while True:
                 snap = await StatusStore(p).snapshot(datetime.now(UTC))
+                # Not PostgreSQL, but bounded (PROBE_TIMEOUT_S): the Web UI's one silent failure.
+                snap["codec"] = await probe_codec(s)
                 why = needs_a_human(snap, max_past_sla=max_past_sla, max_unknown=max_unknown,
                                     max_dead_letters=max_dead_letters,
                                     max_open_age_s=max_open_minutes * 60,
-                                    max_outbox_age_s=s.http.outbox_stall_s)
+                                    max_outbox_age_s=s.http.outbox_stall_s,
+                                    max_failing_steps=max_failing_steps)
                 if as_json:
                     emit_json({**snap, "needs_a_human": why})
                 else:

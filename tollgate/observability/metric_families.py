@@ -21,7 +21,7 @@ from prometheus_client.core import (
 #: Every key ``families`` reads: a store read (or a test) supplies each, empty when nothing.
 KEYS = ("events", "oldest", "receipts", "dead_letters", "quarantine", "reviews", "past_sla",
         "switches", "duplicates", "conflicts", "validation", "replays", "closures", "unknown",
-        "review_latency", "recover", "outbox")
+        "review_latency", "recover", "outbox", "held", "failing_steps", "notices")
 
 
 def _family(name: str, doc: str, labels: list[str], rows: list[dict[str, Any]],
@@ -68,6 +68,15 @@ def families(g: Mapping[str, list[dict[str, Any]]]) -> Iterator[Metric]:
                   ["tenant_id"], g["reviews"], value="waiting")
     yield _family("tollgate_reviews_past_sla", "Reviews waiting past their SLA, by tenant.",
                   ["tenant_id"], g["past_sla"])
+    yield _family("tollgate_held_runs",
+                  "Runs held now, by what holds them (a kill switch or the gate).",
+                  ["held_by"], g["held"])
+    yield _family("tollgate_failing_steps",
+                  "Steps failing try after try (3 tries or more) and still retried, by step.",
+                  ["step"], g["failing_steps"])
+    yield _family("tollgate_review_notices_undelivered",
+                  "Reviewer notices not delivered: given_up, unknown, retrying.",
+                  ["status"], g["notices"])
     switches = GaugeMetricFamily("tollgate_kill_switch_closed",
                                  "1 when the kill switch for (adapter, tenant) is closed.",
                                  labels=["adapter", "tenant_id"])

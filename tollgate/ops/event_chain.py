@@ -104,8 +104,16 @@ def assemble(workflow_id: str, chain: dict[str, Any], temporal: list[dict[str, A
         "gate": [t for t in transitions if t["from_state"] in _GATE_FROM],
         "decisions": chain["decisions"], "receipts": chain["receipts"],
         "dead_letters": chain["dead_letters"], "transitions": transitions,
+        "hold": _hold(chain.get("hold")), "failing_steps": chain.get("failing_steps", []),
         "runs": temporal,
     }
+
+
+def _hold(hold: dict[str, Any] | None) -> dict[str, Any] | None:
+    from tollgate.ops.holds import wakes
+
+    return None if hold is None else {**hold, "wakes": wakes(hold["held_by"],
+                                                             released=hold["released"])}
 
 
 def _refusal(event: dict[str, Any], quarantine: dict[str, Any] | None,
@@ -160,6 +168,15 @@ def render(t: dict[str, Any]) -> list[str]:
     for d in t["dead_letters"]:
         lines.append(f"  dead      #{d['id']} {d['error_class']}/{d['error_code']} in"
                      f" {d['state']} · {d['status']} · replays {d['replays']}")
+    if t.get("hold"):
+        h = t["hold"]
+        looked = f", last looked {_at(h['checked_at'])}" if h["checked_at"] else ""
+        lines.append(f"  held      by {h['held_by']} since {_at(h['since'])}{looked}"
+                     f" · wakes on {h['wakes']}")
+    for f in t.get("failing_steps", []):
+        lines.append(f"  failing   {f['step']}: {f['attempts']} tries since"
+                     f" {_at(f['first_seen_at'])}, last {_at(f['last_seen_at'])}"
+                     f" · {f['error_class']}/{f['error_code']}")
     for run in t["runs"]:
         lines.append(f"  run       {run['workflow_id']} {run['status']}"
                      + (f"  {run['ui']}" if run.get("ui") else ""))

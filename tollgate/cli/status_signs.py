@@ -1,0 +1,59 @@
+"""The lines of ``tollgate ops status`` for runs that wait without a word (ADR 0038): held runs
+by what holds them, steps that keep failing, reviewer notices not delivered, the codec server.
+``tollgate/cli/ops_status.py`` prints them and adds their reasons to "needs a human"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tollgate.ops.holds import wakes
+
+
+def age(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m"
+
+
+def lines(snap: dict[str, Any]) -> list[str]:
+    out = []
+    holds = snap["holds"]
+    if not holds:
+        out.append("held runs: none")
+    for h in holds:
+        wake = wakes(h["held_by"], released=h["released"])
+        out.append(f"held by {h['held_by']}: {h['runs']} run(s), oldest "
+                   f"{age(h['oldest_age_s'])} · wakes on {wake}")
+    failing = snap["failing_steps"]
+    if failing["oldest"] is None:
+        out.append("failing steps: none")
+    else:
+        o = failing["oldest"]
+        steps = ", ".join(f"{step} {n}" for step, n in sorted(failing["by_step"].items()))
+        out.append(f"failing steps: {failing['count']} ({steps}); oldest {o['step']} of "
+                   f"{o['workflow_id']} failing for {age(o['age_s'])}, {o['attempts']} tries, "
+                   f"{o['error_class']}/{o['error_code']}")
+    n = snap["notices"]
+    out.append(f"reviewer notices not delivered: {n['given_up']} given up, {n['unknown']} "
+               f"unknown, {n['retrying']} being retried")
+    codec = snap["codec"]
+    out.append(f"codec: {codec['state']}" + (f" ({codec['url']})" if codec["url"] else "")
+               + (f" · {codec['detail']}" if codec["detail"] else ""))
+    return out
+
+
+def reasons(snap: dict[str, Any], *, max_failing_steps: int) -> list[str]:
+    """The "needs a human" reasons of these lines."""
+    why = []
+    failing = snap["failing_steps"]
+    if failing["count"] > max_failing_steps:
+        o = failing["oldest"]
+        why.append(f"{failing['count']} step(s) failing again and again (limit "
+                   f"{max_failing_steps}); oldest {o['step']} of {o['workflow_id']}")
+    n = snap["notices"]
+    if n["given_up"] or n["unknown"]:
+        why.append(f"{n['given_up'] + n['unknown']} reviewer notice(s) not delivered")
+    codec = snap.get("codec") or {"state": "not probed"}
+    if codec["state"] not in ("ok", "not configured", "not probed"):
+        why.append(f"codec server {codec['state']}: the Web UI cannot show payloads")
+    return why
