@@ -102,6 +102,10 @@ class CodecSettings(Section):
     port: int = env_field("TOLLGATE_CODEC_PORT", 8081, "Port of the codec server.")
     origins: tuple[str, ...] = env_field(
         "TOLLGATE_CODEC_ORIGINS", (), "Web UI origins allowed by CORS, comma-separated.")
+    url: str | None = env_field(
+        "TOLLGATE_CODEC_URL", None, "Where an operator's terminal reaches the codec server "
+        "(`tollgate ops status` probes it). Unset: the running `tollgate dev`'s, from "
+        "endpoints.json; neither: not probed.")
 
     @field_validator("port", mode="before")
     @classmethod
