@@ -8,12 +8,14 @@ change without its audit entry and no second path to forget one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import asyncpg
 
 from adapters.postgres.pgtext import pg_text
 from contracts.contacts import MAX_CONTACTS_PER_TENANT, ContactKind, TenantContact, contact_key
+
+AddOutcome = Literal["added", "held", "full"]
 
 
 class ContactStore:
@@ -36,24 +38,31 @@ class ContactStore:
         return [dict(r) for r in rows]
 
     async def add(self, tenant_id: str, contact: TenantContact, *, actor: str,
-                  reason: str) -> tuple[bool, dict[str, Any]]:
-        """Add a point. Returns (added, the live row): (False, the row already there) when the
-        tenant has a live point with the same key, which is left as it is."""
+                  reason: str) -> tuple[AddOutcome, dict[str, Any]]:
+        """Add a point. Returns what happened and the row: ``added`` (the new row), ``held``
+        (the live row with the same key, left as it is) or ``full`` (the tenant already has
+        ``MAX_CONTACTS_PER_TENANT`` live points: a point past the cap would never be read)."""
         async with self.pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow(
-                "INSERT INTO tenant_contacts (tenant_id, kind, value, key, added_by, reason)"
-                " VALUES ($1, $2, $3, $4, $5, $6)"
-                " ON CONFLICT (tenant_id, kind, key) WHERE removed_at IS NULL DO NOTHING"
-                " RETURNING id, value, added_by, added_at",
-                tenant_id, contact.kind, contact.value, contact.key, pg_text(actor),
-                pg_text(reason))
-            if row is not None:
-                return True, dict(row)
+            # One change per tenant at a time, so the cap counts what is committed.
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                               f"tenant_contacts/{tenant_id}")
             held = await conn.fetchrow(
                 "SELECT id, value, added_by, added_at FROM tenant_contacts WHERE tenant_id = $1"
                 " AND kind = $2 AND key = $3 AND removed_at IS NULL",
                 tenant_id, contact.kind, contact.key)
-        return False, dict(held) if held else {}
+            if held is not None:
+                return "held", dict(held)
+            live = await conn.fetchval("SELECT count(*) FROM tenant_contacts WHERE tenant_id = $1"
+                                       " AND removed_at IS NULL", tenant_id)
+            if live >= MAX_CONTACTS_PER_TENANT:
+                return "full", {"live": live}
+            row = await conn.fetchrow(
+                "INSERT INTO tenant_contacts (tenant_id, kind, value, key, added_by, reason)"
+                " VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, value, added_by, added_at",
+                tenant_id, contact.kind, contact.value, contact.key, pg_text(actor),
+                pg_text(reason))
+        assert row is not None  # an INSERT ... RETURNING returns its row
+        return "added", dict(row)
 
     async def remove(self, tenant_id: str, kind: ContactKind, value: str, *, actor: str,
                      reason: str) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ import pytest
 
 from adapters.postgres.audit import AuditStore
 from adapters.postgres.contacts import ContactStore
-from contracts.contacts import TenantContact
+from contracts.contacts import MAX_CONTACTS_PER_TENANT, TenantContact
 
 HOTLINE = TenantContact(kind="phone", value="+84 28 3822 1234")
 
@@ -23,7 +23,7 @@ async def test_one_live_point_per_tenant_and_number_however_it_is_written(
                                   actor="kim", reason="same line")
     other, _ = await store.add("t-other", HOTLINE, actor="kim", reason="their hotline")
 
-    assert (added, again, other) == (True, False, True)
+    assert (added, again, other) == ("added", "held", "added")
     assert held["id"] == first["id"] and held["value"] == "+84 28 3822 1234"
     assert await store.tenant_contacts("t-unique") == [HOTLINE]
 
@@ -43,7 +43,24 @@ async def test_a_removed_point_is_no_longer_read_but_stays_on_record(pool: async
         "lee", "kim", "line closed")
     # Added again later: a new point; the old row keeps its history.
     added, _ = await store.add("t-remove", HOTLINE, actor="lee", reason="line reopened")
-    assert added and len(await store.rows("t-remove", removed=True)) == 2
+    assert added == "added" and len(await store.rows("t-remove", removed=True)) == 2
+
+
+async def test_a_tenant_holds_at_most_the_points_a_read_carries(pool: asyncpg.Pool) -> None:
+    store = ContactStore(pool)
+    for n in range(MAX_CONTACTS_PER_TENANT):
+        point = TenantContact(kind="phone", value=f"+84 28 3822 {n:04d}")
+        assert (await store.add("t-full", point, actor="lee", reason="line"))[0] == "added"
+
+    one_more = TenantContact(kind="email", value="desk@full.vn")
+    assert await store.add("t-full", one_more, actor="lee", reason="desk") == (
+        "full", {"live": MAX_CONTACTS_PER_TENANT})
+    # Already listed is still answered as such; a removal makes room.
+    assert (await store.add("t-full", TenantContact(kind="phone", value="028 3822 0000"),
+                            actor="lee", reason="again"))[0] == "held"
+    await store.remove("t-full", "phone", "028 3822 0007", actor="kim", reason="closed")
+    assert (await store.add("t-full", one_more, actor="lee", reason="desk"))[0] == "added"
+    assert len(await store.tenant_contacts("t-full")) == MAX_CONTACTS_PER_TENANT
 
 
 async def test_every_change_is_chained_and_a_point_is_never_deleted_or_rewritten(

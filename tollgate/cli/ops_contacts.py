@@ -115,9 +115,12 @@ def add(tenant: str, phone: str | None, email: str | None, domain: str | None, r
         who = await authorized(s, token, OpsAction.CONTACTS_CHANGE, tenant=tenant,
                                target=f"contacts/{tenant}")
         async with pool(s, migrate=True) as p:
-            added, row = await ContactStore(p).add(
+            outcome, row = await ContactStore(p).add(
                 tenant, TenantContact(kind=kind, value=value), actor=who.reviewer, reason=reason)
-        if added:
+        if outcome == "full":
+            raise Failure(Exit.REFUSED, f"{tenant} already has {row['live']} contact points, "
+                          f"the most a tenant may have: remove one first")
+        if outcome == "added":
             click.echo(f"contact point {row['id']} of {tenant}: {kind} {value} added")
         else:
             click.echo(f"{tenant} already lists this {kind} as {row.get('value')} (point "
