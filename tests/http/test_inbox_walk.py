@@ -1,9 +1,10 @@
 """A reviewer walks the web inbox on a phone in Chromium, against a real worker (issue 28 item 5):
 asks a question, sees the new version with its word diff and the evidence, asks again, approves,
 and exactly one message reaches the messaging stand-in, the version they approved. On the way:
-the page is text only (no script, image or frame, and a policy that forbids them), a form with
-a forged CSRF value or posted from another site decides nothing, and at 390 px nothing scrolls
-sideways, even with the longest event key the contract allows."""
+a reload after a decision sends nothing again; the page is text only (no script, image or
+frame, and a policy that forbids them); a form with a forged CSRF value or posted from another
+site decides nothing; and at 390 px nothing scrolls sideways, even with the longest event key
+the contract allows."""
 
 from __future__ import annotations
 
@@ -65,8 +66,7 @@ async def text_only(page: Any, response: Any) -> None:
 
 
 async def version(page: Any, review_url: str, wanted: int) -> None:
-    """Open the review until it shows draft ``wanted`` (the worker drafts it meanwhile). A GET:
-    reloading the page a decision answered would post the decision again."""
+    """Open the review until it shows draft ``wanted`` (the worker drafts it meanwhile)."""
     async def shown() -> str:
         await page.goto(review_url)
         return str(await page.locator("h2", has_text="Draft v").inner_text())
@@ -143,6 +143,10 @@ async def test_a_reviewer_asks_twice_sees_each_diff_and_approves_one_message(
             assert await page.locator("#diff").count() == 0
 
             assert "request_info accepted" in await decide(page, "request_info", "When is it due?")
+            # A phone's pull-to-refresh: the answer was reached by GET, so nothing is sent again
+            # (the decisions list below has no second, refused request) and the notice is gone.
+            await page.reload()
+            assert await page.locator("#notice").count() == 0
             await version(page, review_url, 2)
             assert await page.inner_text("#answering") == "You asked: “When is it due?”"
             added = await page.locator("#diff ins").all_inner_texts()

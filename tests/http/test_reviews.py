@@ -171,7 +171,12 @@ async def test_inbox_shows_draft_as_text_and_needs_csrf_to_decide(
     assert forged.status_code == 403
     assert (await api.get(f"/v1/reviews/{mine}")).json()["state"] == "AWAITING_REVIEW"
     done = await api.post(f"/inbox/review/{mine}/decision", data={**form, "csrf": csrf})
-    assert done.status_code == 200, done.text
+    # Post/Redirect/Get: the answer is the review page again, its notice read once.
+    assert done.status_code == 303, done.text
+    assert done.headers["location"] == f"/inbox/review/{mine}"
+    answered = await api.get(done.headers["location"])
+    assert "approve accepted" in answered.text
+    assert "approve accepted" not in (await api.get(done.headers["location"])).text
     outcome = await dev_server.client.get_workflow_handle(
         mine, result_type=FinalOutcome).result()
     assert outcome.state == EventState.SUCCEEDED

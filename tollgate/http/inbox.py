@@ -8,7 +8,10 @@ autoescaping on, and ``white-space: pre-wrap`` rather than markup).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hmac
+import json
 import secrets
 from importlib import resources
 from typing import Annotated, Any
@@ -27,6 +30,9 @@ from tollgate.http.reviews import TOKEN_COOKIE
 router = APIRouter(include_in_schema=False)
 Svc = Annotated[Services, Depends(services)]
 CSRF_COOKIE = "tollgate_csrf"
+#: A decision's answer, carried across the redirect to the review page and read once.
+NOTICE_COOKIE = "tollgate_notice"
+_NOTICE_MAX = 600
 _HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
             "form-action 'self'; frame-ancestors 'none'", "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
@@ -110,13 +116,36 @@ async def inbox(request: Request, svc: Svc) -> Response:
     return _page(request, "list.html", who=who, reviews=await rs.list_reviews(svc, who))
 
 
+def _review_path(workflow_id: str) -> str:
+    return f"/inbox/review/{workflow_id}"
+
+
+def _read_notice(request: Request) -> tuple[str | None, bool]:
+    """The notice the decision left for this page (ours, but read as untrusted: any value
+    that does not decode is no notice)."""
+    raw = request.cookies.get(NOTICE_COOKIE, "")
+    try:
+        found = json.loads(base64.urlsafe_b64decode(raw.encode("ascii")))
+        text, refused = found["text"], found["refused"]
+    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError):
+        return None, False
+    if not isinstance(text, str) or not text.isprintable() or len(text) > _NOTICE_MAX:
+        return None, False
+    return text, refused is True
+
+
 @router.get("/inbox/review/{workflow_id:path}", response_class=HTMLResponse)
 async def review_page(request: Request, svc: Svc, workflow_id: str) -> Response:
     who = await _who(request, svc)
     if who is None:
         return _to_login()
     detail = await rs.review_detail(svc, who, workflow_id)
-    return _page(request, "review.html", who=who, r=detail)
+    notice, refused = _read_notice(request)
+    response = _page(request, "review.html", who=who, r=detail, notice=notice,
+                     refused=refused)
+    if NOTICE_COOKIE in request.cookies:
+        response.delete_cookie(NOTICE_COOKIE, path=_review_path(workflow_id))
+    return response
 
 
 @router.post("/inbox/review/{workflow_id:path}/decision", response_class=HTMLResponse)
@@ -134,7 +163,12 @@ async def decide(request: Request, svc: Svc, workflow_id: str) -> Response:
         first = exc.errors()[0]
         raise HTTPException(422, f"{first['loc'][0]}: {first['msg']}") from None
     out = await rs.decide(svc, who, workflow_id, body)
-    detail = await rs.review_detail(svc, who, workflow_id)
     notice = out.message if out.accepted else f"refused: {out.reason_code}: {out.message}"
-    return _page(request, "review.html", 200 if out.accepted else 409, who=who, r=detail,
-                 notice=notice, refused=not out.accepted)
+    # Post/Redirect/Get: the answer is a page reached by GET, so reloading it (a phone's
+    # pull-to-refresh) reads the review again instead of sending the decision again.
+    response = RedirectResponse(_review_path(workflow_id), status_code=303)
+    carried = json.dumps({"text": notice[:_NOTICE_MAX], "refused": not out.accepted})
+    response.set_cookie(NOTICE_COOKIE, base64.urlsafe_b64encode(carried.encode()).decode(),
+                        max_age=60, path=_review_path(workflow_id), httponly=True,
+                        samesite="strict", secure=request.url.scheme == "https")
+    return response
