@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tollgate.cli.common import Command
+from tollgate.cli.common import Command, EdgePath
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -18,13 +18,13 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=EdgePath(file_okay=False, path_type=Path),
               default=Path("acceptance-pack"), help="folder the pack is written to")
-@click.option("--catalogue", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+@click.option("--catalogue", type=EdgePath(dir_okay=False, exists=True, path_type=Path),
               help="another catalogue file (a subset: its certification opens no rollout)")
 @click.option("--no-record", is_flag=True,
               help="write the pack only; do not record the certification in PostgreSQL")
-@click.option("--checkout", type=click.Path(file_okay=False, exists=True, path_type=Path),
+@click.option("--checkout", type=EdgePath(file_okay=False, exists=True, path_type=Path),
               help="a checkout of this release's commit, whose tests/ the catalogue runs"
                    " (default: the checkout of an editable install)")
 def certify(out: Path, catalogue: Path | None, no_record: bool,
