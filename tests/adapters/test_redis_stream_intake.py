@@ -321,14 +321,16 @@ async def test_a_consumer_process_sigkilled_before_its_ack_leaves_the_event_proc
         "TOLLGATE_REDIS_URL": redis_url.replace("redis://", "redis://noack:noack-pw@"),
         "TOLLGATE_REDIS_STREAM": survivor.stream, "TOLLGATE_REDIS_DEAD_STREAM":
         survivor.dead_stream, "TOLLGATE_REDIS_CONSUMER": "doomed-process",
-        "TOLLGATE_REDIS_CLAIM_IDLE_S": "600"}
-    with (tmp_path / "consumer.log").open("wb") as out:
+        "TOLLGATE_REDIS_CLAIM_IDLE_S": "600", "PYTHONUNBUFFERED": "1"}
+    log = tmp_path / "consumer.log"
+    with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "tollgate.runtime.redis_intake"], env=process_env,
             stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).parents[2])
         try:
-            await eventually(lambda: rows_for(pool, key_of(raw)), "the process's durable start",
-                             timeout=60)
+            await eventually(lambda: b'"answer": "accepted"' in log.read_bytes(),
+                             "the process's answer: accepted", timeout=60)
+            assert await rows_for(pool, key_of(raw)) == 1
             assert await survivor.pending() == 1  # read and started, never acked
         finally:
             proc.send_signal(signal.SIGKILL)
@@ -347,4 +349,3 @@ async def test_a_consumer_process_sigkilled_before_its_ack_leaves_the_event_proc
     await run_until(survivor, recorded, drained)
     assert answers == ["duplicate"]
     assert await rows_for(pool, key_of(raw)) == 1
-    assert b'"answer": "accepted"' in (tmp_path / "consumer.log").read_bytes()
