@@ -169,3 +169,43 @@ def test_the_codec_url_setting_wins_and_never_shows_a_path(calm: str, tmp_path: 
     assert code == Exit.ATTENTION
     assert "codec: unreachable (http://127.0.0.1:9)" in out
     assert port_free.rsplit("/", 1)[1] not in out
+
+
+@pytest.fixture
+async def gate_held(pg_server: str) -> AsyncIterator[tuple[str, str]]:
+    """An event held at the gate 40 minutes ago, whose gate count step has failed 7 tries."""
+    url = await fresh_database(pg_server)
+    conn = await asyncpg.connect(url)
+    await add_event(conn, "globex", "HELD_AT_GATE", timedelta(minutes=40))
+    wf = str(await conn.fetchval("SELECT workflow_id FROM events"))
+    await conn.execute(
+        "INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor, reason, at)"
+        " VALUES ($1, 1, 'DRAFTED', 'HELD_AT_GATE', 'gate', 'backlog', now() - interval '40 min')",
+        wf)
+    await conn.execute(
+        "INSERT INTO failing_steps (workflow_id, step, tenant_id, attempts, error_class,"
+        " error_code) VALUES ($1, 'count_gate_inputs', 'globex', 7, 'unclassified', 'DataError')",
+        wf)
+    await conn.close()
+    yield url, wf
+
+
+def test_trace_says_what_holds_an_event_and_which_step_keeps_failing(
+    gate_held: tuple[str, str], tmp_path: Path,
+) -> None:
+    url, wf = gate_held
+    # Temporal down: the PostgreSQL half of the trace is what an operator has then.
+    said = tollgate("trace", wf, env=base_env(tmp_path, DATABASE_URL=url,
+                                              TEMPORAL_ADDRESS="127.0.0.1:1"))
+    assert said.code == Exit.OK and said.clean(), said.text
+    held = next(x for x in said.out.splitlines() if x.startswith("  held "))
+    assert held.startswith("  held      by gate:globex since ")
+    assert held.endswith("wakes on a decided review of globex (the backlog under the policy's "
+                         "limit), else its fallback timer (10 min doubling to 1 h)")
+    assert "  failing   count_gate_inputs: 7 tries since " in said.out
+    assert "unclassified/DataError" in said.out
+    said = tollgate("trace", wf, "--json", env=base_env(tmp_path, DATABASE_URL=url,
+                                                        TEMPORAL_ADDRESS="127.0.0.1:1"))
+    report = json.loads(said.out)
+    assert report["hold"]["held_by"] == "gate:globex"
+    assert [f["step"] for f in report["failing_steps"]] == ["count_gate_inputs"]
