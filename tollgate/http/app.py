@@ -43,6 +43,7 @@ def create_app(svc: Services) -> FastAPI:
     from tollgate.http import edge_errors
 
     edge_errors.install(app)  # 422 naming field and rule, never echoing the input
+    install_server_spans(app)
 
     @app.exception_handler(RPCError)
     async def temporal_unavailable(_: Request, exc: RPCError) -> JSONResponse:
@@ -67,6 +68,17 @@ def create_app(svc: Services) -> FastAPI:
     app.get("/readyz", tags=["service"])(health)
 
     return app
+
+
+def install_server_spans(app: FastAPI) -> None:
+    """One SERVER span per request while tracing is on (docs/tracing.md, "HTTP intake")."""
+    from tollgate.observability import tracing
+
+    tracer = tracing.tracer("tollgate.http")
+    if tracer is not None:
+        from tollgate.http.server_spans import ServerSpans
+
+        app.add_middleware(ServerSpans, tracer=tracer)
 
 
 #: Where Swagger UI's own files are served from (not part of the OpenAPI document).
@@ -122,7 +134,11 @@ async def serve(settings: Settings, host: str, port: int) -> None:
     from adapters.notify.channels import LocalSink
     from adapters.postgres.notices import NoticeStore
     from tollgate.http.notifier import load_channels, run_notifier
+    from tollgate.observability import tracing
 
+    # On before the app is built, so its requests are spans too (Temporal's client, made on
+    # the first request, would turn it on only then).
+    tracing.configure(settings.observability)
     async with build_services(settings) as svc, httpx.AsyncClient() as http:
         relay = asyncio.create_task(run_relay(
             svc.outbox, svc.temporal, settings.task_queue,
