@@ -5,7 +5,7 @@ so they answer while Temporal is down (ADR 0038)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from asyncpg.pool import PoolConnectionProxy
@@ -24,12 +24,13 @@ _COVERING_SWITCH = """LEFT JOIN LATERAL (
 HOLDS_SQL = f"""
 SELECT 'kill_switch:' || coalesce(k.adapter || '/' || k.tenant_id,
                                   h.adapter || '/' || h.tenant_id) AS held_by,
-       k.adapter IS NULL AS released, count(*) AS runs, min(h.since) AS since
+       k.adapter IS NULL AS released, count(*) AS runs, min(h.since) AS since,
+       count(*) FILTER (WHERE h.checked_at < $1) AS silent
 FROM send_holds h JOIN events e ON e.workflow_id = h.workflow_id AND e.state = 'APPROVED'
 {_COVERING_SWITCH}
 GROUP BY 1, 2
 UNION ALL
-SELECT 'gate:' || e.tenant_id, false, count(*), min(coalesce(t.at, e.updated_at))
+SELECT 'gate:' || e.tenant_id, false, count(*), min(coalesce(t.at, e.updated_at)), 0
 FROM events e
 LEFT JOIN LATERAL (SELECT max(at) AS at FROM state_transitions t
                    WHERE t.workflow_id = e.workflow_id AND t.to_state = 'HELD_AT_GATE') t ON true
@@ -51,6 +52,11 @@ SELECT 'gate:' || e.tenant_id, false,
                  AND t.to_state = 'HELD_AT_GATE'), e.updated_at), NULL
 FROM events e WHERE e.workflow_id = $1 AND e.state = 'HELD_AT_GATE'
 """
+
+#: A held send looks again at least once an hour (its fallback timer is capped at
+#: ``workflows.budget.HOLD_FALLBACK_CAP``, 1 h); one that has not for longer than this is not
+#: looking at all: its worker is gone, or its run ended without the event leaving APPROVED.
+HOLD_SILENT_AFTER = timedelta(minutes=75)
 
 #: Failing steps of runs still under way: an event's row in an open state, or a workflow that
 #: is not an event's (a reconciler, a tagging job). $1: the open states.
@@ -76,8 +82,9 @@ async def read_signs(conn: PoolConnectionProxy, now: datetime,
                      open_states: tuple[str, ...]) -> dict[str, Any]:
     """The three figures as ``ops status --json`` prints them (ages in seconds)."""
     holds = [{"held_by": r["held_by"], "released": r["released"], "runs": r["runs"],
-              "since": r["since"], "oldest_age_s": (now - r["since"]).total_seconds()}
-             for r in await conn.fetch(HOLDS_SQL)]
+              "since": r["since"], "oldest_age_s": (now - r["since"]).total_seconds(),
+              "silent": r["silent"]}
+             for r in await conn.fetch(HOLDS_SQL, now - HOLD_SILENT_AFTER)]
     failing = [dict(r) for r in await conn.fetch(FAILING_SQL, list(open_states))]
     notices = await conn.fetchrow(NOTICES_SQL, MAX_ATTEMPTS)
     assert notices is not None  # an aggregate: always one row

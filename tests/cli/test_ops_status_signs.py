@@ -25,14 +25,15 @@ from tollgate.runtime.exits import Exit
 
 
 async def held_send(conn: asyncpg.Connection, tenant: str, since: timedelta,
-                    state: str = "APPROVED") -> str:
-    """An event whose send a kill switch held ``since`` ago (the send_holds row the step
-    watch writes), its events row in ``state``."""
+                    state: str = "APPROVED", looked: timedelta = timedelta(0)) -> str:
+    """An event whose send a kill switch held ``since`` ago and that last looked ``looked``
+    ago (the send_holds row the step watch writes), its events row in ``state``."""
     await add_event(conn, tenant, state, since)
     wf = await conn.fetchval("SELECT workflow_id FROM events ORDER BY id DESC LIMIT 1")
     await conn.execute(
-        "INSERT INTO send_holds (workflow_id, tenant_id, adapter, since) VALUES ($1, $2,"
-        " 'messaging', now() - $3::interval)", wf, tenant, since)
+        "INSERT INTO send_holds (workflow_id, tenant_id, adapter, since, checked_at) VALUES"
+        " ($1, $2, 'messaging', now() - $3::interval, now() - $4::interval)",
+        wf, tenant, since, looked)
     return str(wf)
 
 
@@ -43,7 +44,8 @@ async def holds(pg_server: str) -> AsyncIterator[str]:
     await conn.execute(
         "INSERT INTO kill_switches (adapter, tenant_id, closed, reason, changed_by)"
         " VALUES ('messaging', 'acme', true, 'incident', 'kim')")
-    await held_send(conn, "acme", timedelta(hours=2))
+    # One has not looked again for 2 h, past the fallback timer's 1 h cap: its worker is gone.
+    await held_send(conn, "acme", timedelta(hours=2), looked=timedelta(hours=2))
     await held_send(conn, "acme", timedelta(minutes=5))
     # Held once, sent since: that hold is over and is not shown.
     await held_send(conn, "acme", timedelta(hours=9), state="SUCCEEDED")
@@ -81,7 +83,10 @@ def test_each_hold_shows_with_its_count_its_oldest_and_what_wakes_it(
     assert got == {"kill_switch:messaging/acme": (2, False, 120),
                    "kill_switch:messaging/globex": (1, True, 20),
                    "gate:globex": (1, False, 40)}
-    assert code == Exit.ATTENTION  # the closed switch, as before
+    assert code == Exit.ATTENTION
+    assert [h["silent"] for h in report["holds"]] == [0, 1, 0]
+    assert ("1 held run(s) have not looked again for over 1h 15m: is their worker running? "
+            "(tollgate trace EVENT shows when each last looked)") in report["needs_a_human"]
 
     _code, text = status(holds, tmp_path, "--max-open-minutes", "6000")
     assert ("held by kill_switch:messaging/acme: 2 run(s), oldest 2h 00m · wakes on "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapters.postgres.run_signs import HOLD_SILENT_AFTER
 from tollgate.ops.holds import wakes
 
 
@@ -45,6 +46,11 @@ def lines(snap: dict[str, Any]) -> list[str]:
 def reasons(snap: dict[str, Any], *, max_failing_steps: int) -> list[str]:
     """The "needs a human" reasons of these lines."""
     why = []
+    silent = sum(h["silent"] for h in snap["holds"])
+    if silent:
+        why.append(f"{silent} held run(s) have not looked again for over "
+                   f"{age(HOLD_SILENT_AFTER.total_seconds())}: is their worker running? "
+                   "(tollgate trace EVENT shows when each last looked)")
     failing = snap["failing_steps"]
     if failing["count"] > max_failing_steps:
         o = failing["oldest"]
