@@ -23,7 +23,8 @@ from adapters.models.draft_parsing import (
     UnreadableOutput,
     parse_draft,
 )
-from adapters.ports.models import ModelAnswer, TokenUsage, token_usage
+from adapters.models.triage_parsing import parse_triage
+from adapters.ports.models import ModelAnswer, TokenUsage, TriageAnswer, token_usage
 from contracts import DraftPrompt
 from contracts.errors import RateLimited, RejectedError, RetryableError
 
@@ -94,6 +95,41 @@ class AnthropicDraftProvider:
         if stop == "max_tokens":
             raise UnreadableOutput("truncated_output", raw=raw)
         return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model, usage=usage)
+
+    # --- triage (issue 32, ADR 0044): the same endpoint, options and checks as ``propose``,
+    # answered as a ``TriageProposal``; kept apart so the drafting path stays as it was.
+
+    async def triage(self, prompt: DraftPrompt) -> TriageAnswer:
+        """Triage one message (``policies.triage_prompt``); raises as ``propose`` does."""
+        kwargs: dict[str, Any] = {
+            "model": self.model, "max_tokens": self._max_tokens, "system": prompt.system,
+            "messages": [{"role": "user", "content": prompt.user}],
+        }
+        if self._json_mode == "json_schema":
+            kwargs["output_config"] = {
+                "format": {"type": "json_schema", "schema": prompt.json_schema}}
+        try:
+            response = await self._client.messages.with_raw_response.create(**kwargs)
+        except anthropic.APIError as exc:
+            raise _classify(exc) from None
+        body = await response.text()
+        try:
+            message = await response.parse()
+            blocks = list(message.content)
+            raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
+            tools = [str(getattr(b, "name", "?")) for b in blocks if b.type in _TOOL_BLOCKS]
+            stop, model = message.stop_reason, message.model or self.model
+            usage = _usage(getattr(message, "usage", None))
+        except (ValueError, AttributeError, TypeError):
+            raise UnreadableOutput("unreadable_output", raw=body) from None
+        if tools:
+            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(tools))
+        if stop == "refusal":
+            raise ModelRefused(raw=raw)
+        if stop == "max_tokens":
+            raise UnreadableOutput("truncated_output", raw=raw)
+        return TriageAnswer(proposal=parse_triage(raw), raw=raw, model=model, usage=usage)
+
 
 def _usage(usage: Any) -> TokenUsage | None:
     """The answer's token counts. Anthropic's ``input_tokens`` leaves out the tokens read from

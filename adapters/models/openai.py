@@ -25,7 +25,8 @@ from adapters.models.draft_parsing import (
     UnreadableOutput,
     parse_draft,
 )
-from adapters.ports.models import ModelAnswer, TokenUsage, token_usage
+from adapters.models.triage_parsing import parse_triage
+from adapters.ports.models import ModelAnswer, TokenUsage, TriageAnswer, token_usage
 from contracts import DraftPrompt
 from contracts.errors import RateLimited, RejectedError, RetryableError
 
@@ -111,6 +112,52 @@ class OpenAIDraftProvider:
             code = "empty_output" if completion.choices == [] else "unreadable_output"
             raise UnreadableOutput(code, raw=body)
         return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model, usage=usage)
+
+    # --- triage (issue 32, ADR 0044): the same endpoint, options and checks as ``propose``,
+    # answered as a ``TriageProposal``. Kept beside ``propose`` rather than folded into it so
+    # that the drafting path stays as it was; one shared request helper is the next step.
+
+    async def triage(self, prompt: DraftPrompt) -> TriageAnswer:
+        """Triage one message (``policies.triage_prompt``); raises as ``propose`` does."""
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": prompt.system},
+                         {"role": "user", "content": prompt.user}],
+        }
+        kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = self._max_tokens
+        if self._json_mode == "json_schema":
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "triage", "strict": True, "schema": prompt.json_schema}}
+        elif self._json_mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        try:
+            response = await self._client.chat.completions.with_raw_response.create(**kwargs)
+        except openai.APIError as exc:
+            raise _classify(exc) from None
+        body = response.text
+        try:
+            completion = response.parse()
+            choice = completion.choices[0] if completion.choices else None
+            message = choice.message if choice else None
+            raw = _text(message.content) if message else ""
+            calls = _call_names(message) if message else []
+            refusal = message.refusal if message else None
+            finish = choice.finish_reason if choice else None
+            model = completion.model or self.model
+            usage = _usage(getattr(completion, "usage", None))
+        except (ValueError, AttributeError, TypeError):
+            raise UnreadableOutput("unreadable_output", raw=body) from None
+        if calls:
+            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(calls))
+        if refusal or finish == "content_filter":
+            raise ModelRefused(raw=refusal or raw)
+        if finish == "length":
+            raise UnreadableOutput("truncated_output", raw=raw)
+        if choice is None:
+            code = "empty_output" if completion.choices == [] else "unreadable_output"
+            raise UnreadableOutput(code, raw=body)
+        return TriageAnswer(proposal=parse_triage(raw), raw=raw, model=model, usage=usage)
+
 
 def _text(content: Any) -> str:
     """Message content as text: a string, a list of parts (some gateways) or an object."""

@@ -93,6 +93,7 @@ class TriageAnswer(BaseModel):
     proposal: TriageProposal
     raw: str
     model: str
+    usage: TokenUsage | None = None
 
 
 @runtime_checkable

@@ -70,9 +70,11 @@ def _adapter(settings: DraftSettings) -> DraftProvider:
     )
 
 
-def triage_provider(drafter: DraftProvider) -> TriageProvider:
-    """The model that triages inbound messages: the drafter itself where it triages too (OpenAI,
-    Anthropic: the same key, model and endpoint), else the offline triage (ADR 0044)."""
-    if isinstance(drafter, TriageProvider):
-        return drafter
+def triage_provider(settings: DraftSettings) -> TriageProvider:
+    """The model that triages inbound messages (ADR 0044): the configured provider where it
+    triages too (OpenAI, Anthropic: the same key, model and endpoint as drafts), else the
+    offline triage. Built apart from the drafter, which tracing may have wrapped."""
+    adapter = _adapter(settings)
+    if isinstance(adapter, TriageProvider):
+        return adapter
     return OfflineTriageProvider()

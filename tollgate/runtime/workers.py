@@ -185,7 +185,7 @@ async def draft_worker(client: Client, settings: Settings, *,
     """The model worker: only the model activities (draft, triage, tags), on their own queue."""
     provider = build_provider(settings.models.draft())
     drafts = DraftActivities(provider)
-    triage = TriageActivities(triage_provider(provider))
+    triage = TriageActivities(triage_provider(settings.models.draft()))
     # Tagging has only the offline model so far (docs/tagging.md, next steps).
     tags = TagModelActivities(OfflineTagProvider())
     worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
