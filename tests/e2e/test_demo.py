@@ -39,6 +39,12 @@ async def test_demo_scenario_outcomes(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "similar  JavaScript" in out and "new      Figma" in out
     assert "after removing Figma and a repeated write: JavaScript, UI design" in out
     assert "analytics     dead_lettered" in out and "inventory     delivered" in out
+    # Triage: the refund question proposed to billing with a reply that waited for a support
+    # lead, then assigned once at the helpdesk with its receipt.
+    assert "proposal v1: intent refund_request, route billing" in out
+    assert re.search(r"event/acme/msg-C-1001-\d+ SUCCEEDED - SUCCEEDED asg_\w+", out), out
+    assert re.search(r"assignments of T-\d+ at the helpdesk: 1 \(queue billing, reply posted:"
+                     r" True\)", out), out
     assert "DEMO OK" in out
 
 

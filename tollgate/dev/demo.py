@@ -4,7 +4,9 @@ A CARE_DUE v3 event delivered twice (one workflow, one state); two customers, on
 revoked consent (STOPPED, no draft, no send); the other's draft approved by a named reviewer;
 the messaging target answers 504 after storing the message, the reconciler finds it: SUCCEEDED
 with exactly one message at the target; a schema v2 payload dead-lettered; the kill switch never
-touched. Exits non-zero if any outcome differs, or if the records do not show what it claims: the
+touched. Beside it, one inbound message triaged (``demo_triage``): a refund question routed to
+billing with a reply draft that a support lead approves, assigned once at the helpdesk.
+Exits non-zero if any outcome differs, or if the records do not show what it claims: the
 fault fired, the lookup found the write, the revoked customer got no draft (``demo_evidence``).
 """
 
@@ -155,6 +157,11 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
         await seed_contacts(settings.dsn)
         async with main_worker(client, settings), draft_worker(client, settings):
             problems = await scenario(stack, settings)
+            assert stack.standins is not None
+            from tollgate.dev.demo_triage import triage_scene
+
+            problems += await triage_scene(client, settings, stack.standins.helpdesk,
+                                           datetime.now(UTC))
             assert settings.dsn
             problems += await domain_scenes(client, settings.dsn, settings.task_queue)
             switches = await _switch_count(settings)
