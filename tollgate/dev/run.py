@@ -131,7 +131,8 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
                 say(f"codec      {stack.codec.url} (token in {stack.state_dir / 'codec-token'})")
             say(f"PostgreSQL {'embedded' if stack._pg else 'DATABASE_URL'}")
             assert stack.standins is not None
-            say(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}")
+            say(f"CRM        {stack.standins.crm_url}   messaging {stack.standins.messaging_url}"
+                f"   helpdesk {stack.standins.helpdesk_url}")
             say(f"HTTP       http://127.0.0.1:{stack.ports.http}   inbox /inbox, API /docs")
             say(f"metrics    http://127.0.0.1:{stack.ports.metrics}/metrics   Temporal SDK "
                 f"http://127.0.0.1:{stack.ports.sdk_metrics}/metrics")
