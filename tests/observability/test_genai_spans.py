@@ -15,6 +15,7 @@ from opentelemetry.trace import StatusCode
 from temporalio.testing import ActivityEnvironment
 
 from activities.draft import DraftActivities
+from activities.triage import TriageActivities
 from adapters.models.offline import OFFLINE_MODEL, OfflineDraftProvider
 from adapters.models.openai import OpenAIDraftProvider
 from contracts.errors import RateLimited
@@ -30,9 +31,11 @@ from tests.adapters.fake_llm import (
     openai_chat,
     openai_error,
 )
+from tests.adapters.test_model_triage import PROPOSAL
+from tests.adapters.test_model_triage import request as triage_request
 from tollgate.config.models import DraftSettings
 from tollgate.observability import tracing
-from tollgate.runtime.models import build_provider
+from tollgate.runtime.models import build_provider, triage_provider
 
 KEY = "sk-test-genai-0123456789abcdef"
 DRAFT = {
@@ -174,3 +177,37 @@ async def test_the_offline_drafter_reports_no_token_counts(
 def test_tracing_off_builds_the_bare_adapter(llm: FakeLLM) -> None:
     assert type(build_provider(openai_settings(llm))) is OpenAIDraftProvider
     assert type(build_provider(DraftSettings.from_env({}))) is OfflineDraftProvider
+
+
+async def test_an_openai_triage_is_a_chat_span_with_its_token_counts(
+    exporter: InMemorySpanExporter, llm: FakeLLM,
+) -> None:
+    body = openai_chat(json.dumps(PROPOSAL), model="gpt-served-0601")
+    body["usage"] = {"prompt_tokens": 310, "completion_tokens": 22, "total_tokens": 332}
+    llm.script(CHAT, Reply(body=body))
+    triager = triage_provider(openai_settings(llm, TOLLGATE_DRAFT_MODEL="gpt-asked"))
+
+    activities = TriageActivities(triager)
+    result = await ActivityEnvironment().run(activities.triage_message, triage_request())
+
+    assert result.status == "drafted"
+    assert dict(chat_span(exporter).attributes or {}) == {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-asked", "gen_ai.response.model": "gpt-served-0601",
+        "gen_ai.usage.input_tokens": 310, "gen_ai.usage.output_tokens": 22,
+        "server.address": "127.0.0.1", "server.port": llm.port}
+    text = repr([dict(s.attributes or {}) for s in exporter.get_finished_spans()])
+    for private in ("Lan", "charged twice", "O-19", PROPOSAL["reason"]):
+        assert private not in text
+
+
+async def test_an_offline_triage_is_traced_without_a_server_or_counts(
+    exporter: InMemorySpanExporter,
+) -> None:
+    triager = triage_provider(DraftSettings.from_env({}))
+
+    await triager.triage(build_prompt(care_due_request()))
+
+    attributes = dict(chat_span(exporter).attributes or {})
+    assert attributes["gen_ai.provider.name"] == "offline"
+    assert not [k for k in attributes if k.startswith(("gen_ai.usage.", "server."))]

@@ -1,7 +1,8 @@
 """Model calls as OpenTelemetry GenAI client spans (docs/tracing.md, "Model calls").
 
 A ``TracedDraftProvider`` wraps whichever drafter the worker runs and is itself a
-``DraftProvider``: the draft activity calls the port as before and never learns about tracing,
+``DraftProvider`` (``TracedTriageProvider`` likewise for the triage model): the activities call
+the ports as before and never learn about tracing,
 and the adapters stay free of OpenTelemetry. It is put in place by
 ``tollgate.runtime.models.build_provider`` only when tracing is on, so off costs nothing. Its
 span sits inside ``RunActivity:draft_message`` (the activity span temporalio's interceptor makes
@@ -14,13 +15,14 @@ answer's text or the draft (they hold customer data).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from adapters.ports.models import DraftProvider, ModelAnswer
+from adapters.ports.models import DraftProvider, ModelAnswer, TriageAnswer, TriageProvider
 from contracts import DraftPrompt
 from contracts.errors import TollgateError
 
@@ -37,26 +39,50 @@ class TracedDraftProvider:
     def __init__(self, inner: DraftProvider, tracer: trace.Tracer, *,
                  base_url: str | None = None) -> None:
         self.name, self.model = inner.name, inner.model
-        self._inner = inner
+        self.inner = inner
         self._tracer = tracer
         self._static = request_attributes(inner.name, inner.model, base_url)
 
     async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
-        # The exception is not recorded as an event: its message is the adapter's to word, and
-        # error.type (a taxonomy code) says what went wrong without any text from the call.
-        with self._tracer.start_as_current_span(
-            f"{OPERATION} {self.model}", kind=SpanKind.CLIENT, attributes=self._static,
-            record_exception=False, set_status_on_exception=False,
-        ) as span:
-            try:
-                answer = await self._inner.propose(prompt)
-            except BaseException as exc:
-                kind = error_type(exc)
-                span.set_attribute("error.type", kind)
-                span.set_status(Status(StatusCode.ERROR, kind))
-                raise
-            span.set_attributes(answer_attributes(answer))
-            return answer
+        answer: ModelAnswer = await traced_call(
+            self._tracer, self._static, lambda: self.inner.propose(prompt))
+        return answer
+
+
+class TracedTriageProvider:
+    """The same span around each ``triage`` of ``inner`` (a triage is a chat call too)."""
+
+    def __init__(self, inner: TriageProvider, tracer: trace.Tracer, *,
+                 base_url: str | None = None) -> None:
+        self.name, self.model = inner.name, inner.model
+        self.inner = inner
+        self._tracer = tracer
+        self._static = request_attributes(inner.name, inner.model, base_url)
+
+    async def triage(self, prompt: DraftPrompt) -> TriageAnswer:
+        answer: TriageAnswer = await traced_call(
+            self._tracer, self._static, lambda: self.inner.triage(prompt))
+        return answer
+
+
+async def traced_call(tracer: trace.Tracer, static: dict[str, Any],
+                      call: Callable[[], Awaitable[Any]]) -> Any:
+    """Run one model call inside its span; the answer's model and usage are added after."""
+    # The exception is not recorded as an event: its message is the adapter's to word, and
+    # error.type (a taxonomy code) says what went wrong without any text from the call.
+    with tracer.start_as_current_span(
+        f"{OPERATION} {static['gen_ai.request.model']}", kind=SpanKind.CLIENT,
+        attributes=static, record_exception=False, set_status_on_exception=False,
+    ) as span:
+        try:
+            answer = await call()
+        except BaseException as exc:
+            kind = error_type(exc)
+            span.set_attribute("error.type", kind)
+            span.set_status(Status(StatusCode.ERROR, kind))
+            raise
+        span.set_attributes(answer_attributes(answer))
+        return answer
 
 
 def request_attributes(provider: str, model: str, base_url: str | None) -> dict[str, Any]:
@@ -74,7 +100,7 @@ def request_attributes(provider: str, model: str, base_url: str | None) -> dict[
     return attributes
 
 
-def answer_attributes(answer: ModelAnswer) -> dict[str, Any]:
+def answer_attributes(answer: ModelAnswer | TriageAnswer) -> dict[str, Any]:
     """What the answer told: the model that answered and the tokens it reports (none when the
     provider reported none: a count is never made up)."""
     attributes: dict[str, Any] = {"gen_ai.response.model": answer.model}

@@ -73,8 +73,14 @@ def _adapter(settings: DraftSettings) -> DraftProvider:
 def triage_provider(settings: DraftSettings) -> TriageProvider:
     """The model that triages inbound messages (ADR 0044): the configured provider where it
     triages too (OpenAI, Anthropic: the same key, model and endpoint as drafts), else the
-    offline triage. Built apart from the drafter, which tracing may have wrapped."""
+    offline triage. Built apart from the drafter, which tracing may have wrapped; traced the
+    same way (``TracedTriageProvider``) while tracing is on."""
     adapter = _adapter(settings)
-    if isinstance(adapter, TriageProvider):
-        return adapter
-    return OfflineTriageProvider()
+    triager = adapter if isinstance(adapter, TriageProvider) else OfflineTriageProvider()
+    tracer = tracing.tracer("tollgate.genai")
+    if tracer is None:
+        return triager
+    from tollgate.observability.genai import TracedTriageProvider
+
+    base_url = _base_url(settings) if triager is adapter else None
+    return TracedTriageProvider(triager, tracer, base_url=base_url)
