@@ -3,6 +3,7 @@ proposes. Saving never waits for the model; the job row says where the tagging i
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -14,6 +15,8 @@ from contracts.base import Frozen, Identifier
 #: counts at this floor (low enough that any stated confidence outranks it).
 MAX_TAGS = 5
 DEFAULT_CONFIDENCE = 0.45
+#: The longest page text a save keeps (a tag needs the gist, not the whole page).
+ITEM_TEXT_CHARS = 10_000
 
 
 class JobState(StrEnum):
@@ -32,6 +35,8 @@ class ItemCapture(Frozen):
     title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
                                             max_length=500)]
     description: Annotated[str, StringConstraints(max_length=5000)] = ""
+    #: The page's readable text (what the extension captured), for the tagger to read.
+    text: Annotated[str, StringConstraints(max_length=ITEM_TEXT_CHARS)] = ""
 
 
 class SavedItem(Frozen):
@@ -51,6 +56,15 @@ class TagJob(Frozen):
     attempt_count: int
     last_error: str | None = None
     runs: int = 1
+    tenant: str = ""
+    updated_at: datetime | None = None
+
+
+#: How many of the latest jobs in a state ``tollgate items jobs --status`` shows: the seed's
+#: queue kept the last 100 completed and 500 failed jobs to look at; here every row is kept and
+#: these are the windows (the rest stay queryable in PostgreSQL).
+JOBS_SHOWN: dict[JobState, int] = {JobState.SUCCEEDED: 100, JobState.FAILED: 500,
+                                   JobState.PENDING: 100, JobState.PROCESSING: 100}
 
 
 class TagItemRequest(Frozen):
@@ -74,6 +88,7 @@ class TaggingInput(Frozen):
     user_id: str = ""
     title: str = ""
     description: str = ""
+    text: str = ""
     url: str = ""
     user_tags: list[str] = Field(default_factory=list)
 
@@ -82,6 +97,7 @@ class TagPrompt(Frozen):
     item_id: int
     title: str
     description: str = ""
+    text: str = ""
     url: str
     user_tags: list[str] = Field(default_factory=list)
     max_tags: int = MAX_TAGS

@@ -65,7 +65,8 @@ class TagItemWorkflow:
                 answer = await workflow.execute_activity_method(
                     TagModelActivities.suggest_tags,
                     TagPrompt(item_id=request.item_id, title=found.title,
-                              description=found.description, url=found.url,
+                              description=found.description, text=found.text,
+                              url=found.url,
                               user_tags=found.user_tags),
                     task_queue=DRAFT_TASK_QUEUE, start_to_close_timeout=t.TAG_MODEL_TIMEOUT,
                     retry_policy=t.TAG_MODEL_RETRY)
@@ -87,7 +88,7 @@ class TagItemWorkflow:
                     return TagItemResult(item_id=request.item_id, state=JobState.FAILED,
                                          error=error)
                 self._state = JobState.PENDING
-                await workflow.sleep(t.TAG_JOB_BACKOFF * 2 ** (attempt - 1))
+                await workflow.sleep(t.tag_job_backoff(attempt))
                 continue
             self._state = JobState.SUCCEEDED
             return result

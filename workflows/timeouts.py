@@ -60,10 +60,20 @@ GATE_HOLD_RECHECK = timedelta(minutes=10)
 NOTIFY_TIMEOUT = timedelta(seconds=30)
 NOTIFY_RETRY = _retry(timedelta(seconds=1), timedelta(seconds=30), attempts=8)
 
-#: Tagging (docs/tagging.md): one model call per job attempt, 20 s each (the seed's budget); the
-#: job itself is attempted TAG_JOB_ATTEMPTS times with a backoff from TAG_JOB_BACKOFF doubling,
-#: so the job row can say PENDING between attempts and FAILED only after the last one.
+#: Tagging (docs/tagging.md): one model call per job attempt, cut at 20 s (the seed's budget;
+#: the SDK client's own timeout is capped to it too: tollgate/runtime/tag_models.py). The job is
+#: attempted by TAG_JOB_RETRY, Temporal's retry policy with the seed's numbers (three attempts,
+#: 5 s doubling), which TagItemWorkflow applies itself between claims instead of handing it to
+#: one activity: between two attempts the job row must say PENDING, and only the workflow knows
+#: which attempt is the last, the one that writes FAILED (ADR 0042).
 TAG_MODEL_TIMEOUT = timedelta(seconds=20)
 TAG_MODEL_RETRY = _retry(timedelta(seconds=1), timedelta(seconds=1), attempts=1)
-TAG_JOB_ATTEMPTS = 3
-TAG_JOB_BACKOFF = timedelta(seconds=5)
+TAG_JOB_RETRY = RetryPolicy(initial_interval=timedelta(seconds=5), backoff_coefficient=2.0,
+                            maximum_attempts=3)
+TAG_JOB_ATTEMPTS = TAG_JOB_RETRY.maximum_attempts
+TAG_JOB_BACKOFF = TAG_JOB_RETRY.initial_interval
+
+
+def tag_job_backoff(attempt: int) -> timedelta:
+    """The wait after failed attempt ``attempt`` (1-based): 5 s, then 10 s."""
+    return TAG_JOB_BACKOFF * TAG_JOB_RETRY.backoff_coefficient ** (attempt - 1)

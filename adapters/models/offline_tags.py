@@ -1,44 +1,25 @@
-"""The offline tagger: the default when no model key is set. No network, no clock, no
-randomness: the tags come from a small table of phrases found in the item's title and
-description, so the demo and the tests need no key. ``delay`` stands in for a slow model (the
-benchmark's 5 s model) without changing the answer.
+"""The offline tagger: the default when no model key is set. It reads the item: its tags are the
+keywords ``keywords.extract_keywords`` finds in the item's own title, description and text
+(ADR 0042), answered in the first of the four shapes a real model returns, so the same parser
+and the same merge rules run. No network, no clock, no randomness: the same item always gets
+the same tags. ``delay`` stands in for a slow model (the benchmark's 5 s model) without
+changing the answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
-import unicodedata
 
+from adapters.models.keywords import extract_keywords
 from adapters.ports.models import TagReply
 from contracts.tagging import TagPrompt
 
-OFFLINE_TAG_MODEL = "offline-tags-v1"
-
-#: Folded phrase in the text -> the tag the offline model proposes, in the words a model would.
-_TOPICS: tuple[tuple[str, str], ...] = (
-    ("thiet ke ui", "Thiết kế UI"),
-    ("ui design", "UI design"),
-    ("figma", "Figma"),
-    ("typescript", "TypeScript"),
-    ("javascript", "JavaScripts"),
-    ("python", "Python"),
-    ("postgres", "PostgreSQL"),
-    ("temporal", "Temporal"),
-    ("recipe", "recipes"),
-    ("travel", "travel"),
-)
-
-
-def _fold(text: str) -> str:
-    plain = "".join(c for c in unicodedata.normalize("NFKD", text.replace("đ", "d"))
-                    if not unicodedata.combining(c))
-    return re.sub(r"[^a-z0-9]+", " ", plain.lower()).strip()
+OFFLINE_TAG_MODEL = "offline-keywords-v1"
 
 
 class OfflineTagProvider:
-    """Satisfies ``TagProvider``: phrases found in order of the table, confidence falling."""
+    """Satisfies ``TagProvider``: the item's heaviest keywords, confidence by weight."""
 
     name = "offline"
 
@@ -49,8 +30,7 @@ class OfflineTagProvider:
     async def suggest_tags(self, prompt: TagPrompt) -> TagReply:
         if self._delay:
             await asyncio.sleep(self._delay)
-        text = f" {_fold(prompt.title)} {_fold(prompt.description)} "
-        found = [tag for phrase, tag in _TOPICS if f" {phrase} " in text]
-        answer = {"tags": [{"tag": t, "confidence": round(0.9 - 0.05 * i, 2)}
-                           for i, t in enumerate(found[: prompt.max_tags])]}
+        found = extract_keywords(prompt.title, prompt.description, prompt.text,
+                                 limit=prompt.max_tags)
+        answer = {"tags": [{"tag": k.name, "confidence": k.confidence} for k in found]}
         return TagReply(raw=json.dumps(answer, ensure_ascii=False), model=self.model)

@@ -32,7 +32,8 @@ _ERROR_CHARS = 500
 
 _SAVE_SQL = """
 WITH ins AS (
-    INSERT INTO items (tenant, user_id, url, title, description) VALUES ($5, $1, $2, $3, $4)
+    INSERT INTO items (tenant, user_id, url, title, description, text)
+    VALUES ($5, $1, $2, $3, $4, $6)
     ON CONFLICT (tenant, user_id, url) WHERE deleted_at IS NULL DO NOTHING
     RETURNING id
 ), job AS (
@@ -58,7 +59,8 @@ class TaggingStore:
         try:
             async with self._pool.acquire() as conn, conn.transaction():
                 row = await conn.fetchrow(_SAVE_SQL, capture.user_id, capture.url,
-                                          capture.title, capture.description, tenant)
+                                          capture.title, capture.description, tenant,
+                                          capture.text)
                 if row is None:
                     row = await conn.fetchrow(
                         "SELECT i.id AS item_id, j.state, false AS created FROM items i"
@@ -92,7 +94,7 @@ class TaggingStore:
                 "UPDATE tagging_jobs j SET state = 'PROCESSING', attempt_count = $2,"
                 " updated_at = now() FROM items i WHERE j.item_id = $1 AND i.id = j.item_id"
                 " AND j.state = 'PENDING'"
-                " RETURNING i.tenant, i.user_id, i.title, i.description, i.url",
+                " RETURNING i.tenant, i.user_id, i.title, i.description, i.text, i.url",
                 item_id, attempt)
             if row is None:
                 state = await conn.fetchval(
@@ -105,7 +107,7 @@ class TaggingStore:
                 row["tenant"], row["user_id"], _USER_TAGS_IN_PROMPT)
         return TaggingInput(claimed=True, item_id=item_id, user_id=row["user_id"],
                             title=row["title"], description=row["description"],
-                            url=row["url"], user_tags=[n["name"] for n in names])
+                            text=row["text"], url=row["url"], user_tags=[n["name"] for n in names])
 
     async def apply_tags(self, request: ApplyTagsRequest, threshold: float) -> list[AppliedTag]:
         """Match each tag (exact key, then trigram >= ``threshold``, then new), link it unless
@@ -174,6 +176,14 @@ class TaggingStore:
         counts.update({JobState(r["state"]): r["n"] for r in rows})
         return counts
 
+    async def recent_jobs(self, state: JobState, limit: int, tenant: str | None = None
+                          ) -> list[TagJob]:
+        """The latest ``limit`` jobs in ``state`` (optionally of one tenant), newest first."""
+        rows = await self._pool.fetch(
+            "SELECT * FROM tagging_jobs WHERE state = $1 AND ($2::text IS NULL OR tenant = $2)"
+            " ORDER BY updated_at DESC, item_id DESC LIMIT $3", state.value, tenant, limit)
+        return [_job(r) for r in rows]
+
     async def item_tags(self, item_id: int) -> list[str]:
         rows = await self._pool.fetch(
             "SELECT t.name FROM item_tags it JOIN tags t ON t.id = it.tag_id"
@@ -228,4 +238,4 @@ async def _match(conn: PoolConnectionProxy, owner: tuple[str, str], key: str, na
 def _job(row: asyncpg.Record) -> TagJob:
     return TagJob(item_id=row["item_id"], user_id=row["user_id"], state=JobState(row["state"]),
                   attempt_count=row["attempt_count"], last_error=row["last_error"],
-                  runs=row["runs"])
+                  runs=row["runs"], tenant=row["tenant"], updated_at=row["updated_at"])

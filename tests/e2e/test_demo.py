@@ -34,10 +34,13 @@ async def test_demo_scenario_outcomes(tmp_path: Path, capsys: pytest.CaptureFixt
     # What the records say: the 504'd write found by the lookup, nothing drafted for C-1002.
     assert ("the approved send: UNKNOWN_WRITE -> RECONCILING -> SUCCEEDED, 1 POST;"
             " the revoked customer's drafts: 0") in out
-    # The other two seeds: one exact and one trigram merge plus one new tag, the removed tag
-    # gone for good; the order delivered to two consumers and dead-lettered for the down one.
-    assert "similar  JavaScript" in out and "new      Figma" in out
-    assert "after removing Figma and a repeated write: JavaScript, UI design" in out
+    # The other two seeds: the page's own keywords, one exact and one trigram merge plus new
+    # tags, the removed tag gone for good; the order delivered to two consumers and
+    # dead-lettered for the down one.
+    assert "exact    UI design" in out and "new      Figma" in out and "new      dashboards" in out
+    assert "similar  design systems (similarity 0.81)" in out
+    assert ("after removing Figma and a repeated write: UI design, dashboards, "
+            "design systems") in out
     assert "analytics     dead_lettered" in out and "inventory     delivered" in out
     # Triage: the refund question proposed to billing with a reply that waited for a support
     # lead, then assigned once at the helpdesk with its receipt.

@@ -59,8 +59,10 @@ tenant_option = click.option("--tenant", required=True, type=ID_TEXT, help="the 
 @click.option("--url", required=True, type=ID_TEXT, help="the page's address")
 @click.option("--title", required=True, type=TEXT, help="the page's title")
 @click.option("--description", default="", type=TEXT, help="a short description")
+@click.option("--text", "text", default="", type=TEXT,
+              help="the page's readable text (the tagger reads it)")
 @json_option
-def save(tenant: str, user: str, url: str, title: str, description: str,
+def save(tenant: str, user: str, url: str, title: str, description: str, text: str,
          as_json: bool) -> Command:
     """Save a page; tagging runs later and never holds the save up."""
     from contracts.base import ID_BODY
@@ -70,7 +72,8 @@ def save(tenant: str, user: str, url: str, title: str, description: str,
         raise click.UsageError("invalid item: tenant: not a tenant id (letters, digits, . _ : -)")
 
     try:
-        capture = ItemCapture(user_id=user, url=url, title=title, description=description)
+        capture = ItemCapture(user_id=user, url=url, title=title, description=description,
+                              text=text)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise click.UsageError(
@@ -99,20 +102,40 @@ def save(tenant: str, user: str, url: str, title: str, description: str,
 
 
 @items.command()
+@click.option("--status", type=click.Choice(["PENDING", "PROCESSING", "SUCCEEDED", "FAILED"],
+                                            case_sensitive=False),
+              help="list the latest jobs in this state (100; FAILED: 500) instead of counts")
+@click.option("--tenant", type=ID_TEXT, help="only this tenant's jobs (with --status)")
 @json_option
-def jobs(as_json: bool) -> Command:
-    """Tagging jobs per state (PENDING growing means no consumer is running)."""
+def jobs(status: str | None, tenant: str | None, as_json: bool) -> Command:
+    """Tagging jobs per state (PENDING growing means no consumer is running), or with --status
+    the latest jobs in one state: item, attempts, run, when, last error."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.tagging import TaggingStore
+        from contracts.tagging import JOBS_SHOWN, JobState
 
         async with pool(s, migrate=True) as p:
-            counts = await TaggingStore(p).jobs_by_state()
-        if as_json:
-            emit_json({state.value: n for state, n in counts.items()})
+            store = TaggingStore(p)
+            if status is None:
+                counts = await store.jobs_by_state()
+            else:
+                state = JobState(status.upper())
+                listed = await store.recent_jobs(state, JOBS_SHOWN[state], tenant)
+        if status is None:
+            if as_json:
+                emit_json({state.value: n for state, n in counts.items()})
+            else:
+                for state, n in counts.items():
+                    click.echo(f"{state.value:<11} {n}")
+        elif as_json:
+            emit_json([job.model_dump(mode="json", exclude={"user_id"}) for job in listed])
         else:
-            for state, n in counts.items():
-                click.echo(f"{state.value:<11} {n}")
+            for job in listed:
+                when = job.updated_at.strftime("%Y-%m-%dT%H:%M:%SZ") if job.updated_at else "-"
+                click.echo(f"item {job.item_id:<8} {job.tenant:<12} {job.state.value:<10} "
+                           f"attempts {job.attempt_count} run {job.runs} {when} "
+                           f"{job.last_error or ''}".rstrip())
         return Exit.OK
 
     return go

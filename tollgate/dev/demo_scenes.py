@@ -1,10 +1,13 @@
 """The demo's scenes for the other two seeds (docs/tagging.md, docs/fan-out.md), run beside the
 care reminder on the same stack and worker.
 
-Tagging: a user with the tags "UI design" and "JavaScript" saves a page about "Thiết kế UI" with
-Figma and JavaScript; the offline model proposes "Thiết kế UI", "Figma", "JavaScripts": one
-exact merge, one trigram merge, one new tag. The user removes Figma; the same tag write arriving
-again (as after a worker crash) does not bring it back. Saving the URL again returns the item.
+Tagging: a user with the tags "UI design" and "design systems" saves a page about a design
+system in Figma. The offline tagger reads the page and proposes its keywords "design system",
+"Figma", "UI design" and "dashboards": "UI design" is an exact merge, "design system" a trigram
+merge into "design systems" (pg_trgm similarity 0.81, over the 0.75 rule), "Figma" and
+"dashboards" new tags. The user removes Figma; the same tag
+write arriving again (as after a worker crash) does not bring it back. Saving the URL again
+returns the item.
 
 Fan-out: one ORDER_PLACED to inventory, notification and analytics with analytics down: two
 delivered, analytics in its own dead letter; publishing it again is a duplicate.
@@ -33,12 +36,24 @@ from workflows.tag_item import tag_workflow_id
 DOWN_CONSUMER = "analytics"
 
 
+#: The demo reader's tags before the save, and the page they save (its text is what the offline
+#: tagger reads; tests/adapters/test_offline_tags.py checks the merges on PostgreSQL).
+DEMO_USER_TAGS = ("UI design", "design systems")
+DEMO_PAGE = ItemCapture(
+    user_id="demo-reader", url="https://example.com/design-system-in-figma",
+    title="A design system in Figma",
+    description="UI design notes: how a design system keeps dashboards consistent.",
+    text="A design system is a shared library of components. In Figma, the design system holds "
+         "the UI design tokens, so every dashboard uses the same colours and components.")
+DEMO_MERGES = [("exact", "UI design"), ("new", "Figma"), ("new", "dashboards"),
+               ("similar", "design systems")]
+
+
 async def tagging_scene(client: Client, pool: asyncpg.Pool, task_queue: str) -> list[str]:
-    store, user = TaggingStore(pool), "demo-reader"
-    for name in ("UI design", "JavaScript"):
+    store, capture = TaggingStore(pool), DEMO_PAGE
+    user = capture.user_id
+    for name in DEMO_USER_TAGS:
         await store.add_user_tag("acme", user, tag_key(name), name)
-    capture = ItemCapture(user_id=user, url="https://example.com/thiet-ke-ui",
-                          title="Thiết kế UI với Figma cho người viết JavaScript")
     saved = await save_item(store, temporal_starter(client, task_queue), capture,
                             tenant="acme")
     result: TagItemResult = await client.get_workflow_handle(
@@ -46,7 +61,8 @@ async def tagging_scene(client: Client, pool: asyncpg.Pool, task_queue: str) -> 
     print(f"\n  tagging: item {saved.item_id} saved ({saved.job_state.value} at once), job "
           f"{result.state.value}")
     for t in result.tags:
-        print(f"    {t.how:8} {t.name}")
+        sim = f" (similarity {t.similarity:.2f})" if t.similarity is not None else ""
+        print(f"    {t.how:8} {t.name}{sim}")
     await store.remove_tag("acme", user, saved.item_id, "Figma")
     again = ApplyTagsRequest(item_id=saved.item_id, attempt=1, tags=[
         NormalisedTag(key=t.key, name=t.name, confidence=0.8) for t in result.tags])
@@ -54,12 +70,11 @@ async def tagging_scene(client: Client, pool: asyncpg.Pool, task_queue: str) -> 
     final = await store.item_tags(saved.item_id)
     resaved = await save_item(store, temporal_starter(client, task_queue), capture,
                               tenant="acme")
-    print(f"    after removing Figma and a repeated write: {', '.join(final)}")
+    print(f"    after removing Figma and a repeated write: {', '.join(sorted(final))}")
     problems = []
-    if sorted((t.how, t.name) for t in result.tags) != [
-            ("exact", "UI design"), ("new", "Figma"), ("similar", "JavaScript")]:
+    if sorted((t.how, t.name) for t in result.tags) != DEMO_MERGES:
         problems.append(f"tagging: {[(t.how, t.name) for t in result.tags]}")
-    if final != ["JavaScript", "UI design"]:
+    if sorted(final) != ["UI design", "dashboards", "design systems"]:
         problems.append(f"tagging: tags after removal {final}")
     if resaved.created or resaved.item_id != saved.item_id:
         problems.append("tagging: saving the same URL again made a new item")

@@ -31,6 +31,8 @@ class ItemIn(BaseModel):
     url: str = Field(max_length=2048, description="http(s) address of the page")
     title: str = Field(max_length=500)
     description: str = Field(default="", max_length=5000)
+    text: str = Field(default="", max_length=10_000,
+                      description="the page's readable text, for the tagger to read")
 
 
 class ItemOut(BaseModel):
@@ -62,7 +64,8 @@ async def save(body: ItemIn, svc: Services, who: Identity) -> JSONResponse:
     from tollgate.intake.items import SaveRefused, check_save_roles, save_item, temporal_starter
 
     for name, value, free in (("url", body.url, False), ("title", body.title, True),
-                              ("description", body.description, True)):
+                              ("description", body.description, True),
+                              ("text", body.text, True)):
         bad = check_string(value, f"$.{name}", free_text=free)
         if bad is not None:  # PostgreSQL text and UTF-8 would refuse it later, as a 500
             raise HTTPException(422, f"invalid item: {bad.message} ({bad.rule})")
@@ -72,7 +75,7 @@ async def save(body: ItemIn, svc: Services, who: Identity) -> JSONResponse:
         raise HTTPException(403, f"role_not_allowed: {exc}") from None
     try:
         capture = ItemCapture(user_id=who.reviewer, url=body.url, title=body.title,
-                              description=body.description)
+                              description=body.description, text=body.text)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise HTTPException(422, f"invalid item: {'.'.join(map(str, first['loc']))}: "

@@ -31,7 +31,6 @@ from activities.triage import TriageActivities
 from adapters.http.crm import CrmHttpSource
 from adapters.http.helpdesk import HelpdeskHttpAdapter
 from adapters.http.messaging import MessagingHttpAdapter
-from adapters.models.offline_tags import OfflineTagProvider
 from adapters.postgres.action_tokens import ActionTokenStore
 from adapters.postgres.circuit import CircuitStore
 from adapters.postgres.contacts import ContactStore
@@ -52,6 +51,7 @@ from tollgate.runtime.client import build_client
 from tollgate.runtime.deployment import deployment_config
 from tollgate.runtime.identity import install_decision_verifier
 from tollgate.runtime.models import build_provider, triage_provider
+from tollgate.runtime.tag_models import build_tag_provider
 from tollgate.runtime.token_key import action_token_key
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
@@ -183,11 +183,12 @@ async def main_worker(client: Client, settings: Settings, *,
 async def draft_worker(client: Client, settings: Settings, *,
                        drain: timedelta = timedelta(0)) -> AsyncIterator[Worker]:
     """The model worker: only the model activities (draft, triage, tags), on their own queue."""
-    provider = build_provider(settings.models.draft())
+    model_settings = settings.models.draft()
+    provider = build_provider(model_settings)
     drafts = DraftActivities(provider)
-    triage = TriageActivities(triage_provider(settings.models.draft()))
-    # Tagging has only the offline model so far (docs/tagging.md, next steps).
-    tags = TagModelActivities(OfflineTagProvider())
+    triage = TriageActivities(triage_provider(model_settings))
+    # Tagging asks the same configured model as drafting (ADR 0042), its call cut at 20 s.
+    tags = TagModelActivities(build_tag_provider(model_settings))
     worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
                     activities=[drafts.draft_message, triage.triage_message,
                                 tags.suggest_tags],
