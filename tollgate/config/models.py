@@ -63,7 +63,8 @@ class DraftSettings:
 
 
 class ModelSettings(Section):
-    """The LLM provider of the draft worker (docs/drafting.md)."""
+    """The LLM provider of the draft worker, for drafting and tagging alike (docs/drafting.md,
+    docs/tagging.md)."""
 
     provider: str | None = env_field(
         "TOLLGATE_DRAFT_PROVIDER", None, "offline | openai | anthropic | openai-compatible. "
@@ -77,7 +78,7 @@ class ModelSettings(Section):
         "OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the vendor's.")
     timeout: float = env_field(
         "TOLLGATE_DRAFT_TIMEOUT", DEFAULT_TIMEOUT, "Seconds per model call, in (0, 600]; keep "
-        "it under the draft activity's timeout.")
+        "it under the draft activity's timeout. A tagging call is cut at 20 s whatever this is.")
     api_key: SecretStr | None = env_field(
         "TOLLGATE_DRAFT_API_KEY", None, "Key for any provider. Unset: OPENAI_API_KEY / "
         "ANTHROPIC_API_KEY.")
