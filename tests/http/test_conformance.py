@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
+from schemathesis.core import NotSet
 from standardwebhooks.webhooks import Webhook
 
 from tests.conftest import TENANT_SECRETS
@@ -33,7 +34,8 @@ CASES = settings(max_examples=8, deadline=None, derandomize=True,
                  suppress_health_check=list(HealthCheck))
 OPERATIONS = [("POST", "/v1/events"), ("POST", "/v1/events/{tenant}"), ("GET", "/v1/reviews"),
               ("GET", "/v1/reviews/{workflow_id}"), ("POST", "/v1/reviews/{workflow_id}/decision"),
-              ("POST", "/v1/items"), ("GET", "/healthz"), ("GET", "/readyz")]
+              ("POST", "/v1/items"), ("POST", "/v1/items/{item_id}/retry"), ("GET", "/healthz"),
+              ("GET", "/readyz")]
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +72,12 @@ def is_text(raw: bytes) -> bool:
 
 
 def body_bytes(body: Any) -> bytes:
-    """A negative case's body may be bytes or text already; anything else is sent as JSON."""
-    if body is None or isinstance(body, bytes):
-        return body or b""
+    """A negative case's body may be bytes or text already; anything else is sent as JSON. An
+    operation without a body (the item retry) has none."""
+    if body is None or isinstance(body, NotSet):
+        return b""
+    if isinstance(body, bytes):
+        return body
     return body.encode() if isinstance(body, str) else json.dumps(body).encode()
 
 

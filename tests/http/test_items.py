@@ -112,3 +112,30 @@ async def test_a_nul_in_an_item_is_422_naming_the_field_and_writes_nothing(
     assert answer.status_code == 422 and "title" in answer.json()["detail"], answer.text
     assert await http_services.pool.fetchval(
         "SELECT count(*) FROM items WHERE user_id = $1", user) == 0
+
+
+async def test_only_the_owner_retries_and_only_a_failed_job(
+    api: httpx.AsyncClient, http_services: Services
+) -> None:
+    owner, stranger = f"u-{uuid.uuid4().hex[:8]}", f"u-{uuid.uuid4().hex[:8]}"
+    saved = await api.post("/v1/items", json={"url": "https://e.com/retry", "title": "t"},
+                           headers=bearer(http_services, owner))
+    item_id = saved.json()["item_id"]
+    url = f"/v1/items/{item_id}/retry"
+    early = await api.post(url, headers=bearer(http_services, owner))
+    assert early.status_code == 409 and "not_failed" in early.text  # PENDING: still going
+    await TaggingStore(http_services.pool).record_failure(
+        JobFailure(item_id=item_id, attempt=3, final=True, error="retryable: provider_503"))
+    # A stranger, the owner's id in another tenant and a missing item: the same 404.
+    for who, target in ((bearer(http_services, stranger), url),
+                        (bearer(http_services, owner, tenant="globex"), url),
+                        (bearer(http_services, owner), "/v1/items/999999999/retry")):
+        refused = await api.post(target, headers=who)
+        assert refused.status_code == 404 and "no_such_job" in refused.text
+    assert (await api.post(url)).status_code == 401
+    done = await api.post(url, headers=bearer(http_services, owner))
+    assert done.status_code == 200, done.text
+    # Temporal is unreachable in this fixture: the run is reset and left for the relay.
+    assert done.json() == {"item_id": item_id, "job_state": "PENDING", "run": 2,
+                           "started": False}
+    assert (await api.post(url, headers=bearer(http_services, owner))).status_code == 409

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 
 from adapters.postgres.outbox_admin import OutboxAdmin
 from tollgate.config.settings import Settings
-from tollgate.http import events, inbox, items, reviews
+from tollgate.http import events, inbox, item_retry, items, reviews
 from tollgate.http.deps import Services, TemporalLink
 from tollgate.http.ratelimit import TenantRateLimiter
 from tollgate.http.relay import RelayPolicy, run_relay
@@ -37,6 +37,7 @@ def create_app(svc: Services) -> FastAPI:
     app.include_router(reviews.router)
     app.include_router(inbox.router)
     app.include_router(items.router)
+    app.include_router(item_retry.router)
 
     from temporalio.service import RPCError
 

@@ -21,7 +21,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from adapters.postgres.tagging import TaggingStore
 from contracts.errors import InvalidInput
-from contracts.tagging import ItemCapture, SavedItem, TagItemRequest
+from contracts.tagging import ItemCapture, SavedItem, TagItemRequest, TagJob
 from workflows.tag_item import TagItemWorkflow, tag_workflow_id
 
 log = structlog.get_logger("tollgate.items")
@@ -65,7 +65,7 @@ async def save_item(store: TaggingStore, start: Starter, capture: ItemCapture, *
     Raises:
         InvalidInput: a field holds text PostgreSQL cannot store (NUL, a lone surrogate).
     """
-    for name in ("url", "title", "description"):
+    for name in ("url", "title", "description", "text"):
         value: str = getattr(capture, name)
         if "\x00" in value or any("\ud800" <= c <= "\udfff" for c in value):
             raise InvalidInput("bad_text", f"{name}: holds a NUL or a lone surrogate")
@@ -74,6 +74,15 @@ async def save_item(store: TaggingStore, start: Starter, capture: ItemCapture, *
         return saved
     started = await _try_start(store, start, saved.item_id, 1)
     return saved.model_copy(update={"started": started})
+
+
+async def retry_failed(store: TaggingStore, start: Starter, *, tenant: str, user: str,
+                       item_id: int) -> tuple[TagJob, bool]:
+    """The owner's manual retry: FAILED -> PENDING as the next run (``TaggingStore.retry_job``
+    refuses a stranger and any other state), then one try to start it; the relay starts it
+    when Temporal is unreachable. Returns the job and whether the start is durable."""
+    job = await store.retry_job(tenant, user, item_id)
+    return job, await _try_start(store, start, item_id, job.runs)
 
 
 async def relay_unstarted(store: TaggingStore, start: Starter, limit: int = 100) -> int:
