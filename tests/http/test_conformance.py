@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import response_schema_conformance
 from schemathesis.core import NotSet
+from schemathesis.specs.openapi.checks import response_schema_conformance
 from standardwebhooks.webhooks import Webhook
 
 from tests.conftest import TENANT_SECRETS
