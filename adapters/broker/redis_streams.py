@@ -139,6 +139,8 @@ class RedisStreamIntake:
             reply = await redis.xautoclaim(self.stream, self.group, self.consumer, idle_ms,
                                            start_id=cursor, count=self.limits.batch)
             cursor, claimed = reply[0], reply[1]
+            if len(reply) > 2 and reply[2]:  # Redis 7: trimmed before anyone acked them
+                self._report("trimmed_before_ack", count=str(len(reply[2])))
             for raw_id, fields in claimed:
                 if fields is None:  # trimmed away before anyone acked it: nothing to hand on
                     continue

@@ -349,3 +349,21 @@ async def test_a_consumer_process_sigkilled_before_its_ack_leaves_the_event_proc
     await run_until(survivor, recorded, drained)
     assert answers == ["duplicate"]
     assert await rows_for(pool, key_of(raw)) == 1
+
+
+async def test_an_entry_trimmed_before_its_ack_is_dropped_from_the_pending_list_with_a_warning(
+        intake: RedisStreamIntake, redis_url: str) -> None:
+    entry_id = await intake.publish({b"body": b"{}"})
+    raw = aioredis.Redis.from_url(redis_url)
+    await raw.xreadgroup(intake.group, "crashed", {intake.stream: ">"}, count=1)
+    await raw.xdel(intake.stream, entry_id)  # a producer's XTRIM went past it
+    await raw.aclose()
+    await asyncio.sleep(FAST.claim_idle_s)
+
+    async def never(entry: StreamEntry) -> Outcome:
+        raise AssertionError("a trimmed entry has nothing to hand on")
+
+    with capture_logs() as logs:
+        await intake.reclaim(never)
+    assert await intake.pending() == 0
+    assert [(e["event"], e["count"]) for e in logs] == [("stream_trimmed_before_ack", "1")]

@@ -31,3 +31,9 @@ def test_a_refused_value_is_one_line_naming_its_variable(variable: str, value: s
 def test_no_url_is_one_line() -> None:
     with pytest.raises(SystemExit, match="TOLLGATE_REDIS_URL is not set"):
         intake_for(Settings.from_env({}))
+
+
+def test_the_intake_timeout_must_end_before_the_entry_turns_claimable() -> None:
+    with pytest.raises(ConfigError, match="TOLLGATE_REDIS_HANDLER_TIMEOUT_S must be below"):
+        Settings.from_env({"TOLLGATE_REDIS_CLAIM_IDLE_S": "20",
+                           "TOLLGATE_REDIS_HANDLER_TIMEOUT_S": "30"})

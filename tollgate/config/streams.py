@@ -4,9 +4,9 @@ docs/redis-intake.md): where the stream is, its consumer group, and the bounds o
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Self
 
-from pydantic import SecretStr, ValidationInfo, field_validator
+from pydantic import SecretStr, ValidationInfo, field_validator, model_validator
 
 from tollgate.config.base import Section, env_field, positive_number
 
@@ -47,6 +47,15 @@ class RedisSettings(Section):
             raise ValueError(f"{cls.variable(str(info.field_name))} must be a plain name "
                              "(letters, digits, . _ : -)")
         return raw
+
+    @model_validator(mode="after")
+    def _timeout_below_claim(self) -> Self:
+        # An intake still running when its entry turns claimable is taken over mid-way: the
+        # second delivery is only a duplicate, but it spends one of the entry's tries.
+        if self.handler_timeout_s >= self.claim_idle_s:
+            raise ValueError("TOLLGATE_REDIS_HANDLER_TIMEOUT_S must be below "
+                             "TOLLGATE_REDIS_CLAIM_IDLE_S")
+        return self
 
     @field_validator("max_deliveries", mode="before")
     @classmethod

@@ -130,7 +130,8 @@ def entry_handler(client: Client, task_queue: str,
 
 def report_problem(kind: str, **fields: str) -> None:
     """The adapter's trouble as a warning (``stream_no_answer``, ``stream_dead_lettered``,
-    ``stream_redis_unavailable``): ids, reason codes and class names only."""
+    ``stream_redis_unavailable``, ``stream_trimmed_before_ack``): ids, reason codes, counts and
+    class names only."""
     log.warning(f"stream_{kind}", **fields)
 
 
