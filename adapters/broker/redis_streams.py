@@ -46,6 +46,9 @@ class StreamEntry:
 
     entry_id: str
     fields: Mapping[bytes, bytes]
+    #: Where it was read (for the intake's trace span): the stream and the consumer group.
+    stream: str = ""
+    group: str = ""
 
 
 #: Turns one entry into the intake's durable answer; raises ``InvalidInput`` for poison.
@@ -121,7 +124,8 @@ class RedisStreamIntake:
                                               block=self.limits.block_ms)
                 for _, entries in read or []:
                     for raw_id, fields in entries:
-                        await self._one(StreamEntry(raw_id.decode(), fields), handler)
+                        await self._one(StreamEntry(raw_id.decode(), fields, self.stream,
+                                                    self.group), handler)
             except (OSError, RedisError) as exc:
                 # Redis restarting: nothing is lost (what was read and not acked stays
                 # pending, and the next reclaim takes it over); wait and go on.
@@ -145,7 +149,7 @@ class RedisStreamIntake:
                 if fields is None:  # trimmed away before anyone acked it: nothing to hand on
                     continue
                 taken += 1
-                entry = StreamEntry(raw_id.decode(), fields)
+                entry = StreamEntry(raw_id.decode(), fields, self.stream, self.group)
                 deliveries = await self._deliveries(entry.entry_id)
                 if deliveries > self.limits.max_deliveries:
                     await self._dead_letter(entry, f"delivered_too_often: delivered "

@@ -24,6 +24,9 @@ import redis.asyncio as aioredis
 from cloudevents.core.bindings import rabbitmq as ce_rabbitmq
 from cloudevents.core.formats.json import JSONFormat
 from cloudevents.core.v1.event import CloudEvent
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from structlog.testing import capture_logs
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
@@ -41,6 +44,7 @@ from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE, signed_event
 from tests.eventually import eventually
 from tests.redis_server import redis_binary, redis_node
 from tollgate.intake.redis_stream import entry_handler, report_problem
+from tollgate.observability import tracing
 
 #: Short enough that a test's reclaim comes quickly, long enough that a live consumer's entry
 #: is never taken from it mid-intake in these tests.
@@ -367,3 +371,55 @@ async def test_an_entry_trimmed_before_its_ack_is_dropped_from_the_pending_list_
         await intake.reclaim(never)
     assert await intake.pending() == 0
     assert [(e["event"], e["count"]) for e in logs] == [("stream_trimmed_before_ack", "1")]
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.use_provider(provider)
+    yield exporter
+    tracing.use_provider(None)
+
+
+async def test_an_entry_is_a_messaging_span_linked_from_its_events_trace(
+        intake: RedisStreamIntake, worker_client: tuple[Client, str],
+        spans: InMemorySpanExporter) -> None:
+    """Issue 29 item 7: the messaging attributes on the delivery; the event's own trace (from
+    its correlation id) links back to it; a poison entry's span names its rule."""
+    client, queue = worker_client
+    good = signed_event("C-1001")
+    producer = "4bf92f3577b34da6a3ce929d0e0e4736"
+    good_id = await intake.publish({b"body": good.encode(),
+                                    b"traceparent": f"00-{producer}-00f067aa0ba902b7-01".encode()})
+    await intake.publish({b"note": b"no body here"})
+    answers: list[Outcome] = []
+    real = entry_handler(client, queue, TENANT_SECRETS)
+
+    async def recorded(entry: StreamEntry) -> Outcome:
+        answers.append(await real(entry))
+        return answers[-1]
+
+    async def both_handled() -> bool:
+        return bool(answers) and bool(await intake.dead_letters())
+
+    await run_until(intake, recorded, both_handled)
+
+    finished = list(spans.get_finished_spans())
+    processed = {(s.attributes or {}).get("messaging.message.id"): s for s in finished
+                 if s.name == f"process {intake.stream}"}
+    span = processed.pop(good_id)
+    assert dict(span.attributes or {}) == {
+        "messaging.system": "redis", "messaging.operation.type": "process",
+        "messaging.operation.name": "process", "messaging.destination.name": intake.stream,
+        "messaging.consumer.group.name": intake.group, "messaging.message.id": good_id,
+        "messaging.message.body.size": len(good.encode()),
+        "tollgate.intake.outcome": "accepted"}
+    assert span.kind.name == "CONSUMER" and span.context.trace_id == int(producer, 16)
+    [submitted] = [s for s in finished if s.name == "tollgate.submit"]
+    assert [link.context.span_id for link in submitted.links] == [span.context.span_id]
+    [poison] = processed.values()
+    assert (poison.attributes or {})["error.type"] == "no_body"
+    text = repr([dict(s.attributes or {}) for s in finished])
+    assert "C-1001" not in text and "no body here" not in text

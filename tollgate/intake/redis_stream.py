@@ -42,6 +42,7 @@ from tollgate.config.settings import Settings
 from tollgate.intake import ce_mapping
 from tollgate.intake.edge import text_refusal
 from tollgate.intake.submit import submit
+from tollgate.observability.messaging import stream_span
 
 log = structlog.get_logger("tollgate.redis_intake")
 
@@ -118,9 +119,12 @@ def _cloudevent_envelope(entry: StreamEntry, fields: Mapping[str, str],
 def entry_handler(client: Client, task_queue: str,
                   tenant_secrets: Mapping[str, str]) -> Handler:
     async def handle(entry: StreamEntry) -> Outcome:
-        raw = entry_event(entry, tenant_secrets)
-        ack = await submit(client, raw, task_queue=task_queue, tenant_secrets=tenant_secrets)
-        answer = _ANSWER[ack.status]
+        with stream_span(entry) as span:  # a no-op while tracing is off
+            raw = entry_event(entry, tenant_secrets)
+            ack = await submit(client, raw, task_queue=task_queue,
+                               tenant_secrets=tenant_secrets)
+            answer = _ANSWER[ack.status]
+            span.set_attribute("tollgate.intake.outcome", answer)
         log.info("stream_entry", entry_id=entry.entry_id, answer=answer,
                  workflow_id=ack.workflow_id, reason_code=ack.reason_code)
         return answer

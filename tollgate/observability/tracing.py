@@ -91,9 +91,14 @@ def submit_span(raw: str, workflow_id: str) -> Iterator[None]:
         yield
         return
     tracer = _provider.get_tracer("tollgate.intake")
+    # The event's trace comes from its correlation id, not from whatever span is current; a
+    # delivery being handled (a broker's process span) is linked, so either leads to the other.
+    # (Without a correlation id the submit is simply the current span's child.)
+    parent, current = _parent(raw), trace.get_current_span().get_span_context()
     with tracer.start_as_current_span(
-        "tollgate.submit", context=_parent(raw), kind=trace.SpanKind.PRODUCER,
+        "tollgate.submit", context=parent, kind=trace.SpanKind.PRODUCER,
         attributes={"tollgate.workflow_id": workflow_id},
+        links=[trace.Link(current)] if parent is not None and current.is_valid else None,
     ):
         yield
 
