@@ -4,7 +4,8 @@
       -> suggest_tags on the draft queue (any provider; unreadable answers raise)
       -> normalise (policies.tagging, pure)
       -> apply: match exact / trigram / new, skip removed, link, SUCCEEDED   (one transaction)
-    a failed attempt -> PENDING with the error, sleep, claim again;
+    a failed attempt -> PENDING with the error, sleep (the backoff, or a 429's Retry-After when
+                        longer), claim again;
     the last attempt  -> FAILED (only then; a manual retry starts a new run from FAILED)
 
 The attempts are the workflow's, not the activity's: between two the row must read PENDING, and
@@ -13,6 +14,8 @@ start of the same run, or already done) ends the run without touching anything.
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
@@ -34,6 +37,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.process_event import DRAFT_TASK_QUEUE
 
 _FINAL_TYPES = frozenset(c.value for c in NON_RETRYABLE)
+#: A rate-limited model's Retry-After becomes the wait before the next attempt (docs/patches.md).
+RETRY_AFTER_PATCH = "tag-retry-after"
 
 
 def tag_workflow_id(item_id: int, run: int) -> str:
@@ -88,11 +93,23 @@ class TagItemWorkflow:
                     return TagItemResult(item_id=request.item_id, state=JobState.FAILED,
                                          error=error)
                 self._state = JobState.PENDING
-                await workflow.sleep(t.tag_job_backoff(attempt))
+                await workflow.sleep(_wait(err, attempt))
                 continue
             self._state = JobState.SUCCEEDED
             return result
         raise ApplicationError("unreachable: every attempt returns", type="dead_letter")
+
+
+def _wait(err: ActivityError, attempt: int) -> timedelta:
+    """The backoff before the next attempt, or a 429's Retry-After when the model asked for
+    longer (capped). Runs started before the patch keep the plain backoff: the two differ only
+    in the timer's duration, which replay cannot see, so the patch is what keeps them apart."""
+    wait = t.tag_job_backoff(attempt)
+    cause = err.cause
+    asked = cause.next_retry_delay if isinstance(cause, ApplicationError) else None
+    if asked is not None and asked > wait and workflow.patched(RETRY_AFTER_PATCH):
+        return min(asked, t.TAG_RETRY_AFTER_CAP)
+    return wait
 
 
 def _reason(err: ActivityError) -> tuple[str, bool]:

@@ -74,6 +74,11 @@ TAG_JOB_ATTEMPTS = TAG_JOB_RETRY.maximum_attempts
 TAG_JOB_BACKOFF = TAG_JOB_RETRY.initial_interval
 
 
+#: A 429's Retry-After longer than the backoff is waited instead (patch tag-retry-after), up to
+#: this: a model asking for an hour should not hold a job three hours before FAILED.
+TAG_RETRY_AFTER_CAP = timedelta(minutes=5)
+
+
 def tag_job_backoff(attempt: int) -> timedelta:
     """The wait after failed attempt ``attempt`` (1-based): 5 s, then 10 s."""
     return TAG_JOB_BACKOFF * TAG_JOB_RETRY.backoff_coefficient ** (attempt - 1)

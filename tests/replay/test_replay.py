@@ -101,6 +101,10 @@ KNOWN_EXCEPTIONS: dict[str, str] = {
     # Only the activity's task queue differs between the branches, and replay does not compare
     # task queues: coalesced-* (before) and target-queue-* (after) both replay either way.
     "target-task-queue": "the branches differ in a task queue only, which replay cannot see",
+    # Only a timer's duration differs (a 429's Retry-After instead of the backoff), and replay
+    # does not compare durations: pre-tag-retry-after-* (5 s) and tag-retry-after-* (30 s, with
+    # the marker) both replay on the current code.
+    "tag-retry-after": "the branches differ in a timer's duration only, which replay cannot see",
 }
 
 

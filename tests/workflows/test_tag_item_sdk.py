@@ -117,3 +117,19 @@ async def test_an_empty_list_is_succeeded_with_no_tags(
     assert out["state"] == "SUCCEEDED" and out["tags"] == []
     job = await store.get_job(item_id)
     assert job is not None and job.attempt_count == 1 and len(llm.requests) == 1
+
+
+@pytest.mark.parametrize(("asked", "waited"), [("40", 40), ("3600", 300), ("2", 5)])
+async def test_a_429_waits_as_long_as_the_model_asks_within_the_cap(
+        env: WorkflowEnvironment, store: TaggingStore, llm: FakeLLM, asked: str,
+        waited: int) -> None:
+    limited = Reply(status=429, body={"error": {"message": "slow down", "type": "rate_limit"}},
+                    headers={"retry-after": asked})
+    llm.script(CHAT, limited, Reply(body=openai_chat('{"tags": ["charts"]}')))
+    client, _, item_id, out = await tag_with("openai", llm, env, store)
+    assert out["state"] == "SUCCEEDED" and await store.item_tags(item_id) == ["charts"]
+    history = await client.get_workflow_handle(tag_workflow_id(item_id, 1)).fetch_history()
+    timers = [e.timer_started_event_attributes.start_to_fire_timeout.ToTimedelta()
+              for e in history.events if e.HasField("timer_started_event_attributes")]
+    # Retry-After when longer than the 5 s backoff, never past TAG_RETRY_AFTER_CAP (5 min).
+    assert timers == [timedelta(seconds=waited)]
