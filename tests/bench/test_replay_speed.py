@@ -3,10 +3,19 @@ the workflow code of this checkout, and counts a history it cannot replay as a f
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio.client import WorkflowHistory
 
 from tests.conftest import CONVERTER
-from tollgate.bench.replay import RUNNERS, committed_histories, replay_speed
+from tollgate.bench.replay import (
+    RUNNERS,
+    TEST_KEYS_FILE,
+    committed_histories,
+    replay_speed,
+)
+from tollgate.codec.payload import EncryptionCodec, load_key_ring
+from tollgate.config.service import CodecSettings
 
 
 async def test_the_committed_histories_all_replay_in_the_bench() -> None:
@@ -24,3 +33,33 @@ async def test_a_history_of_another_workflow_counts_as_a_failure() -> None:
     broken = WorkflowHistory.from_json("broken", renamed)
     found = await replay_speed([broken], CONVERTER, RUNNERS["default sandbox"])
     assert found["failures"] == 1
+
+
+def test_decoded_histories_hold_no_ciphertext_and_replay_without_the_codec() -> None:
+    from tollgate.bench.replay_decode import decoded_history, plain_converter
+    from tollgate.codec.payload import ENCODING
+
+    def sealed_payloads(history: WorkflowHistory) -> int:
+        return sum(e.SerializeToString().count(ENCODING) for e in history.events)
+
+    sealed = committed_histories()[:3]
+    before = [sealed_payloads(h) for h in sealed]
+    assert all(before)
+    codec = CONVERTER.payload_codec
+    assert isinstance(codec, EncryptionCodec)
+    clear = [decoded_history(h, codec) for h in sealed]
+    assert [sealed_payloads(h) for h in clear] == [0, 0, 0]
+    assert [sealed_payloads(h) for h in sealed] == before  # the originals are left as they are
+    found = asyncio.run(replay_speed(clear, plain_converter(), RUNNERS["worker sandbox"]))
+    assert (found["histories"], found["failures"]) == (3, 0)
+
+
+def test_replay_in_processes_replays_everything_and_counts_failures() -> None:
+    from tollgate.bench.replay_procs import replay_in_processes
+
+    keys = load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)}))
+    histories = committed_histories()[:4]
+    broken = WorkflowHistory.from_json("broken", histories[0].to_json().replace(
+        '"name": "ProcessEvent"', '"name": "NoSuchFlow"'))
+    found = replay_in_processes([*histories, broken], keys, "worker sandbox", 2)
+    assert (found["histories"], found["processes"], found["failures"]) == (5, 2, 1)

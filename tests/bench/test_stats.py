@@ -101,8 +101,8 @@ def test_a_history_that_does_not_replay_fails_the_bench() -> None:
     clean = {"histories": 5, "per_s": 90.0, "cpu_ms_per_history": 10.0, "failures": 0}
     report = {"phases": {"plain": _phase(3, 3, {"SUCCEEDED": 3})},
               "replay": {"committed_files": 1, "committed_passes": 5,
-                         "committed": {"default sandbox": clean},
-                         "run": {"default sandbox": {**clean, "failures": 2}}}}
+                         "committed": {"variants": {"default sandbox": clean}},
+                         "run": {"variants": {"default sandbox": {**clean, "failures": 2}}}}}
     assert verdicts(report) == ["replay run/default sandbox: 2 histories did not replay"]
 
 

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tollgate.bench.goals import as_json, evaluate, machine_load
 from tollgate.bench.report import headline, ratios, render, verdicts
 from tollgate.bench.stats import environment
 from tollgate.config.settings import default_process_variable
@@ -97,11 +98,12 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
         phases.append(Phase("model_latency", model_latency=args.model_latency))
     if args.parked:  # last: the parked workflows stay open until the stack stops
         phases.append(Phase("parked", parked=args.parked))
-    from tollgate.codec.payload import KeyRing, encrypted_data_converter, load_key_ring
+    from tollgate.codec.payload import KeyRing, load_key_ring
     from tollgate.config.service import CodecSettings
 
     recorded: list[Any] = []
     keys: KeyRing | None = None
+    load_at_start = machine_load()  # before the stack: what the rest of the machine is doing
     await asyncio.to_thread(stack.start)
     try:
         runner = await Bench.create(stack, args, random.Random(args.seed))
@@ -133,6 +135,8 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
     if args.replay and keys is not None:
         from tollgate.bench.replay import replay_report
 
-        report["replay"] = await replay_report(recorded, encrypted_data_converter(keys))
+        report["replay"] = await replay_report(recorded, keys)
+    report["load"] = {"start": load_at_start, "end": machine_load()}
+    report["goals"] = as_json(evaluate(report))
     return report
 

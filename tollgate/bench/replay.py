@@ -4,47 +4,37 @@ worker does after an eviction or a restart, and as ``tests/replay`` does before 
 Two sets: the committed histories (``tests/replay/histories``, sealed with the committed test
 key ring; replayed several times over, since there are few) and up to ``RUN_HISTORIES``
 ``ProcessEvent`` histories the run itself recorded (sealed with the stack's own ring). Each set
-is replayed with two sandboxes: the SDK's default, and the worker's own (workflow modules
-passed through, ``tollgate.runtime.workers``). Time and CPU are this process's: nothing else
-runs then.
+is replayed the ways ``VARIANTS`` lists: the SDK's default sandbox or the worker's own
+(workflow modules passed through, ``tollgate.runtime.workers``), with the payload codec or
+on histories decoded once up front (``replay_decode``), in this process or one process per core
+(``replay_procs``). Nothing else of the bench runs then.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client, WorkflowHistory
 from temporalio.converter import DataConverter
-from temporalio.worker import Replayer
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from tollgate.codec.payload import encrypted_data_converter, load_key_ring
+from tollgate.bench.replay_decode import decoded_history, without_codec
+from tollgate.bench.replay_procs import processes_per_core, replay_in_processes
+from tollgate.bench.replay_streams import REPLAY_STREAMS, RUNNERS, replay_streams
+from tollgate.codec.payload import EncryptionCodec, KeyRing, encrypted_data_converter, load_key_ring
 from tollgate.config.service import CodecSettings
-from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
-from workflows.process_event import ProcessEventWorkflow
-from workflows.reconcile_write import ReconcileWriteWorkflow
-from workflows.sweep import ReceiptSweepWorkflow
-from workflows.tag_item import TagItemWorkflow
 
-WORKFLOWS = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
-             TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow]
-RUN_HISTORIES = 1000
-#: Histories replayed at once, each stream through the same ``Replayer`` (``replay_speed``).
-REPLAY_STREAMS = 4
+#: Six variants each: 300 keep the replay part of the bench near a minute per set.
+RUN_HISTORIES = 300
 #: Replays of the committed set at least (passes over it, rounded up).
 COMMITTED_REPLAYS = 200
 _TESTS = Path(__file__).resolve().parents[2] / "tests"
 COMMITTED = _TESTS / "replay" / "histories"
 TEST_KEYS_FILE = _TESTS / "fixtures" / "test_keys.json"
-RUNNERS = {
-    "default sandbox": SandboxedWorkflowRunner(),
-    "worker sandbox": SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_all_modules()),
-}
 
 
 def committed_histories() -> list[WorkflowHistory]:
@@ -66,49 +56,85 @@ async def run_histories(client: Client, limit: int = RUN_HISTORIES) -> list[Work
     return found
 
 
-async def _each(histories: Iterable[WorkflowHistory]) -> AsyncIterator[WorkflowHistory]:
-    for history in histories:
-        yield history
-
-
 async def replay_speed(histories: list[WorkflowHistory], converter: DataConverter,
                        runner: SandboxedWorkflowRunner) -> dict[str, Any]:
-    """Replays every history once in one replayer; histories/s by wall time and CPU."""
+    """Replays every history once in this process; histories/s by wall time and CPU."""
     if not histories:
         return {"histories": 0, "per_s": None, "cpu_ms_per_history": None, "failures": 0}
-    replayer = Replayer(workflows=WORKFLOWS, data_converter=converter, workflow_runner=runner)
     wall, cpu = time.perf_counter(), time.process_time()
-    # The SDK replays one stream a history at a time, and each activation waits on a hop to
-    # its thread pool and back through the core: a single stream left ≈ 40 % of the wall time
-    # idle (py-spy, docs/performance.md). A worker replays evicted runs concurrently too.
-    results = await asyncio.gather(*(
-        replayer.replay_workflows(_each(histories[i::REPLAY_STREAMS]),
-                                  raise_on_replay_failure=False)
-        for i in range(REPLAY_STREAMS)))
+    failures = await replay_streams(histories, converter, runner)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {"histories": len(histories), "per_s": round(len(histories) / wall, 1),
             "cpu_ms_per_history": round(cpu * 1000 / len(histories), 2),
-            "failures": sum(len(r.replay_failures) for r in results),
-            "streams": REPLAY_STREAMS}
+            "failures": failures, "streams": REPLAY_STREAMS, "processes": 1}
 
 
-async def replay_report(recorded: list[WorkflowHistory],
-                        run_converter: DataConverter) -> dict[str, Any]:
-    """Both sets under both sandboxes: ``{set: {sandbox: figures}}``."""
+#: (label, sandbox, with the codec, a process per core): the codec's share is the difference
+#: between a pair that differs only in the codec; the processes' gain between 1 and per core.
+VARIANTS = (
+    ("default sandbox", "default sandbox", True, False),
+    ("worker sandbox", "worker sandbox", True, False),
+    ("worker sandbox, no codec", "worker sandbox", False, False),
+    ("default sandbox, per core", "default sandbox", True, True),
+    ("worker sandbox, per core", "worker sandbox", True, True),
+    ("worker sandbox, no codec, per core", "worker sandbox", False, True),
+)
+
+
+async def replay_set(histories: list[WorkflowHistory], keys: KeyRing) -> dict[str, Any]:
+    """One set of histories under every variant, and what decoding it once up front cost."""
+    wall = time.perf_counter()
+    decoded = [decoded_history(h, EncryptionCodec(keys)) for h in histories]
+    decode_ms = (time.perf_counter() - wall) * 1000 / max(len(histories), 1)
+    converter = encrypted_data_converter(keys)
+    found: dict[str, Any] = {}
+    for label, sandbox, codec, per_core in VARIANTS:
+        chosen = histories if codec else decoded
+        if per_core:
+            figures = await asyncio.to_thread(replay_in_processes, chosen,
+                                              keys if codec else None, sandbox,
+                                              processes_per_core())
+        else:
+            figures = await replay_speed(chosen, converter if codec else without_codec(converter),
+                                         RUNNERS[sandbox])
+        found[label] = {**figures, "codec": codec}
+    return {"variants": found, "decode_ms_per_history": round(decode_ms, 2)}
+
+
+def best(variants: dict[str, Any]) -> dict[str, Any]:
+    """The fastest variant with the codec, and the same variant without it (the worker
+    sandbox's, for the default sandbox has no codec-free run)."""
+    with_codec = [(f["per_s"] or 0, label) for label, f in variants.items() if f["codec"]]
+    if not with_codec:
+        return {}
+    _, label = max(with_codec)
+    twin = label.replace("default", "worker").replace("sandbox", "sandbox, no codec", 1)
+    return {"with_codec": {**variants[label], "label": label},
+            "without_codec": {**variants[twin], "label": twin} if twin in variants else None}
+
+
+async def replay_report(recorded: list[WorkflowHistory], run_keys: KeyRing) -> dict[str, Any]:
+    """Both sets under every variant: ``{set: {"variants": {label: figures}, ...}}``; the goal
+    is judged on the committed set (``best``)."""
     committed = committed_histories()
     passes = -(-COMMITTED_REPLAYS // len(committed)) if committed else 0
-    test_converter = encrypted_data_converter(
-        load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)}))
-    ) if committed else None
-    report: dict[str, Any] = {"committed_files": len(committed), "committed_passes": passes}
-    for name, runner in RUNNERS.items():
-        report.setdefault("committed", {})[name] = (
-            await replay_speed(committed * passes, test_converter, runner)
-            if test_converter else replay_speed_missing())
-        report.setdefault("run", {})[name] = await replay_speed(recorded, run_converter, runner)
+    report: dict[str, Any] = {"committed_files": len(committed), "committed_passes": passes,
+                              "processes_per_core": processes_per_core()}
+    if committed:
+        test_keys = load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS_FILE":
+                                                          str(TEST_KEYS_FILE)}))
+        report["committed"] = await replay_set(committed * passes, test_keys)
+        report["best"] = best(report["committed"]["variants"])
+    report["run"] = await replay_set(recorded, run_keys)
     return report
 
 
-def replay_speed_missing() -> dict[str, Any]:
-    return {"histories": 0, "per_s": None, "cpu_ms_per_history": None, "failures": 0,
-            "note": f"no committed histories at {COMMITTED}"}
+async def main() -> None:
+    """``python -m tollgate.bench.replay``: the committed set only, no stack (seconds)."""
+    report = await replay_report([], load_key_ring(CodecSettings.from_env(
+        {"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})))
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tollgate.bench.goals import all_cpu_ms, load_words, render_goals
 from tollgate.bench.stats import ratio
 
 #: (label, path into a pipeline's summary, whether a ratio tollgate/baseline means something)
@@ -63,7 +64,8 @@ def _phase_table(name: str, phase: dict[str, Any]) -> list[str]:
     pipelines = [*bases, "tollgate"]
     quotients = phase.get("ratios") or ratios(phase)
     lines = [f"\n== phase {name}  (duplicates {phase['settings']['duplicates']:.0%}, model "
-             f"latency {phase['settings']['model_latency_s']:g} s)",
+             f"latency {phase['settings']['model_latency_s']:g} s; "
+             f"{load_words(phase['settings'].get('load'))})",
              f"  {'':30}" + "".join(f"{p:>12}" for p in pipelines)
              + "".join(f"{'toll/' + b:>17}" for b in bases)]
     for label, path, _ in ROWS:
@@ -72,6 +74,9 @@ def _phase_table(name: str, phase: dict[str, Any]) -> list[str]:
             continue
         lines.append(f"  {label:30}" + "".join(f"{_fmt(v):>12}" for v in values)
                      + "".join(f"{_fmt(quotients[b].get(label)):>17}" for b in bases))
+    every = [all_cpu_ms(phase[p]) for p in pipelines]
+    lines.append(f"  {'all CPU ms/event':30}" + "".join(f"{_fmt(v):>12}" for v in every)
+                 + "".join(f"{_fmt(ratio(every[-1], all_cpu_ms(phase[b]))):>17}" for b in bases))
     for pipeline in pipelines:
         summary = phase[pipeline]
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(summary["outcomes"].items()))
@@ -140,14 +145,19 @@ REPLAY_GOAL_PER_S = 80
 def _replay(found: dict[str, Any] | None) -> list[str]:
     if not found:
         return []
-    lines = [f"\n== replay (goal >= {REPLAY_GOAL_PER_S} histories/s with the sandbox)"]
+    lines = [f"\n== replay (goal >= {REPLAY_GOAL_PER_S} histories/s with the sandbox and the "
+             f"codec; {found.get('processes_per_core', 1)} processes per core run)"]
     for name, label in (("committed", f"committed x{found['committed_passes']}"),
                         ("run", "recorded in the run")):
-        for sandbox, figures in found[name].items():
-            lines.append(f"  {label:22}{sandbox:17}{figures['histories']:>6} histories "
-                         f"{_fmt(figures['per_s']):>8}/s  {_fmt(figures['cpu_ms_per_history'])}"
-                         f" ms CPU each, {figures['failures']} failed,"
-                         f" {figures.get('streams', 1)} streams")
+        part = found.get(name)
+        if not part:
+            continue
+        lines.append(f"  {label}: payloads decoded once up front, "
+                     f"{_fmt(part['decode_ms_per_history'])} ms per history (not timed below)")
+        for variant, f in part["variants"].items():
+            lines.append(f"    {variant:36}{f['histories']:>6} histories {_fmt(f['per_s']):>8}/s"
+                         f"  {_fmt(f['cpu_ms_per_history'])} ms CPU each, {f['failures']} "
+                         f"failed, {f.get('processes', 1)} process(es)")
     return lines
 
 
@@ -182,6 +192,7 @@ def render(report: dict[str, Any]) -> str:
     lines += _replay(report.get("replay"))
     lines.append("\n== throughput, tollgate / baseline (plain phase)")
     lines += [f"  {b:12}{_fmt(r):>8}" for b, r in headline(report).items()]
+    lines += render_goals(report)
     problems = verdicts(report)
     lines.append("\n== checks")
     lines += [f"  WARN {w}" for w in shape_warnings(report)]
@@ -209,10 +220,10 @@ def verdicts(report: dict[str, Any]) -> list[str]:
         if not toll["messages_at_target"] == approved == toll["distinct_events"]:
             problems.append(f"{name}: {toll['messages_at_target']} messages at the target, "
                             f"{approved} approved, {toll['distinct_events']} distinct events")
-    for name, by_sandbox in (report.get("replay") or {}).items():
-        if isinstance(by_sandbox, dict):
-            problems += [f"replay {name}/{sandbox}: {f['failures']} histories did not replay"
-                         for sandbox, f in by_sandbox.items() if f["failures"]]
+    for name in ("committed", "run"):
+        variants = ((report.get("replay") or {}).get(name) or {}).get("variants") or {}
+        problems += [f"replay {name}/{variant}: {f['failures']} histories did not replay"
+                     for variant, f in variants.items() if f["failures"]]
     return problems
 
 

@@ -21,6 +21,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from contracts import EventState, FinalOutcome
 from policies.signing import sign_json
 from tollgate.bench.baseline import BASELINES, BaselineWorkflow
+from tollgate.bench.goals import machine_load
 from tollgate.bench.history import history_shapes
 from tollgate.bench.reviewer import TENANT, Reviewer
 from tollgate.bench.stats import cpu_ms, memory_kb, tree_cpu_ms
@@ -126,6 +127,7 @@ class Bench:
 
     async def run_phase(self, phase: Phase) -> dict[str, Any]:
         await self.close()
+        load_at_start = machine_load()
         for pipeline in self.pipelines:
             tollgate = pipeline == "tollgate"
             self.workers[pipeline] = await WorkerGroup.start(
@@ -154,7 +156,8 @@ class Bench:
             self.stack.standins.messaging.messages(TENANT), since)
         return {"settings": {"duplicates": phase.duplicates,
                              "model_latency_s": phase.model_latency, "parked": phase.parked,
-                             "worker_rss_mb_once_parked": parked_rss},
+                             "worker_rss_mb_once_parked": parked_rss,
+                             "load": {"start": load_at_start, "end": machine_load()}},
                 **summaries}
 
     async def _park(self, phase: Phase) -> float:

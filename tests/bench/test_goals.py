@@ -1,0 +1,115 @@
+"""Issue 33's goals as the bench judges them: a reader trusts the met / NOT MET column, so each
+goal must flip at its limit, and a phase the run skipped must say "not run", never "met"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tollgate.bench.goals import all_cpu_ms, evaluate, load_words, markdown, render_goals
+
+
+def pipeline(events_per_s: float, cpu: dict[str, float], ack: tuple[float, float],
+             rss: float = 120.0) -> dict[str, Any]:
+    return {"events_per_s": events_per_s, "cpu_ms_per_event": cpu,
+            "ack": {"p50_ms": ack[0], "p99_ms": ack[1]}, "worker_peak_rss_mb": rss}
+
+
+def report(toll_eps: float = 15.0, toll_cpu: float = 100.0, ack: tuple[float, float] = (300, 900),
+           upserts: int = 2, events: int = 40, **extra: Any) -> dict[str, Any]:
+    plain = {
+        "settings": {"duplicates": 0, "model_latency_s": 0, "parked": 0},
+        "same-shape": pipeline(15.0, {"server": 60, "worker": 50, "postgres": 0, "driver": 5},
+                               (250, 800)),
+        "naive": pipeline(10.0, {"server": 100, "worker": 60, "postgres": 0, "driver": 5},
+                          (300, 1000)),
+        "tollgate": pipeline(toll_eps, {"server": toll_cpu / 2, "worker": toll_cpu / 2},
+                             ack),
+    }
+    return {"phases": {"plain": plain, **extra.pop("phases", {})},
+            "history_shape": {"tollgate": {"history_events": events,
+                                           "search_attribute_upserts": upserts}},
+            "environment": {"commit": "abc1234"}, "started_at": "2026-12-02T03:00:00",
+            "load": {"start": {"load_1m": 0.4, "cpus": 2}, "end": {"load_1m": 2.5, "cpus": 2}},
+            **extra}
+
+
+def by_name(found: dict[str, Any]) -> dict[str, Any]:
+    return {g.name: g for g in evaluate(found)}
+
+
+def test_all_cpu_sums_every_process_measured() -> None:
+    assert all_cpu_ms({"cpu_ms_per_event": {"server": 60, "worker": 50.5, "driver": 4}}) == 114.5
+    assert all_cpu_ms({}) is None
+
+
+def test_cpu_goals_flip_at_their_limits() -> None:
+    # same-shape 115 ms, naive 165 ms: 0.67 x naive = 110.55, 1.1 x same-shape = 126.5
+    met = by_name(report(toll_cpu=110.0))
+    assert met["CPU per event vs naive"].met is True
+    assert met["CPU per event vs same-shape"].met is True
+    over = by_name(report(toll_cpu=130.0))
+    assert over["CPU per event vs naive"].met is False
+    assert over["CPU per event vs same-shape"].met is False
+    assert "130.0 ms vs 115.0 ms: 1.13 x" in over["CPU per event vs same-shape"].figure
+
+
+def test_throughput_goals_need_both_ratios() -> None:
+    both = by_name(report(toll_eps=15.0))  # 1.5 x naive's 10, 1.0 x same-shape's 15
+    assert both["throughput vs naive"].met is True
+    assert both["throughput vs same-shape"].met is True
+    short = by_name(report(toll_eps=13.0))  # 1.3 x naive, 0.87 x same-shape
+    assert short["throughput vs naive"].met is False
+    assert short["throughput vs same-shape"].met is False
+
+
+def test_ack_goals_judge_p50_and_p99_apart() -> None:
+    found = by_name(report(ack=(290.0, 1000.0)))  # 1.16 and 1.25 x same-shape's 250 / 800
+    assert found["intake ack p50 vs same-shape"].met is True
+    assert found["intake ack p99 vs same-shape"].met is False
+
+
+def test_history_goals() -> None:
+    assert by_name(report(events=40, upserts=2))["history events"].met is True
+    found = by_name(report(events=48, upserts=7))
+    assert found["history events"].met is False
+    assert found["search-attribute upserts"].met is False
+
+
+def test_a_baseline_the_run_skipped_is_not_run_not_met() -> None:
+    found = report()
+    del found["phases"]["plain"]["naive"]
+    goals = by_name(found)
+    assert goals["CPU per event vs naive"].met is None
+    assert goals["throughput vs naive"].figure == "not run"
+    for name in ("duplicates", "parked memory", "parked throughput", "replay"):
+        assert goals[name].met is None, name
+
+
+def test_scenarios_and_replay_are_judged_when_they_ran() -> None:
+    dup = {"settings": {"parked": 0}, "tollgate": {"events_per_s": 14.0}}
+    parked = {"settings": {"parked": 2000, "worker_rss_mb_once_parked": 172.0},
+              "tollgate": {"events_per_s": 14.0, "worker_peak_rss_mb": 205.0}}
+    replay = {"best": {"with_codec": {"per_s": 81.0, "label": "worker sandbox, 2 processes"},
+                       "without_codec": {"per_s": 120.0}}}
+    goals = by_name(report(toll_eps=15.0, phases={"duplicates": dup, "parked": parked},
+                           replay=replay))
+    assert goals["duplicates"].met is False  # 14 vs 15: 6.7 % lost
+    assert goals["parked memory"].met is False  # the peak counts, not only once parked
+    assert goals["parked throughput"].met is True  # 0.93 x the plain phase: 7 % lost
+    assert goals["replay"].met is True
+    assert "120.0/s without" in goals["replay"].figure
+    slower = by_name(report(phases={"parked": {**parked, "tollgate": {"events_per_s": 13.0}}}))
+    assert slower["parked throughput"].met is False  # 0.87 x: 13 % lost
+
+
+def test_load_is_shown_with_the_goals_and_in_the_markdown_table() -> None:
+    found = report(toll_eps=13.0)
+    assert load_words(found["load"]) == "load 0.4 -> 2.5 (1 min) on 2 CPUs: loaded"
+    assert load_words({"start": {"load_1m": 0.3, "cpus": 2},
+                       "end": {"load_1m": 0.9, "cpus": 2}}).endswith("quiet")
+    assert load_words(None) == "load not recorded"
+    lines = render_goals(found)
+    assert "loaded" in lines[0]
+    assert any(line.strip().startswith("NOT MET") for line in lines)
+    table = markdown(found)
+    assert "abc1234" in table and table.count("\n| ") == 13  # header rule + 12 goals

@@ -1,0 +1,199 @@
+"""Issue 33's goals, judged from one bench report: each goal's figure and whether it was met,
+and the machine's load during the run (a loaded machine moves events/s and latency far more
+than CPU per event). Pure functions of the report dict; ``report.py`` prints them and
+``command.py`` stores them in ``--json`` under ``goals``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: Tollgate's all-process CPU per event against each baseline's, at most (issue 33).
+CPU_VS_NAIVE, CPU_VS_SAME_SHAPE = 0.67, 1.1
+#: Tollgate's events/s against each baseline's, at least.
+THROUGHPUT_VS_NAIVE, THROUGHPUT_VS_SAME_SHAPE = 1.5, 0.9
+#: Intake acknowledgement p50 and p99 against same-shape's, at most.
+ACK_VS_SAME_SHAPE = 1.2
+#: One approved event's history, at most.
+HISTORY_EVENTS, HISTORY_UPSERTS = 40, 2
+#: Histories per second with the sandbox and the payload codec, at least.
+REPLAY_PER_S = 80
+#: Distinct throughput the duplicates phase may lose, and the parked phase; the worker's RSS.
+DUPLICATE_LOSS, PARKED_LOSS, PARKED_RSS_MB = 0.05, 0.10, 200
+#: A 1-minute load average under this (whole machine) counts as quiet, as issue 33 put it.
+QUIET_LOAD = 1.0
+
+
+@dataclass(frozen=True)
+class Goal:
+    name: str
+    goal: str  # what must hold, in words
+    figure: str  # what this run measured, in words ("not run" when the phase was not run)
+    met: bool | None  # None: this run cannot tell (phase not run, figure missing)
+
+
+def machine_load() -> dict[str, float | int | None]:
+    """The 1-, 5- and 15-minute load averages now, and the CPU count they are relative to."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return {"load_1m": None, "load_5m": None, "load_15m": None, "cpus": os.cpu_count()}
+    return {"load_1m": round(one, 2), "load_5m": round(five, 2), "load_15m": round(fifteen, 2),
+            "cpus": os.cpu_count()}
+
+
+def load_words(load: dict[str, Any] | None) -> str:
+    """'load 0.4 -> 2.1 (1 min) on 2 CPUs: loaded' from ``{"start": ..., "end": ...}``."""
+    if not load or not load.get("start") or not load.get("end"):
+        return "load not recorded"
+    start, end = load["start"]["load_1m"], load["end"]["load_1m"]
+    if start is None or end is None:
+        return "load not readable here"
+    kind = "quiet" if max(start, end) < QUIET_LOAD else "loaded"
+    return f"load {start:g} -> {end:g} (1 min) on {load['end']['cpus']} CPUs: {kind}"
+
+
+def all_cpu_ms(summary: dict[str, Any] | None) -> float | None:
+    """CPU ms per event over every process the bench measures (server, worker, PostgreSQL,
+    bench and stand-ins)."""
+    per = (summary or {}).get("cpu_ms_per_event") or {}
+    return round(sum(per.values()), 1) if per else None
+
+
+def _quotient(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else round(a / b, 2)
+
+
+def _at_most(q: float | None, limit: float) -> bool | None:
+    return None if q is None else q <= limit
+
+
+def _at_least(q: float | None, limit: float) -> bool | None:
+    return None if q is None else q >= limit
+
+
+def _f(value: float | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value:,.2f}{unit}" if abs(value) < 10 else \
+        f"{value:,.1f}{unit}"
+
+
+def _against(name: str, limit: float, toll: float | None, base: float | None, unit: str,
+             more_is_better: bool, baseline: str) -> Goal:
+    q = _quotient(toll, base)
+    sign = ">=" if more_is_better else "<="
+    figure = ("not run" if base is None and toll is not None else
+              f"{_f(toll, unit)} vs {_f(base, unit)}: {_f(q)} x")
+    met = _at_least(q, limit) if more_is_better else _at_most(q, limit)
+    return Goal(name, f"{sign} {limit:g} x {baseline}'s", figure, met)
+
+
+def _pipeline_goals(plain: dict[str, Any]) -> list[Goal]:
+    toll = plain.get("tollgate") or {}
+    naive, same = plain.get("naive"), plain.get("same-shape")
+    goals = [
+        _against("CPU per event vs naive", CPU_VS_NAIVE, all_cpu_ms(toll), all_cpu_ms(naive),
+                 " ms", False, "naive"),
+        _against("CPU per event vs same-shape", CPU_VS_SAME_SHAPE, all_cpu_ms(toll),
+                 all_cpu_ms(same), " ms", False, "same-shape"),
+        _against("throughput vs naive", THROUGHPUT_VS_NAIVE, toll.get("events_per_s"),
+                 (naive or {}).get("events_per_s"), "/s", True, "naive"),
+        _against("throughput vs same-shape", THROUGHPUT_VS_SAME_SHAPE,
+                 toll.get("events_per_s"), (same or {}).get("events_per_s"), "/s", True,
+                 "same-shape"),
+    ]
+    for q in ("p50", "p99"):
+        goals.append(_against(f"intake ack {q} vs same-shape", ACK_VS_SAME_SHAPE,
+                              (toll.get("ack") or {}).get(f"{q}_ms"),
+                              ((same or {}).get("ack") or {}).get(f"{q}_ms"), " ms", False,
+                              "same-shape"))
+    return goals
+
+
+def _history_goals(shape: dict[str, Any] | None) -> list[Goal]:
+    toll = (shape or {}).get("tollgate")
+    if not toll:
+        return [Goal("history events", f"<= {HISTORY_EVENTS}", "not sampled", None),
+                Goal("search-attribute upserts", f"<= {HISTORY_UPSERTS}", "not sampled", None)]
+    events, upserts = toll["history_events"], toll["search_attribute_upserts"]
+    return [Goal("history events", f"<= {HISTORY_EVENTS}", str(events),
+                 events <= HISTORY_EVENTS),
+            Goal("search-attribute upserts", f"<= {HISTORY_UPSERTS}", str(upserts),
+                 upserts <= HISTORY_UPSERTS)]
+
+
+def _replay_goal(replay: dict[str, Any] | None) -> Goal:
+    goal = f">= {REPLAY_PER_S} histories/s, sandbox and codec"
+    best = (replay or {}).get("best") or {}
+    with_codec, without = best.get("with_codec"), best.get("without_codec")
+    if not with_codec:
+        return Goal("replay", goal, "not run", None)
+    figure = (f"{_f(with_codec['per_s'])}/s with the codec ({with_codec['label']}), "
+              f"{_f((without or {}).get('per_s'))}/s without")
+    return Goal("replay", goal, figure, _at_least(with_codec["per_s"], REPLAY_PER_S))
+
+
+def _scenario_goals(phases: dict[str, Any]) -> list[Goal]:
+    plain = (phases.get("plain") or {}).get("tollgate") or {}
+    goals = []
+    dup = (phases.get("duplicates") or {}).get("tollgate")
+    words = f"distinct events/s lose <= {DUPLICATE_LOSS:.0%} with 30 % duplicates"
+    if dup is None:
+        goals.append(Goal("duplicates", words, "not run", None))
+    else:
+        q = _quotient(dup.get("events_per_s"), plain.get("events_per_s"))
+        loss = None if q is None else round(1 - q, 3)
+        goals.append(Goal("duplicates", words,
+                          f"{_f(dup.get('events_per_s'))} vs {_f(plain.get('events_per_s'))}"
+                          f"/s: {'-' if loss is None else f'{loss:.1%}'} lost",
+                          _at_most(loss, DUPLICATE_LOSS)))
+    parked = phases.get("parked")
+    if parked is None:
+        return [*goals, Goal("parked memory", f"worker RSS <= {PARKED_RSS_MB} MB", "not run",
+                             None),
+                Goal("parked throughput", f"loss <= {PARKED_LOSS:.0%}", "not run", None)]
+    rss = max(parked["settings"].get("worker_rss_mb_once_parked") or 0,
+              parked["tollgate"].get("worker_peak_rss_mb") or 0) or None
+    q = _quotient(parked["tollgate"].get("events_per_s"), plain.get("events_per_s"))
+    n = parked["settings"]["parked"]
+    return [*goals,
+            Goal("parked memory", f"worker RSS <= {PARKED_RSS_MB} MB ({n:,} parked)",
+                 f"{_f(rss, ' MB')} at most", _at_most(rss, PARKED_RSS_MB)),
+            Goal("parked throughput", f"loss <= {PARKED_LOSS:.0%} ({n:,} parked)",
+                 f"{_f(q)} x the plain phase",
+                 None if q is None else 1 - q <= PARKED_LOSS)]
+
+
+def evaluate(report: dict[str, Any]) -> list[Goal]:
+    """Every goal of issue 33, in the issue's order, from one report."""
+    phases = report.get("phases") or {}
+    return [*_pipeline_goals(phases.get("plain") or {}),
+            *_history_goals(report.get("history_shape")),
+            _replay_goal(report.get("replay")), *_scenario_goals(phases)]
+
+
+def as_json(goals: list[Goal]) -> list[dict[str, Any]]:
+    return [asdict(g) for g in goals]
+
+
+def verdict_word(met: bool | None) -> str:
+    return {True: "met", False: "NOT MET", None: "not run"}[met]
+
+
+def render_goals(report: dict[str, Any]) -> list[str]:
+    lines = [f"\n== goals (issue 33); {load_words(report.get('load'))}"]
+    for g in evaluate(report):
+        lines.append(f"  {verdict_word(g.met):8}{g.name:32}{g.figure}  (goal {g.goal})")
+    return lines
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The goal table for docs/performance.md: one per run, with its commit and load."""
+    env = report.get("environment") or {}
+    rows = [f"Run at {env.get('commit')}, {report.get('started_at')}, "
+            f"{load_words(report.get('load'))}.", "",
+            "| goal | figure | met? |", "|---|---|---|"]
+    rows += [f"| {g.name} {g.goal} | {g.figure} | {verdict_word(g.met)} |"
+             for g in evaluate(report)]
+    return "\n".join(rows)
