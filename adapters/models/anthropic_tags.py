@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import anthropic
 
-from adapters.models.anthropic import ANTHROPIC_BASE_URL, _classify
+from adapters.models.anthropic import ANTHROPIC_BASE_URL, _classify, _usage
 from adapters.models.tag_parsing import UnreadableTags
 from adapters.models.tag_prompt import TAG_SCHEMA, tag_system, tag_user
 from adapters.ports.models import TagReply
@@ -61,6 +61,7 @@ class AnthropicTagProvider:
             raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
             acted = any(b.type in _TOOL_BLOCKS for b in blocks)
             stop, model = message.stop_reason, message.model or self.model
+            usage = _usage(getattr(message, "usage", None))
         except (AttributeError, TypeError, ValueError):
             raise UnreadableTags("unreadable_output") from None
         if acted:
@@ -69,4 +70,4 @@ class AnthropicTagProvider:
             raise UnreadableTags("model_refused")
         if stop == "max_tokens":
             raise UnreadableTags("truncated_output")
-        return TagReply(raw=raw, model=model)
+        return TagReply(raw=raw, model=model, usage=usage)

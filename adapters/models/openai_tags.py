@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import openai
 
-from adapters.models.openai import OPENAI_BASE_URL, _classify, _text
+from adapters.models.openai import OPENAI_BASE_URL, _classify, _text, _usage
 from adapters.models.tag_parsing import UnreadableTags
 from adapters.models.tag_prompt import TAG_SCHEMA, tag_system, tag_user
 from adapters.ports.models import TagReply
@@ -73,6 +73,7 @@ class OpenAITagProvider:
             acted = bool(message.tool_calls or message.function_call)
             refused = bool(message.refusal) or choice.finish_reason == "content_filter"
             model = completion.model or self.model
+            usage = _usage(getattr(completion, "usage", None))
         except (AttributeError, IndexError, TypeError, ValueError):
             # A 200 that is not a chat completion (a gateway's page, no choices).
             raise UnreadableTags("unreadable_output") from None
@@ -82,4 +83,4 @@ class OpenAITagProvider:
             raise UnreadableTags("model_refused")
         if choice.finish_reason == "length":
             raise UnreadableTags("truncated_output")
-        return TagReply(raw=raw, model=model)
+        return TagReply(raw=raw, model=model, usage=usage)

@@ -72,6 +72,7 @@ class TagReply(BaseModel):
 
     raw: str
     model: str
+    usage: TokenUsage | None = None
 
 
 @runtime_checkable

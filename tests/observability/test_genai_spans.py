@@ -15,6 +15,7 @@ from opentelemetry.trace import StatusCode
 from temporalio.testing import ActivityEnvironment
 
 from activities.draft import DraftActivities
+from activities.tagging import TagModelActivities
 from activities.triage import TriageActivities
 from adapters.models.offline import OFFLINE_MODEL, OfflineDraftProvider
 from adapters.models.openai import OpenAIDraftProvider
@@ -31,11 +32,14 @@ from tests.adapters.fake_llm import (
     openai_chat,
     openai_error,
 )
+from tests.adapters.test_model_tags import PROMPT as TAG_PROMPT
+from tests.adapters.test_model_tags import settings as tag_settings
 from tests.adapters.test_model_triage import PROPOSAL
 from tests.adapters.test_model_triage import request as triage_request
 from tollgate.config.models import DraftSettings
 from tollgate.observability import tracing
 from tollgate.runtime.models import build_provider, triage_provider
+from tollgate.runtime.tag_models import build_tag_provider
 
 KEY = "sk-test-genai-0123456789abcdef"
 DRAFT = {
@@ -207,6 +211,39 @@ async def test_an_offline_triage_is_traced_without_a_server_or_counts(
     triager = triage_provider(DraftSettings.from_env({}))
 
     await triager.triage(build_prompt(care_due_request()))
+
+    attributes = dict(chat_span(exporter).attributes or {})
+    assert attributes["gen_ai.provider.name"] == "offline"
+    assert not [k for k in attributes if k.startswith(("gen_ai.usage.", "server."))]
+
+
+async def test_an_anthropic_tagging_call_is_a_chat_span_and_keeps_the_item_out(
+    exporter: InMemorySpanExporter, llm: FakeLLM,
+) -> None:
+    body = anthropic_message(json.dumps({"tags": [{"tag": "Figma", "confidence": 0.8}]}),
+                             model="claude-served-0601")
+    body["usage"] = {"input_tokens": 95, "output_tokens": 12}
+    llm.script(MESSAGES, Reply(body=body))
+    provider = build_tag_provider(tag_settings("anthropic", llm))
+
+    await ActivityEnvironment().run(TagModelActivities(provider).suggest_tags, TAG_PROMPT)
+
+    assert dict(chat_span(exporter).attributes or {}) == {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "m-test", "gen_ai.response.model": "claude-served-0601",
+        "gen_ai.usage.input_tokens": 95, "gen_ai.usage.output_tokens": 12,
+        "server.address": "127.0.0.1", "server.port": llm.port}
+    text = repr([dict(s.attributes or {}) for s in exporter.get_finished_spans()])
+    for private in (TAG_PROMPT.title, TAG_PROMPT.description, TAG_PROMPT.text, "example.com"):
+        assert str(private) not in text
+
+
+async def test_the_offline_tagger_is_traced_without_counts(
+    exporter: InMemorySpanExporter,
+) -> None:
+    provider = build_tag_provider(DraftSettings.from_env({}))
+
+    await provider.suggest_tags(TAG_PROMPT)
 
     attributes = dict(chat_span(exporter).attributes or {})
     assert attributes["gen_ai.provider.name"] == "offline"

@@ -1,7 +1,8 @@
 """Model calls as OpenTelemetry GenAI client spans (docs/tracing.md, "Model calls").
 
 A ``TracedDraftProvider`` wraps whichever drafter the worker runs and is itself a
-``DraftProvider`` (``TracedTriageProvider`` likewise for the triage model): the activities call
+``DraftProvider`` (``TracedTriageProvider``, ``TracedTagProvider`` likewise for the triage
+and tagging models): the activities call
 the ports as before and never learn about tracing,
 and the adapters stay free of OpenTelemetry. It is put in place by
 ``tollgate.runtime.models.build_provider`` only when tracing is on, so off costs nothing. Its
@@ -22,9 +23,17 @@ from urllib.parse import urlsplit
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from adapters.ports.models import DraftProvider, ModelAnswer, TriageAnswer, TriageProvider
+from adapters.ports.models import (
+    DraftProvider,
+    ModelAnswer,
+    TagProvider,
+    TagReply,
+    TriageAnswer,
+    TriageProvider,
+)
 from contracts import DraftPrompt
 from contracts.errors import TollgateError
+from contracts.tagging import TagPrompt
 
 OPERATION = "chat"
 #: Port name -> ``gen_ai.provider.name``. An OpenAI-compatible endpoint is called with the
@@ -65,6 +74,22 @@ class TracedTriageProvider:
         return answer
 
 
+class TracedTagProvider:
+    """The same span around each ``suggest_tags`` of ``inner`` (the tagging model)."""
+
+    def __init__(self, inner: TagProvider, tracer: trace.Tracer, *,
+                 base_url: str | None = None) -> None:
+        self.name, self.model = inner.name, inner.model
+        self.inner = inner
+        self._tracer = tracer
+        self._static = request_attributes(inner.name, inner.model, base_url)
+
+    async def suggest_tags(self, prompt: TagPrompt) -> TagReply:
+        reply: TagReply = await traced_call(
+            self._tracer, self._static, lambda: self.inner.suggest_tags(prompt))
+        return reply
+
+
 async def traced_call(tracer: trace.Tracer, static: dict[str, Any],
                       call: Callable[[], Awaitable[Any]]) -> Any:
     """Run one model call inside its span; the answer's model and usage are added after."""
@@ -100,7 +125,7 @@ def request_attributes(provider: str, model: str, base_url: str | None) -> dict[
     return attributes
 
 
-def answer_attributes(answer: ModelAnswer | TriageAnswer) -> dict[str, Any]:
+def answer_attributes(answer: ModelAnswer | TriageAnswer | TagReply) -> dict[str, Any]:
     """What the answer told: the model that answered and the tokens it reports (none when the
     provider reported none: a count is never made up)."""
     attributes: dict[str, Any] = {"gen_ai.response.model": answer.model}

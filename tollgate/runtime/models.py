@@ -24,10 +24,10 @@ def build_provider(settings: DraftSettings) -> DraftProvider:
         return provider
     from tollgate.observability.genai import TracedDraftProvider
 
-    return TracedDraftProvider(provider, tracer, base_url=_base_url(settings))
+    return TracedDraftProvider(provider, tracer, base_url=endpoint_of(settings))
 
 
-def _base_url(settings: DraftSettings) -> str | None:
+def endpoint_of(settings: DraftSettings) -> str | None:
     """Where the adapter sends its calls (the span's server), None for the offline drafter."""
     if settings.provider == "offline":
         return None
@@ -82,5 +82,5 @@ def triage_provider(settings: DraftSettings) -> TriageProvider:
         return triager
     from tollgate.observability.genai import TracedTriageProvider
 
-    base_url = _base_url(settings) if triager is adapter else None
+    base_url = endpoint_of(settings) if triager is adapter else None
     return TracedTriageProvider(triager, tracer, base_url=base_url)

@@ -11,6 +11,8 @@ from adapters.models.offline_tags import OfflineTagProvider
 from adapters.ports.models import TagProvider
 from contracts.errors import InvalidInput
 from tollgate.config.models import DraftSettings
+from tollgate.observability import tracing
+from tollgate.runtime.models import endpoint_of
 from workflows.timeouts import TAG_MODEL_TIMEOUT
 
 
@@ -20,6 +22,18 @@ def tag_call_timeout(settings: DraftSettings) -> float:
 
 
 def build_tag_provider(settings: DraftSettings) -> TagProvider:
+    """The tagging model the settings name, traced while tracing is on (a GenAI span per call,
+    ``tollgate.observability.genai``)."""
+    provider = _tag_adapter(settings)
+    tracer = tracing.tracer("tollgate.genai")
+    if tracer is None:
+        return provider
+    from tollgate.observability.genai import TracedTagProvider
+
+    return TracedTagProvider(provider, tracer, base_url=endpoint_of(settings))
+
+
+def _tag_adapter(settings: DraftSettings) -> TagProvider:
     if settings.provider == "offline":
         return OfflineTagProvider()
     if not settings.api_key:
