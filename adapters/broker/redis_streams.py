@@ -124,6 +124,8 @@ class RedisStreamIntake:
                                               block=self.limits.block_ms)
                 for _, entries in read or []:
                     for raw_id, fields in entries:
+                        if stop is not None and stop.is_set():
+                            return  # the rest stays pending: another consumer reclaims it
                         await self._one(StreamEntry(raw_id.decode(), fields, self.stream,
                                                     self.group), handler)
             except (OSError, RedisError) as exc:

@@ -4,7 +4,8 @@ because it builds the Temporal client (``runtime.client``) and intake must not i
 
 A start-up problem (no URL, no tenants file, Temporal or Redis unreachable) ends the process
 with one line on stderr and exit 1, never a traceback; once running, a Redis restart is waited
-out and an unreachable Temporal leaves entries pending (their tries are bounded).
+out and an unreachable Temporal leaves entries pending (their tries are bounded). SIGTERM stops
+it cleanly (exit 0).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import signal
 
 from contracts.errors import RetryableError
 from tollgate.config.settings import Settings
@@ -33,8 +35,12 @@ async def run(settings: Settings) -> None:
         await intake.connect()
     except RetryableError as exc:
         raise SystemExit(f"{exc.message} (TOLLGATE_REDIS_URL)") from None
+    # SIGTERM (a deployment's stop) ends the loop after the entry in hand is answered and
+    # acked; whatever was read and not yet handled stays pending for the next consumer.
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     try:
-        await intake.consume(entry_handler(client, settings.task_queue, secrets))
+        await intake.consume(entry_handler(client, settings.task_queue, secrets), stop=stop)
     finally:
         await intake.close()
 
