@@ -1,13 +1,13 @@
 """Model calls as OpenTelemetry GenAI client spans (docs/tracing.md, "Model calls").
 
 A ``TracedDraftProvider`` wraps whichever drafter the worker runs and is itself a
-``DraftProvider`` (``TracedTriageProvider``, ``TracedTagProvider`` likewise for the triage
-and tagging models): the activities call
-the ports as before and never learn about tracing,
-and the adapters stay free of OpenTelemetry. It is put in place by
-``tollgate.runtime.models.build_provider`` only when tracing is on, so off costs nothing. Its
-span sits inside ``RunActivity:draft_message`` (the activity span temporalio's interceptor makes
-current) and around the SDK's HTTP ``POST``.
+``DraftProvider`` (``TracedTriageProvider`` and ``TracedTagProvider`` likewise for the triage
+and tagging models): the activities call the ports as before and never learn about tracing,
+and the adapters stay free of OpenTelemetry. ``tollgate.runtime.models`` and ``tag_models`` put
+them in place only when tracing is on, so off costs nothing. The span sits inside the activity's
+``RunActivity:…`` span (which temporalio's interceptor makes current); it is the call's only
+HTTP-level record, as the SDKs send through ``httpx2``, which the httpx instrumentation does not
+see (ADR 0041).
 
 What a span carries is what the semantic conventions name for an inference call, and nothing
 of the conversation: ids, model names, token counts, the error's code. Never the prompt, the
