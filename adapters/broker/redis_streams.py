@@ -90,7 +90,11 @@ class RedisStreamIntake:
 
     async def connect(self) -> None:
         """Connect and create the group (idempotent: every consumer may ask for it)."""
-        self._redis = aioredis.Redis.from_url(self._url, decode_responses=False)
+        # Bounded socket waits: a Redis that stops answering (a partition) is an error the loop
+        # waits out, never a read blocked for ever. The read itself blocks for block_ms.
+        self._redis = aioredis.Redis.from_url(
+            self._url, decode_responses=False, socket_connect_timeout=5.0,
+            socket_timeout=self.limits.block_ms / 1000 + 10.0)
         try:
             await self._redis.xgroup_create(self.stream, self.group, id="0", mkstream=True)
         except ResponseError as exc:
