@@ -23,6 +23,8 @@ class OpsAction(StrEnum):
     ROLLOUT_CHANGE = "rollout_change"
     #: A tenant's own contact points (ADR 0039): what its drafts may name without a flag.
     CONTACTS_CHANGE = "contacts_change"
+    #: Mark an incident's postmortem draft reviewed (ADR 0046): the model drafts, an owner signs.
+    INCIDENT_REVIEW = "incident_review"
 
 
 #: action -> the roles that may take it.
@@ -33,6 +35,7 @@ AUTHORITY: dict[OpsAction, frozenset[str]] = {
     OpsAction.DEAD_LETTER_REPLAY: frozenset({"change_owner", "incident_commander", "on_call"}),
     OpsAction.ROLLOUT_CHANGE: frozenset({"change_owner"}),
     OpsAction.CONTACTS_CHANGE: frozenset({"change_owner"}),
+    OpsAction.INCIDENT_REVIEW: frozenset({"change_owner", "incident_commander"}),
 }
 #: What a service account may do at all: the circuit stops sends; nothing else is automated.
 SERVICE_ACTIONS = frozenset({OpsAction.KILL_SWITCH_CLOSE})

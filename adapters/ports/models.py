@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from contracts import Draft, DraftPrompt
+from contracts.incident import Postmortem, PostmortemPrompt
 from contracts.tagging import TagPrompt
 from contracts.triage import TriageProposal
 
@@ -106,3 +107,25 @@ class TriageProvider(Protocol):
     model: str
 
     async def triage(self, prompt: DraftPrompt) -> TriageAnswer: ...
+
+
+class PostmortemAnswer(BaseModel):
+    """A provider's postmortem draft of one incident packet, parsed (ADR 0046)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    postmortem: Postmortem
+    raw: str
+    model: str
+    usage: TokenUsage | None = None
+
+
+@runtime_checkable
+class PostmortemProvider(Protocol):
+    """Drafts a postmortem from a rendered ``policies.postmortem_prompt``; raises as
+    ``DraftProvider.propose`` does. The validator (``policies.postmortem``) judges the answer."""
+
+    name: str
+    model: str
+
+    async def postmortem(self, prompt: PostmortemPrompt) -> PostmortemAnswer: ...

@@ -29,6 +29,9 @@ def who(*roles: str, tenant: str = "acme", service: bool = False) -> VerifiedIde
     (OpsAction.DEAD_LETTER_APPROVE, who("change_owner"), None),
     (OpsAction.ROLLOUT_CHANGE, who("incident_commander"), "role_not_allowed"),
     (OpsAction.ROLLOUT_CHANGE, who("change_owner", tenant="*"), None),
+    (OpsAction.INCIDENT_REVIEW, who("on_call"), "role_not_allowed"),
+    (OpsAction.INCIDENT_REVIEW, who("incident_commander", service=True), "service_account"),
+    (OpsAction.INCIDENT_REVIEW, who("incident_commander"), None),
 ])
 def test_the_matrix(action: OpsAction, identity: VerifiedIdentity, code: str | None) -> None:
     verdict = authorize_ops(action, identity, tenant="acme", runbook=RUNBOOK)

@@ -22,6 +22,7 @@ from tollgate.cli.ops_authority import authorized
 from tollgate.cli.ops_backup import backup_cmd, restore_cmd
 from tollgate.cli.ops_contacts import contacts
 from tollgate.cli.ops_dlq import dlq
+from tollgate.cli.ops_incident import incident
 from tollgate.cli.ops_outbox import outbox
 from tollgate.cli.ops_rollout import modes, rollout
 from tollgate.cli.ops_status import status
@@ -249,4 +250,4 @@ ops.add_command(audit)
 ops.add_command(rollout)
 ops.add_command(modes)
 ops.add_command(contacts)
-
+ops.add_command(incident)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from adapters.models.offline import OfflineDraftProvider
 from adapters.models.offline_triage import OfflineTriageProvider
-from adapters.ports.models import DraftProvider, TriageProvider
+from adapters.ports.models import DraftProvider, PostmortemProvider, TriageProvider
 from contracts.errors import InvalidInput
 from tollgate.config.models import DraftSettings
 from tollgate.observability import tracing
@@ -84,3 +84,14 @@ def triage_provider(settings: DraftSettings) -> TriageProvider:
 
     base_url = endpoint_of(settings) if triager is adapter else None
     return TracedTriageProvider(triager, tracer, base_url=base_url)
+
+
+def postmortem_provider(settings: DraftSettings) -> PostmortemProvider:
+    """The model that drafts incident postmortems (ADR 0046): the configured provider where it
+    drafts them (OpenAI, Anthropic), else the offline summary from the same packet."""
+    adapter = _adapter(settings)
+    if isinstance(adapter, PostmortemProvider):
+        return adapter
+    from adapters.models.offline_postmortem import OfflinePostmortemProvider
+
+    return OfflinePostmortemProvider()

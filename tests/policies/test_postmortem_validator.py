@@ -1,0 +1,96 @@
+"""The postmortem validator (ADR 0046): a draft stands only on the packet. It refuses an
+invented figure, an unknown ref, a sentence with no ref, personal data and an empty section;
+the offline draft of the same packet passes it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from adapters.models.offline_postmortem import OfflinePostmortemProvider, offline_postmortem
+from contracts.incident import Postmortem, PostmortemSentence
+from policies.incident_packet import build_packet
+from policies.postmortem import validate_postmortem
+from policies.postmortem_prompt import build_postmortem_prompt
+from tests.policies.incident_rows import SINCE, UNTIL, rows
+
+PACKET = build_packet(rows(), since=SINCE, until=UNTIL, tenant="acme")
+GOOD = PostmortemSentence(text="Two unknown writes answered target_504.", refs=["code:target_504"])
+
+
+def draft(*sentences: PostmortemSentence) -> Postmortem:
+    """A draft whose impact is ``sentences``, every other section one good sentence."""
+    return Postmortem(impact=list(sentences), timeline=[GOOD], suspected_cause=[GOOD],
+                      open_items=[GOOD])
+
+
+def codes(d: Postmortem) -> list[tuple[str, str]]:
+    return [(f.code, f.what) for f in validate_postmortem(d, PACKET)]
+
+
+def test_figures_the_cited_items_hold_are_accepted() -> None:
+    ok = draft(PostmortemSentence(
+        text="The circuit closed messaging for acme after 2 signals (limit 2) at 03:00:14.",
+        refs=["cc:7"]),
+        PostmortemSentence(text="An unknown write recovered after 2.3 s [uw:41].", refs=[]))
+
+    assert codes(ok) == []
+
+
+def test_an_invented_figure_is_refused() -> None:
+    """The packet holds 2 writes under target_504; 5 is nowhere in what the sentence cites."""
+    invented = draft(PostmortemSentence(text="5 unknown writes answered target_504.",
+                                        refs=["code:target_504"]))
+
+    assert codes(invented) == [("figure_not_in_packet", "5")]
+
+
+def test_a_figure_spelled_out_is_still_a_figure() -> None:
+    spelled = draft(PostmortemSentence(text="Seven writes answered target_504.",
+                                       refs=["code:target_504"]))
+
+    assert codes(spelled) == [("figure_not_in_packet", "7")]
+
+
+def test_a_figure_of_an_item_not_cited_does_not_count() -> None:
+    """3 is a figure of the bad_signature group, not of the target_504 group cited."""
+    borrowed = draft(PostmortemSentence(text="3 writes answered target_504.",
+                                        refs=["code:target_504"]))
+
+    assert codes(borrowed) == [("figure_not_in_packet", "3")]
+
+
+def test_an_unknown_ref_is_refused() -> None:
+    unknown = draft(PostmortemSentence(text="A dead letter was written.", refs=["dl:99"]),
+                    PostmortemSentence(text="Another was written [dl:13].", refs=[]))
+
+    assert codes(unknown) == [("unknown_ref", "dl:99"), ("unknown_ref", "dl:13")]
+
+
+def test_a_sentence_without_a_ref_is_refused() -> None:
+    bare = draft(PostmortemSentence(text="The target was slow.", refs=[]))
+
+    assert codes(bare) == [("no_ref", "")]
+
+
+def test_personal_data_in_a_sentence_is_refused() -> None:
+    leaked = draft(PostmortemSentence(text="Write to lan.nguyen@example.com about it.",
+                                      refs=["dl:12"]))
+
+    assert ("personal_data", "") in codes(leaked)
+
+
+def test_an_empty_section_is_refused() -> None:
+    empty = Postmortem(impact=[GOOD], timeline=[], suspected_cause=[GOOD], open_items=[GOOD])
+
+    assert codes(empty) == [("empty_section", "")]
+
+
+def test_the_offline_draft_of_the_packet_passes_and_cites_every_section() -> None:
+    answer = asyncio.run(OfflinePostmortemProvider().postmortem(build_postmortem_prompt(PACKET)))
+
+    assert validate_postmortem(answer.postmortem, PACKET) == []
+    assert answer.postmortem == offline_postmortem(PACKET)  # deterministic
+    cause = " ".join(s.text for s in answer.postmortem.suspected_cause)
+    assert "policy 2026-12-02" in cause and "policy 2026-12-01" in cause
+    opened = " ".join(s.text for s in answer.postmortem.open_items)
+    assert "Dead letter 12" in opened and "no recorded outcome" in opened
