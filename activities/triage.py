@@ -29,6 +29,7 @@ from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import ErrorClass, TollgateError
 from policies.draft_validator import scan_context
 from policies.triage import (
+    TICKET_REF,
     assignment_draft,
     body_fits,
     inspect_triage,
@@ -66,7 +67,11 @@ class TriageActivities:
 
     async def _triage(self, request: DraftRequest, attempt: int,
                       fields: dict[str, object]) -> DraftResult:
-        context = dict(request.context)
+        # The ticket's id is the producer system's identifier (the schema holds it to the id
+        # pattern): the assignment needs it, the model does not, and a long id would read as a
+        # token to the secret rules. So it is neither scanned nor shown to the model.
+        facts = {k: v for k, v in request.context.items() if k != TICKET_REF}
+        context = dict(facts)
         if request.reviewer_note:
             context["review.note"] = request.reviewer_note
         shape = request.rule.output if request.rule else None
@@ -79,7 +84,8 @@ class TriageActivities:
             fields["error_class"] = ErrorClass.SECURITY_INCIDENT.value
             return self._result(request, "failed_validation", stops, flags=context_flags)
         try:
-            answer = await self._provider.triage(build_triage_prompt(request))
+            answer = await self._provider.triage(
+                build_triage_prompt(request.model_copy(update={"context": facts})))
         except (ModelRefused, ToolCallInOutput, DraftSchemaError) as exc:
             fields.update(error_class=exc.error_class.value, error_code=exc.code)
             found = exc.findings if isinstance(exc, DraftSchemaError) else [exc.code]

@@ -182,3 +182,19 @@ async def test_a_429_is_rate_limited_with_the_servers_delay(llm: FakeLLM) -> Non
         await claude(llm).triage(build_triage_prompt(request()))
     assert raised.value.retry_after == 7.0
     assert KEY not in str(raised.value)
+
+
+async def test_the_ticket_id_reaches_the_assignment_but_never_the_model(llm: FakeLLM) -> None:
+    # A producer's long conversation id reads like a token to the secret rules; it is the
+    # system's identifier (held to the id pattern by the schema), so it is not a fact to scan.
+    thread = "T-conversation_8f3a9c2e71b44d0f9e2a_reconciled"
+    llm.script(CHAT, Reply(body=openai_chat(json.dumps(PROPOSAL))))
+    req = request().model_copy(update={"context": {**CONTEXT, "event.thread_id": thread}})
+
+    result = await triage(openai(llm), req)
+
+    assert result.status == "drafted", result.findings
+    assert result.draft is not None
+    assert Assignment.model_validate_json(result.draft.message).ticket_ref == thread
+    [sent] = llm.requests
+    assert thread not in json.dumps(sent.body)
