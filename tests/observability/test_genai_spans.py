@@ -116,6 +116,21 @@ async def test_an_openai_draft_is_a_chat_span_with_the_servers_model_and_token_c
     assert_no_conversation(exporter)
 
 
+async def test_an_openai_compatible_endpoint_is_named_openai_beside_its_own_server(
+    exporter: InMemorySpanExporter, llm: FakeLLM,
+) -> None:
+    llm.script(CHAT, Reply(body=openai_chat(json.dumps(DRAFT), model="gemini-2.5-flash")))
+    settings = DraftSettings.from_env({
+        "TOLLGATE_DRAFT_PROVIDER": "openai-compatible", "TOLLGATE_DRAFT_API_KEY": KEY,
+        "TOLLGATE_DRAFT_BASE_URL": llm.openai_base_url, "TOLLGATE_DRAFT_MODEL": "gemini-2.5-flash"})
+
+    assert await draft(settings) == "drafted"
+
+    attributes = dict(chat_span(exporter).attributes or {})
+    assert (attributes["gen_ai.provider.name"], attributes["server.address"],
+            attributes["server.port"]) == ("openai", "127.0.0.1", llm.port)
+
+
 async def test_an_anthropic_draft_counts_cached_input_tokens_as_input(
     exporter: InMemorySpanExporter, llm: FakeLLM,
 ) -> None:
