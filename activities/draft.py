@@ -38,7 +38,7 @@ from contracts import DraftRequest, DraftResult, Flag
 from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import ErrorClass, TollgateError
 from policies.draft_validator import inspect_draft, redact, scan_context, stopping
-from policies.prompts import PROMPT_VERSION, build_prompt
+from policies.prompts import build_prompt, prompt_version_for
 
 EXCERPT_CHARS = 500
 log = structlog.get_logger("tollgate.draft")
@@ -145,7 +145,7 @@ class DraftActivities:
                 "draft": answer.draft if answer and status == "drafted" else None,
                 "provider": self._provider.name,
                 "model": answer.model if answer else self._provider.model,
-                "prompt_version": PROMPT_VERSION,
+                "prompt_version": prompt_version_for(request.ref.event_type),
                 "findings": findings or [],
                 "raw_excerpt": excerpt(raw) if raw is not None else None,
                 "flags": flags or [],

@@ -10,6 +10,10 @@ from pydantic import AwareDatetime, Field
 
 from contracts.base import EventType, Frozen, Identifier
 
+#: The order event of seed 002; its notify consumer hands it to the control core, whose policy
+#: rule for it is the order confirmation's (policies/versions/, from 2026-12-02.2).
+ORDER_PLACED = "ORDER_PLACED"
+
 
 class BusinessEvent(Frozen):
     """A producer's event as the bus carries it (schemas in contracts/schemas/)."""
@@ -45,6 +49,11 @@ class Subscription(Frozen):
     initial_interval_s: Annotated[float, Field(gt=0, le=3600)] = 1.0
     max_interval_s: Annotated[float, Field(gt=0, le=86_400)] = 60.0
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 30.0
+    #: ``consumer``: a plain consumer writing on the delivery's transaction (inventory's cache
+    #: sync, analytics). ``control_core``: a customer-facing side effect, run as a child
+    #: ProcessEvent (context, draft, policy, review, send with receipt) keyed by
+    #: (event id, consumer) (docs/fan-out.md, "Consumers that act").
+    through: Literal["consumer", "control_core"] = "consumer"
 
 
 class SubscriptionSet(Frozen):
@@ -77,9 +86,12 @@ class DeadLetterRequest(Frozen):
 class ConsumeResult(Frozen):
     consumer: str
     #: delivered: done now; duplicate: this (event, consumer) was already done, nothing written;
-    #: dead_lettered: retries exhausted, one dead letter row for this consumer only.
-    status: Literal["delivered", "duplicate", "dead_lettered"]
+    #: dead_lettered: retries exhausted, one dead letter row for this consumer only;
+    #: handed_over: a control-core consumer's child ProcessEvent started (``workflow_id``), which
+    #: goes on by itself (review, send, receipt); duplicate there: that child already existed.
+    status: Literal["delivered", "duplicate", "dead_lettered", "handed_over"]
     error: str | None = None
+    workflow_id: str | None = None
 
 
 class FanOutResult(Frozen):

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from contracts.base import ID_PATTERN
+from contracts.fanout import OrderPlacedV1
 from contracts.triage import MessageReceivedV1
 
 Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
@@ -38,6 +39,8 @@ class Retired:
 SCHEMAS: dict[tuple[str, int], type[BaseModel] | Retired] = {
     ("CARE_DUE", 3): CareDueV3,
     ("MESSAGE_RECEIVED", 1): MessageReceivedV1,
+    # The fan-out's notify consumer hands its order to the control core (docs/fan-out.md).
+    ("ORDER_PLACED", 1): OrderPlacedV1,
     ("CARE_DUE", 2): Retired(
         replay_plan="Producer still sends CARE_DUE v2: map pet_id->customer_id and "
         "kind->reminder_kind, bump schema_version to 3, and send it again under a new "

@@ -7,6 +7,7 @@ snapshot travels in the fan-out workflow's input, so a replay sees the same cons
 
 from __future__ import annotations
 
+import hashlib
 import json
 from importlib import resources
 from pathlib import Path
@@ -51,3 +52,23 @@ def load_subscriptions(path: Path | None = None) -> SubscriptionSet:
 def consumers_for(subs: SubscriptionSet, event_type: str) -> list[Subscription]:
     """The subscriptions of ``event_type``, in file order (the order children are started)."""
     return [s for s in subs.subscriptions if event_type in s.event_types]
+
+
+#: An idempotency key's longest form (``contracts.base.ID_BODY``).
+_KEY_CHARS = 128
+
+
+def control_core_key(event_id: str, consumer: str) -> str:
+    """The business key of a consumer's child ProcessEvent: ``{event_id}.{consumer}``, the
+    idempotency key and event id of the event it hands the control core (so its workflow id is
+    ``event/{tenant}/{event_id}.{consumer}`` and its action key derives from both). Never a run
+    id: a redelivery, a replay or a second fan-out of the same event finds the same child.
+
+    Both parts are identifiers already; a pair too long for one keeps the consumer whole and
+    replaces the event id's tail by a digest of the whole id, so two long ids never collide."""
+    key = f"{event_id}.{consumer}"
+    if len(key) <= _KEY_CHARS:
+        return key
+    digest = hashlib.sha256(event_id.encode()).hexdigest()[:16]
+    head = event_id[:max(1, _KEY_CHARS - len(consumer) - len(digest) - 2)]
+    return f"{head}.{digest}.{consumer}"[:_KEY_CHARS]

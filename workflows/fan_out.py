@@ -6,6 +6,8 @@
         ConsumeEventWorkflow  id consume/{event_id}/{consumer}   (its own retry policy)
           deliver_event  --ok-->  delivered | duplicate
                          --retries exhausted / final error-->  dead_letter_event
+          (a consumer that acts, ``through: control_core``: a child ProcessEvent instead of
+           deliver_event, workflows/consumer_acts.py)
 
 Children are started together and awaited together, so a slow consumer holds only its own
 child; they are ABANDONed on parent close, so a cancelled fan-out never cancels a delivery half
@@ -35,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from policies.subscriptions import consumers_for
     from workflows import timeouts as t
+    from workflows.consumer_acts import acts_through_control_core, hand_over
 
 _FINAL_TYPES = tuple(sorted(c.value for c in NON_RETRYABLE))
 
@@ -69,6 +72,8 @@ class ConsumeEventWorkflow:
     async def run(self, request: ConsumeRequest) -> ConsumeResult:
         sub = request.subscription
         try:
+            if acts_through_control_core(request):
+                return await hand_over(request, _retry_policy(sub))
             return await workflow.execute_activity_method(
                 FanOutActivities.deliver_event, request,
                 start_to_close_timeout=timedelta(seconds=sub.timeout_s),

@@ -20,8 +20,10 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from adapters.models.offline_orders import draft_order_confirmation
 from adapters.ports.models import ModelAnswer
 from contracts import Draft, DraftPrompt, DraftRequest
+from contracts.fanout import ORDER_PLACED
 
 OFFLINE_MODEL = "offline-template-v1"
 # Letters, with spaces, hyphens, apostrophes or an initial's dot between at most four words.
@@ -83,7 +85,10 @@ class OfflineDraftProvider:
 
 
 def draft_offline(request: DraftRequest) -> Draft:
-    """Fill the reminder template from the context, citing exactly the facts it used."""
+    """Fill the reminder template from the context, citing exactly the facts it used (an
+    order's confirmation has a template of its own: ``offline_orders``)."""
+    if request.ref.event_type == ORDER_PLACED:
+        return draft_order_confirmation(request, _name)
     ctx = request.context
     locale = "vi" if ctx.get("crm.locale", "en").lower().startswith("vi") else "en"
     words = dict(_FALLBACK[locale])

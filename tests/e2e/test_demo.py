@@ -10,7 +10,7 @@ import pytest
 
 from contracts import EventState, FinalOutcome, Receipt, ReceiptStatus
 from tollgate.dev.demo import run_demo
-from tollgate.dev.demo_evidence import Evidence, missing
+from tollgate.dev.demo_evidence import Confirmation, Evidence, confirmation_missing, missing
 from tollgate.dev.stack import free_port
 
 pytestmark = pytest.mark.e2e
@@ -35,13 +35,17 @@ async def test_demo_scenario_outcomes(tmp_path: Path, capsys: pytest.CaptureFixt
     assert ("the approved send: UNKNOWN_WRITE -> RECONCILING -> SUCCEEDED, 1 POST;"
             " the revoked customer's drafts: 0") in out
     # The other two seeds: the page's own keywords, one exact and one trigram merge plus new
-    # tags, the removed tag gone for good; the order delivered to two consumers and
-    # dead-lettered for the down one.
+    # tags, the removed tag gone for good; the order delivered to inventory, dead-lettered for
+    # the down analytics, and its confirmation handed to the control core: sent once, after
+    # the order desk's yes.
     assert "exact    UI design" in out and "new      Figma" in out and "new      dashboards" in out
     assert "similar  design systems (similarity 0.81)" in out
     assert ("after removing Figma and a repeated write: UI design, dashboards, "
             "design systems") in out
     assert "analytics     dead_lettered" in out and "inventory     delivered" in out
+    assert "notify        handed_over    event/acme/order-demo-1001.notify" in out
+    assert ("confirmation SUCCEEDED: 1 message after the approval, 0 before; "
+            "published again: duplicate, children 1") in out
     # Triage: the refund question proposed to billing with a reply that waited for a support
     # lead, then assigned once at the helpdesk with its receipt.
     assert "proposal v1: intent refund_request, route billing" in out
@@ -95,3 +99,30 @@ def test_a_resend_after_the_504_is_named() -> None:
 def test_a_draft_for_the_revoked_customer_is_named_though_the_run_stopped() -> None:
     (line,) = missing(_evidence(revoked_drafts=1))
     assert line.startswith("the revoked customer's event has 1 draft(s)")
+
+
+def _confirmation(**changes: object) -> Confirmation:
+    seen = {
+        "outcome": FinalOutcome(workflow_id="event/acme/o.notify", state=EventState.SUCCEEDED,
+                                reason_code="sent", receipt=_receipt()),
+        "posts_before_approval": 0, "posts": 1, "republished": "duplicate", "children": 1,
+        "dead_letters": ["analytics"],
+    }
+    return Confirmation(**{**seen, **changes})  # type: ignore[arg-type]
+
+
+def test_the_confirmation_records_bear_out_the_fan_out_scene() -> None:
+    assert confirmation_missing(_confirmation()) == []
+
+
+@pytest.mark.parametrize(("changes", "start"), [
+    ({"posts_before_approval": 1}, "the confirmation was POSTed 1 times before"),
+    ({"posts": 2}, "the confirmation ended SUCCEEDED with 2 POST(s)"),
+    ({"republished": "accepted"}, "publishing the order again gave accepted"),
+    ({"children": 2}, "publishing the order again gave duplicate and 2 children"),
+    ({"dead_letters": ["analytics", "notify"]}, "dead letters for ['analytics', 'notify']"),
+])
+def test_a_confirmation_claim_the_records_do_not_bear_out_is_named(
+        changes: dict[str, object], start: str) -> None:
+    (line,) = confirmation_missing(_confirmation(**changes))
+    assert line.startswith(start)

@@ -25,6 +25,7 @@ RELEASED = {
     "2026-11-30.json": "76b69ebf9eb7d9384ce55a99ac39b4adc3ac5d8162a0c0b0af7ce12fcf8e6478",
     "2026-12-01.json": "36f036033c1784249e08c7cbdae8c33420962ff9fb5627519a7554e49012b6e8",
     "2026-12-02.json": "a6b1efa40168b41a272f68a518958cb7316d1be078c6976b6e6ec5ca53a93cd8",
+    "2026-12-02.2.json": "a310c5962b14091fdbd770d9ce76119214e267b3c1f12de995ee5fd62cacb0b4",
 }
 
 RULE: dict[str, Any] = {
@@ -61,11 +62,11 @@ def test_released_files_are_never_edited() -> None:
 
 def test_shipped_matrix_is_the_newest_and_covers_the_demo_tenants() -> None:
     matrix = load_matrix()
-    assert newest_matrix_file() == VERSIONS_DIR / "2026-12-02.json"
-    assert matrix.version == "2026-12-02.1"
+    assert newest_matrix_file() == VERSIONS_DIR / "2026-12-02.2.json"
+    assert matrix.version == "2026-12-02.2"
     for tenant in ("acme", "globex", "some-new-tenant"):
         snapshot = matrix.rule_for(tenant, "CARE_DUE")
-        assert snapshot is not None and snapshot.version == "2026-12-02.1"
+        assert snapshot is not None and snapshot.version == "2026-12-02.2"
         rule = snapshot.rule
         assert (rule.adapter, rule.action) == ("messaging", "send_message")
         assert rule.consent_required and rule.separation_of_duties
@@ -91,6 +92,21 @@ def test_the_first_release_still_loads_and_later_ones_spell_out_shape_fields_and
                 wants_contact = rule.output.customer_contact
                 assert wants_contact or not {"crm.phone", "crm.email", "crm.address"} & set(
                     rule.context_fields), where
+
+
+def test_the_order_confirmation_is_customer_facing_so_a_person_approves_it() -> None:
+    """Issue 30 item 3: the notify consumer's ORDER_PLACED goes through review for every
+    tenant, is sent only with consent, and its drafter reads no contact data or notes."""
+    matrix = load_matrix()
+    for tenant in ("acme", "globex", "some-new-tenant"):
+        snapshot = matrix.rule_for(tenant, "ORDER_PLACED")
+        assert snapshot is not None
+        rule = snapshot.rule
+        assert "order_desk" in rule.approver_roles and rule.separation_of_duties
+        assert rule.consent_required and rule.triage is None
+        assert (rule.adapter, rule.action) == ("messaging", "send_message")
+        assert rule.context_fields is not None
+        assert not {"crm.notes", "crm.phone", "crm.email"} & set(rule.context_fields)
 
 
 def test_tenant_rule_wins_over_the_default() -> None:

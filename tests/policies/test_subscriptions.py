@@ -8,16 +8,34 @@ from pathlib import Path
 import pytest
 
 from contracts.errors import InvalidInput
-from policies.subscriptions import consumers_for, load_subscriptions, newest_subscriptions_file
+from policies.subscriptions import (
+    consumers_for,
+    control_core_key,
+    load_subscriptions,
+    newest_subscriptions_file,
+)
 
 
 def test_order_placed_has_three_consumers_with_their_own_policies() -> None:
     subs = load_subscriptions()
     assert subs.version == newest_subscriptions_file().stem
     found = consumers_for(subs, "ORDER_PLACED")
-    assert [s.consumer for s in found] == ["inventory", "notification", "analytics"]
+    assert [s.consumer for s in found] == ["inventory", "notify", "analytics"]
     assert len({(s.max_attempts, s.initial_interval_s) for s in found}) == 3
     assert consumers_for(subs, "CARE_DUE") == []
+
+
+def test_only_the_customer_facing_consumer_acts_through_the_control_core() -> None:
+    found = {s.consumer: s.through for s in load_subscriptions().subscriptions}
+    assert found == {"inventory": "consumer", "notify": "control_core", "analytics": "consumer"}
+
+
+def test_the_control_core_key_is_the_event_and_the_consumer() -> None:
+    assert control_core_key("order-1001", "notify") == "order-1001.notify"
+    # Two ids of 128 characters that differ only at the end stay two keys, each a valid id.
+    a, b = "e" * 127 + "a", "e" * 127 + "b"
+    keys = {control_core_key(a, "notify"), control_core_key(b, "notify")}
+    assert len(keys) == 2 and all(len(k) <= 128 and k.endswith(".notify") for k in keys)
 
 
 @pytest.mark.parametrize(("body", "problem"), [

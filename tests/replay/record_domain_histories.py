@@ -3,8 +3,10 @@
 
 Runs the demo's two domain scenes (tollgate.dev.demo_scenes) on a fresh embedded stack with the
 analytics consumer down, and writes `tests/replay/histories/<name>.json` for the tagging run,
-the fan-out parent and two of its children (one delivered, one dead-lettered). Keep old files
-when re-recording: they are the runs already in flight.
+the fan-out parent, two plain children (one delivered, one dead-lettered), the notify consumer
+that hands the order to the control core and that child ProcessEvent (the order confirmation,
+approved and sent). A file already there is kept, never overwritten: it is a run already in
+flight (the first three fan-out files are from the subscriptions of 2026-12-01, before notify).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import json
 import tempfile
 from pathlib import Path
 
+from tests.conftest import TEST_KEYS_FILE
 from tollgate.config.settings import Settings
-from tollgate.dev.demo_scenes import DOWN_CONSUMER, domain_scenes
+from tollgate.dev.demo_scenes import DOWN_CONSUMER, OrderDesk, domain_scenes
 from tollgate.dev.stack import DevStack, Ports, free_port
 from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker
@@ -26,6 +29,9 @@ RUNS = {
     "fan_out_three_consumers": "fan-out/order-demo-1001",
     "consume_delivered": "consume/order-demo-1001/inventory",
     "consume_dead_lettered": f"consume/order-demo-1001/{DOWN_CONSUMER}",
+    "fan_out_notify_through_control_core": "fan-out/order-demo-1001",
+    "consume_notify_handed_over": "consume/order-demo-1001/notify",
+    "order_confirmation_approved_sent": "event/acme/order-demo-1001.notify",
 }
 
 
@@ -34,13 +40,19 @@ async def record() -> None:
                      ports=Ports(temporal=free_port(), ui=free_port(), crm=0, messaging=0))
     await asyncio.to_thread(stack.start)
     try:
-        settings = Settings.from_env({**stack.env(), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER})
-        assert settings.database_url
+        # Encrypted under the committed test keys, which the replay tests decrypt with.
+        settings = Settings.from_env({**stack.env(), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER,
+                                      "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
+        assert settings.dsn
         client = await build_client(settings.temporal_address, env=settings.env)
         async with main_worker(client, settings), draft_worker(client, settings):
-            problems = await domain_scenes(client, settings.database_url, settings.task_queue)
+            assert stack.standins is not None
+            problems = await domain_scenes(client, settings.dsn, settings.task_queue,
+                                           OrderDesk(settings.state_dir, stack.standins.messaging))
             assert not problems, problems
             for name, workflow_id in RUNS.items():
+                if (OUT / f"{name}.json").exists():
+                    continue
                 history = await client.get_workflow_handle(workflow_id).fetch_history()
                 data = json.loads(history.to_json())
                 (OUT / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")

@@ -1,6 +1,10 @@
 """One ORDER_PLACED fanned out to its consumers on the time-skipping server with the real
 store: each consumer has its own child, retries, idempotency record and dead letter; one down
-delays no other and never the producer; a redelivered event is a duplicate."""
+delays no other and never the producer; a redelivered event is a duplicate.
+
+These are the plain consumers' tests, so they fan out by the 2026-12-01 subscriptions, where
+all three consumers are plain; the consumer that acts through the control core (notify, from
+2026-12-02) is tests/workflows/test_fan_out_confirmation.py's."""
 
 from __future__ import annotations
 
@@ -28,9 +32,12 @@ from contracts.fanout import (
     Subscription,
     SubscriptionSet,
 )
-from policies.subscriptions import load_subscriptions
+from policies.subscriptions import load_subscriptions, newest_subscriptions_file
 from tollgate.intake.publish import publish_event
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow, fan_out_id
+
+#: Every consumer plain: inventory, notification (records the request), analytics.
+PLAIN = load_subscriptions(newest_subscriptions_file().parent / "2026-12-01.json")
 
 
 class Flaky:
@@ -85,7 +92,7 @@ async def test_one_consumer_down_dead_letters_alone(
     client, queue, consumers = bus
     consumers["analytics"].down = True
     event = order()
-    assert await publish_event(client, queue, event) == "accepted"
+    assert await publish_event(client, queue, event, PLAIN) == "accepted"
     assert await outcome(client, event.event_id) == {
         "inventory": "delivered", "notification": "delivered", "analytics": "dead_lettered"}
     store = FanOutStore(pool)
@@ -101,7 +108,7 @@ async def test_a_consumer_down_and_back_is_delivered_once(
     client, queue, consumers = bus
     flaky = consumers["inventory"] = Flaky(consumers["inventory"], failures=3)
     event = order()
-    await publish_event(client, queue, event)
+    await publish_event(client, queue, event, PLAIN)
     assert (await outcome(client, event.event_id))["inventory"] == "delivered"
     assert flaky.calls == 4
     assert await FanOutStore(pool).dead_letters(event.event_id) == {}
@@ -111,11 +118,11 @@ async def test_a_redelivered_event_is_a_duplicate_and_writes_nothing(
         bus: tuple[Client, str, dict[str, Any]], pool: asyncpg.Pool) -> None:
     client, queue, _ = bus
     event = order()
-    await publish_event(client, queue, event)
+    await publish_event(client, queue, event, PLAIN)
     await outcome(client, event.event_id)
-    assert await publish_event(client, queue, event) == "duplicate"
+    assert await publish_event(client, queue, event, PLAIN) == "duplicate"
     # Even a consumer run started again by hand (a replay) finds its record and does nothing.
-    sub = load_subscriptions()
+    sub = PLAIN
     again = await client.execute_workflow(
         ConsumeEventWorkflow.run,
         ConsumeRequest(event=event, subscription=sub.subscriptions[0],
@@ -130,7 +137,7 @@ async def test_a_payload_some_consumers_cannot_read_dead_letters_for_those_consu
         bus: tuple[Client, str, dict[str, Any]]) -> None:
     client, queue, _ = bus
     event = order(lines=[])
-    await publish_event(client, queue, event)
+    await publish_event(client, queue, event, PLAIN)
     assert await outcome(client, event.event_id) == {
         "inventory": "dead_lettered", "notification": "dead_lettered", "analytics": "delivered"}
 
@@ -138,7 +145,7 @@ async def test_a_payload_some_consumers_cannot_read_dead_letters_for_those_consu
 async def test_a_new_consumer_needs_no_producer_change(
         bus: tuple[Client, str, dict[str, Any]]) -> None:
     client, queue, consumers = bus
-    current = load_subscriptions()
+    current = PLAIN
     consumers["audit"] = consumers["analytics"].__class__()
     consumers["audit"].name = "audit"
     wider = SubscriptionSet(version="test-wider", subscriptions=[

@@ -149,7 +149,7 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
     await asyncio.to_thread(stack.start)
     try:
         from tollgate.dev.contacts_seed import seed_contacts
-        from tollgate.dev.demo_scenes import DOWN_CONSUMER, domain_scenes
+        from tollgate.dev.demo_scenes import DOWN_CONSUMER, OrderDesk, domain_scenes
 
         settings = Settings.from_env({**stack.env(), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER})
         client = await build_client(settings.temporal_address, env=settings.env)
@@ -163,7 +163,10 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
             problems += await triage_scene(client, settings, stack.standins.helpdesk,
                                            datetime.now(UTC))
             assert settings.dsn
-            problems += await domain_scenes(client, settings.dsn, settings.task_queue)
+            assert stack.standins is not None
+            problems += await domain_scenes(client, settings.dsn, settings.task_queue,
+                                            OrderDesk(settings.state_dir,
+                                                      stack.standins.messaging))
             switches = await _switch_count(settings)
             if switches:
                 problems.append(f"{switches} kill switch rows exist; the demo must not touch them")

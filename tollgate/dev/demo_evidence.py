@@ -72,3 +72,40 @@ async def gather(dsn: str, *, pending_faults: list[dict[str, Any]], posts_for_ke
         await conn.close()
     return Evidence(pending_faults=pending_faults, posts_for_key=posts_for_key,
                     approved_path=path, approved=approved, revoked_drafts=drafts, revoked=revoked)
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The fan-out scene's order confirmation (``demo_fanout``), as the records show it."""
+
+    #: The notify consumer's child ProcessEvent's final outcome.
+    outcome: FinalOutcome
+    #: POSTs the messaging stand-in received with the confirmation's action key, before the
+    #: order desk approved and after the run ended.
+    posts_before_approval: int
+    posts: int
+    #: What publishing the same order a second time answered.
+    republished: str
+    #: ``events`` rows correlated with the order's event id (children handed the control core).
+    children: int
+    #: Consumers with a dead letter for the order.
+    dead_letters: list[str]
+
+
+def confirmation_missing(seen: Confirmation) -> list[str]:
+    """One line per claim of the fan-out scene the records do not bear out."""
+    problems = []
+    if seen.posts_before_approval:
+        problems.append(f"the confirmation was POSTed {seen.posts_before_approval} times "
+                        "before the order desk approved it")
+    receipt = seen.outcome.receipt
+    if (seen.outcome.state != EventState.SUCCEEDED or receipt is None
+            or receipt.status != "SUCCEEDED" or seen.posts != 1):
+        problems.append(f"the confirmation ended {seen.outcome.state.value} with {seen.posts} "
+                        "POST(s), expected SUCCEEDED with one message and its receipt")
+    if seen.republished != "duplicate" or seen.children != 1:
+        problems.append(f"publishing the order again gave {seen.republished} and "
+                        f"{seen.children} children, expected duplicate and one")
+    if seen.dead_letters != ["analytics"]:
+        problems.append(f"dead letters for {seen.dead_letters}, expected analytics alone")
+    return problems

@@ -9,31 +9,27 @@ merge into "design systems" (pg_trgm similarity 0.81, over the 0.75 rule), "Figm
 write arriving again (as after a worker crash) does not bring it back. Saving the URL again
 returns the item.
 
-Fan-out: one ORDER_PLACED to inventory, notification and analytics with analytics down: two
-delivered, analytics in its own dead letter; publishing it again is a duplicate.
+Fan-out (``demo_fanout``): one ORDER_PLACED to inventory, notify and analytics with analytics
+down: inventory delivered, analytics in its own dead letter, notify's order confirmation sent
+once after the order desk approves it; publishing it again is a duplicate.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import UTC, datetime
 
 import asyncpg
 from temporalio.client import Client
 
-from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.tagging import TaggingStore
-from contracts.fanout import BusinessEvent, FanOutResult
 from contracts.tagging import ApplyTagsRequest, ItemCapture, NormalisedTag, TagItemResult
 from policies.tagging import TRIGRAM_MERGE, tag_key
+from tollgate.dev.demo_fanout import DOWN_CONSUMER, OrderDesk, fan_out_scene
 from tollgate.intake.items import save_item, temporal_starter
-from tollgate.intake.publish import publish_event
-from workflows.fan_out import fan_out_id
 from workflows.tag_item import tag_workflow_id
 
-#: The demo worker runs with this consumer down (TOLLGATE_CONSUMERS_DOWN).
-DOWN_CONSUMER = "analytics"
+__all__ = ["DOWN_CONSUMER", "OrderDesk", "domain_scenes"]
 
 
 #: The demo reader's tags before the save, and the page they save (its text is what the offline
@@ -81,35 +77,10 @@ async def tagging_scene(client: Client, pool: asyncpg.Pool, task_queue: str) -> 
     return problems
 
 
-async def fan_out_scene(client: Client, pool: asyncpg.Pool, task_queue: str) -> list[str]:
-    event = BusinessEvent(
-        event_id="order-demo-1001", event_type="ORDER_PLACED", schema_version=1,
-        tenant_id="shop", occurred_at=datetime.now(UTC),
-        payload={"order_id": "O-1001", "customer_id": "C-1001", "total_cents": 4590,
-                 "lines": [{"sku": "SKU-CAT-FOOD", "quantity": 2}]})
-    first = await publish_event(client, task_queue, event)
-    result: FanOutResult = await client.get_workflow_handle(
-        fan_out_id(event.event_id), result_type=FanOutResult).result()
-    second = await publish_event(client, task_queue, event)
-    letters = await FanOutStore(pool).dead_letters(event.event_id)
-    print(f"\n  fan-out: {event.event_id} {first}, again {second}")
-    for r in result.results:
-        print(f"    {r.consumer:13} {r.status:14} {r.error or ''}".rstrip())
-    statuses = {r.consumer: r.status for r in result.results}
-    want = {"inventory": "delivered", "notification": "delivered",
-            DOWN_CONSUMER: "dead_lettered"}
-    problems = []
-    if statuses != want:
-        problems.append(f"fan-out: {statuses} (expected {want})")
-    if list(letters) != [DOWN_CONSUMER]:
-        problems.append(f"fan-out: dead letters for {sorted(letters)}")
-    if (first, second) != ("accepted", "duplicate"):
-        problems.append(f"fan-out: publish twice gave {first}, {second}")
-    return problems
-
-
-async def domain_scenes(client: Client, database_url: str, task_queue: str) -> list[str]:
-    """Both scenes side by side (the fan-out waits on the down consumer's retries)."""
+async def domain_scenes(client: Client, database_url: str, task_queue: str,
+                        desk: OrderDesk) -> list[str]:
+    """Both scenes side by side (the fan-out waits on the down consumer's retries and on the
+    order desk's approval of the confirmation, which ``desk`` gives)."""
     pool = await asyncpg.create_pool(database_url, min_size=1, max_size=4)
     # The down consumer's failed attempts and its dead letter are the point of the scene, and the
     # scene prints them as outcomes; the SDK's traceback per attempt and the dead letter's
@@ -120,7 +91,7 @@ async def domain_scenes(client: Client, database_url: str, task_queue: str) -> l
         q.setLevel(logging.ERROR)
     try:
         tagging, fan_out = await asyncio.gather(
-            tagging_scene(client, pool, task_queue), fan_out_scene(client, pool, task_queue))
+            tagging_scene(client, pool, task_queue), fan_out_scene(client, pool, task_queue, desk))
     finally:
         for q, level in zip(quiet, levels, strict=True):
             q.setLevel(level)

@@ -15,6 +15,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities.action_token import ActionTokenActivities, TokenGuard
 from activities.circuit import Circuit
+from activities.consumer_intake import ConsumerIntakeActivities
 from activities.context import ContextActivities
 from activities.dead_letters import DeadLetterActivities
 from activities.draft import DraftActivities
@@ -115,6 +116,8 @@ async def main_worker(client: Client, settings: Settings, *,
         if name in consumers:
             consumers[name].down = True
     fanout = FanOutActivities(FanOutStore(pool), consumers)
+    # A consumer that acts hands its event to the control core, signed as a producer would.
+    consumer_intake = ConsumerIntakeActivities(settings.tenant_secrets())
     worker = Worker(
         client,
         task_queue=settings.task_queue,
@@ -137,7 +140,7 @@ async def main_worker(client: Client, settings: Settings, *,
             reconcile.resend_write,
             reconcile.dead_letter_write, sweep.sweep_receipts, dead_letters.dead_letter_step,
             tagging.claim_tag_job, tagging.apply_item_tags, tagging.record_tag_failure,
-            fanout.deliver_event, fanout.dead_letter_event,
+            fanout.deliver_event, fanout.dead_letter_event, consumer_intake.control_core_event,
         ],
     )
     # Tagging jobs saved while Temporal was unreachable (docs/tagging.md): started from here,
