@@ -163,7 +163,6 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
             problems += await triage_scene(client, settings, stack.standins.helpdesk,
                                            datetime.now(UTC))
             assert settings.dsn
-            assert stack.standins is not None
             problems += await domain_scenes(client, settings.dsn, settings.task_queue,
                                             OrderDesk(settings.state_dir,
                                                       stack.standins.messaging))
