@@ -113,10 +113,11 @@ class RabbitIntake:
 
     async def _one(self, message: AbstractIncomingMessage, handler: Handler) -> None:
         try:
-            await handler(Inbound(message.body, dict(message.headers or {}),
-                                  message.content_type, message.message_id,
-                                  message.exchange or "", message.routing_key,
-                                  self._queue_name, message.delivery_tag))
+            await handler(Inbound(
+                message.body, dict(message.headers or {}), message.content_type,
+                message_id=message.message_id, exchange=message.exchange or "",
+                routing_key=message.routing_key, queue=self._queue_name,
+                delivery_tag=message.delivery_tag))
         except InvalidInput as exc:
             await self._dead_letter(message, f"{exc.code}: {exc.message}"[:300])
             await message.ack()
