@@ -169,3 +169,29 @@ def test_the_call_is_cut_at_twenty_seconds_whatever_drafting_allows(llm: FakeLLM
 def test_offline_settings_build_the_offline_tagger() -> None:
     provider = build_tag_provider(ModelSettings.from_env({}).draft())
     assert provider.name == "offline"
+
+
+@pytest.mark.parametrize(("vendor", "mode", "expect"), [
+    ("openai", "json_schema", ("max_completion_tokens", "json_schema")),
+    ("openai-compatible", "json_object", ("max_tokens", "json_object")),
+    ("openai-compatible", "prompt", ("max_tokens", None)),
+    ("anthropic", "json_schema", ("max_tokens", "output_config")),
+    ("anthropic", "prompt", ("max_tokens", None)),
+])
+async def test_the_request_asks_for_the_tag_schema_as_the_settings_say(
+        llm: FakeLLM, vendor: str, mode: str, expect: tuple[str, str | None]) -> None:
+    route, wrap, _ = VENDORS[vendor]
+    llm.script(route, Reply(body=wrap('{"tags": []}')))
+    provider = build_tag_provider(settings(vendor, llm, TOLLGATE_DRAFT_JSON_MODE=mode))
+    await provider.suggest_tags(PROMPT)
+    [sent] = llm.requests
+    limit, structured = expect
+    assert limit in sent.body
+    if structured == "output_config":
+        assert sent.body["output_config"]["format"]["schema"]["required"] == ["tags"]
+    elif structured is None:
+        assert "response_format" not in sent.body and "output_config" not in sent.body
+    else:
+        assert sent.body["response_format"]["type"] == structured
+        if structured == "json_schema":
+            assert sent.body["response_format"]["json_schema"]["strict"] is True

@@ -10,6 +10,9 @@ from tollgate.cli import main
 @pytest.mark.parametrize(("argv", "line"), [
     (["--url", "ftp://x", "--title", "t"], "invalid item: url:"),
     (["--url", "https://example.com/", "--title", "   "], "invalid item: title:"),
+    # The page text reaches PostgreSQL: a control character is refused at the edge.
+    (["--url", "https://example.com/", "--title", "t", "--text", "a\x01b"],
+     "Invalid value for '--text': control character refused"),
 ])
 def test_an_invalid_capture_is_one_line(argv: list[str], line: str,
                                         capsys: pytest.CaptureFixture[str],

@@ -146,7 +146,7 @@ def bearer(svc: Services, role: str = "care_lead") -> dict[str, str]:
 
 
 @HOSTILE
-@given(field=st.sampled_from(["url", "title", "description"]), value=hostile_text)
+@given(field=st.sampled_from(["url", "title", "description", "text"]), value=hostile_text)
 async def test_hostile_text_in_an_item(
         api: httpx.AsyncClient, http_services: Services, field: str, value: str) -> None:
     item = {"url": f"https://example.com/{uuid.uuid4().hex[:8]}", "title": "A page",
@@ -157,7 +157,8 @@ async def test_hostile_text_in_an_item(
     assert answer.status_code in (200, 201, 422), answer.text[:300]
     if answer.status_code == 201:  # what was saved reads back as sent
         row = await http_services.pool.fetchrow(
-            "SELECT url, title, description FROM items WHERE id = $1", answer.json()["item_id"])
+            "SELECT url, title, description, text FROM items WHERE id = $1",
+            answer.json()["item_id"])
         assert row[field] == (value.strip() if field == "title" else value)
 
 
