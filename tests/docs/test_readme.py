@@ -48,7 +48,7 @@ EXPECTED: dict[str, tuple[set[int], list[str]]] = {
     "ops reopen": ({0}, ["messaging"]),
     "ops sweep": ({0}, []),
     # The unsigned examples above were quarantined: the table counts them too.
-    "ops status": ({0, 6}, ["needs a human", "QUARANTINED"]),
+    "ops status": ({0, 6}, ["needs a human", "QUARANTINED", "codec: ok"]),
     "ops backup": ({0}, []),
     "trace": ({0}, [EXAMPLE_ID]),
     "ops audit --verify": ({0}, []),
