@@ -23,6 +23,9 @@ from policies.redaction import personal_data_kind
 
 REDACTED = "[redacted]"
 _CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}")
+#: A dated version (``2026-12-02.1``, a policy's): its digits read like a phone number to the
+#: personal-data check, and it is none.
+_DATED = re.compile(r"\d{4}-\d{2}-\d{2}(?:\.\d{1,4})?")
 #: Failures (what the groups count); switch changes and replays are responses to them.
 _FAILURES = ("dead_letter", "unknown_write", "quarantine", "failed_validation")
 
@@ -32,6 +35,8 @@ def safe_id(value: object) -> str | None:
     if value is None:
         return None
     text = str(value)
+    if _DATED.fullmatch(text):
+        return text
     if not _CODE.fullmatch(text) or personal_data_kind(text):
         return REDACTED
     return text

@@ -22,6 +22,8 @@ OFFLINE_POSTMORTEM_MODEL = f"{OFFLINE_MODEL}+postmortem-v1"
 #: How many lines the offline timeline and the cause section list at most.
 TIMELINE_LINES = 40
 TOP_GROUPS = 5
+#: Version pairs the cause section lists, largest first (comparing versions is its point).
+CAUSE_GROUPS = 10
 
 
 def _s(text: str, *refs: str) -> PostmortemSentence:
@@ -85,7 +87,7 @@ def _timeline(packet: IncidentPacket, total: PacketItem) -> list[PostmortemSente
 def _cause(packet: IncidentPacket, total: PacketItem) -> list[PostmortemSentence]:
     versions = sorted(_of(packet, "version_group"), key=lambda g: (-g.figures["count"], g.ref))
     out = [_s(f"Code {g.code} under policy {g.policy_version} and prompt {g.prompt_version}: "
-              f"{g.figures['count']} failures.", g.ref) for g in versions[:TOP_GROUPS]]
+              f"{g.figures['count']} failures.", g.ref) for g in versions[:CAUSE_GROUPS]]
     for code in _of(packet, "code_group"):
         split = [g for g in versions if g.code == code.code]
         if len(split) > 1:

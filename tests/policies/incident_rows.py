@@ -26,7 +26,7 @@ def rows() -> dict[str, list[dict[str, Any]]]:
         "unknown_writes": [
             {"id": 41, "at": at(3), "tenant_id": "acme", "workflow_id": "event/acme/k-504",
              "adapter": "messaging", "error_code": "target_504", "outcome": "SUCCEEDED",
-             "seconds": 2.345, "policy_version": "2026-12-02",
+             "seconds": 2.345, "policy_version": "2026-12-02.1",
              "prompt_version": "care-reminder-v3"},
             {"id": 42, "at": at(4), "tenant_id": "acme", "workflow_id": "event/acme/k-504b",
              "adapter": "messaging", "error_code": "target_504", "outcome": None,

@@ -26,7 +26,7 @@ def test_failures_are_grouped_by_code_and_by_code_policy_and_prompt_version() ->
     assert items["code:target_504"].figures["count"] == 2
     assert sorted(items["code:target_504"].refs) == ["uw:41", "uw:42"]
     # The same code under two policy versions: two version groups, one write each.
-    assert items["ver:target_504|2026-12-02|care-reminder-v3"].refs == ["uw:41"]
+    assert items["ver:target_504|2026-12-02.1|care-reminder-v3"].refs == ["uw:41"]
     assert items["ver:target_504|2026-12-01|care-reminder-v3"].refs == ["uw:42"]
     assert items["code:bad_signature"].figures["count"] == 3  # three quarantined rows
     assert items["ver:schema_drift|-|-"].figures["count"] == 1  # failed before any draft

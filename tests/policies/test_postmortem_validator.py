@@ -91,6 +91,6 @@ def test_the_offline_draft_of_the_packet_passes_and_cites_every_section() -> Non
     assert validate_postmortem(answer.postmortem, PACKET) == []
     assert answer.postmortem == offline_postmortem(PACKET)  # deterministic
     cause = " ".join(s.text for s in answer.postmortem.suspected_cause)
-    assert "policy 2026-12-02" in cause and "policy 2026-12-01" in cause
+    assert "policy 2026-12-02.1" in cause and "policy 2026-12-01" in cause
     opened = " ".join(s.text for s in answer.postmortem.open_items)
     assert "Dead letter 12" in opened and "no recorded outcome" in opened
