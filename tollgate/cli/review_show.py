@@ -16,6 +16,7 @@ import click
 from contracts.base import ID_PATTERN
 from tollgate.cli.common import emit_json, pool, table
 from tollgate.cli.review_evidence import print_diff, print_evidence, print_flags, print_route
+from tollgate.cli.review_triage import print_message
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -173,7 +174,7 @@ def _print_draft(ticket: ReviewTicket | None, record: ReviewRecord | None) -> No
         print_flags(ticket, row)
         click.echo("  no readable draft")
         return
-    click.echo(f"  {draft['message']}")
+    print_message(draft["message"])  # an assignment spelled out (docs/triage.md)
     print_diff(ticket)
     print_flags(ticket, row)
     if not print_evidence(ticket):
