@@ -111,3 +111,23 @@ async def test_a_route_off_the_tenants_list_is_refused_and_nothing_is_assigned(
     receipts = await _rows(database_url, "SELECT 1 FROM receipts WHERE event_id = $1",
                            outcome.event_id)
     assert receipts == []
+
+
+async def test_an_assignment_whose_answer_was_lost_is_found_by_key_not_sent_again(
+    worker_client: tuple[Client, str], standins: StandIns, database_url: str
+) -> None:
+    client, queue = worker_client
+    raw, thread = _message("acme", "C-1001", "Could I schedule a check-up for Miu?")
+    standins.helpdesk.inject("fail_after_write")  # stored, then 504: the write is unknown
+    handle = await start(client, queue, raw)
+    outcome = await handle.result()
+
+    assert outcome.state == EventState.SUCCEEDED, outcome
+    assert outcome.reason_code == "found_at_target"
+    [assignment] = standins.helpdesk.for_ticket(thread)
+    assert outcome.receipt is not None and outcome.receipt.external_id == assignment["id"]
+    assert standins.helpdesk.posts_for(outcome.receipt.action_key) == 1
+    states = [r["to_state"] for r in await _rows(
+        database_url, "SELECT to_state FROM state_transitions WHERE workflow_id = $1"
+        " ORDER BY seq", handle.id)]
+    assert states[-3:] == ["UNKNOWN_WRITE", "RECONCILING", "SUCCEEDED"]
