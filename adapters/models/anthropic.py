@@ -23,10 +23,18 @@ from adapters.models.draft_parsing import (
     UnreadableOutput,
     parse_draft,
 )
+from adapters.models.postmortem_parsing import parse_postmortem
 from adapters.models.triage_parsing import parse_triage
-from adapters.ports.models import ModelAnswer, TokenUsage, TriageAnswer, token_usage
+from adapters.ports.models import (
+    ModelAnswer,
+    PostmortemAnswer,
+    TokenUsage,
+    TriageAnswer,
+    token_usage,
+)
 from contracts import DraftPrompt
 from contracts.errors import RateLimited, RejectedError, RetryableError
+from contracts.incident import PostmortemPrompt
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 _TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
@@ -129,6 +137,48 @@ class AnthropicDraftProvider:
         if stop == "max_tokens":
             raise UnreadableOutput("truncated_output", raw=raw)
         return TriageAnswer(proposal=parse_triage(raw), raw=raw, model=model, usage=usage)
+
+    # --- incident postmortems (issue 32 item 2, ADR 0046): the same endpoint, options and
+    # checks, answered as a ``Postmortem``; ``_complete`` is the request they could share.
+
+    async def postmortem(self, prompt: PostmortemPrompt) -> PostmortemAnswer:
+        """Draft an incident postmortem (``policies.postmortem_prompt``); raises as
+        ``propose`` does."""
+        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema)
+        return PostmortemAnswer(postmortem=parse_postmortem(raw), raw=raw, model=model,
+                                usage=usage)
+
+    async def _complete(self, system: str, user: str,
+                        schema: dict[str, Any]) -> tuple[str, str, TokenUsage | None]:
+        """One message: its text, the model that ran, its usage; every other outcome raised
+        as in ``propose``."""
+        kwargs: dict[str, Any] = {
+            "model": self.model, "max_tokens": self._max_tokens, "system": system,
+            "messages": [{"role": "user", "content": user}],
+        }
+        if self._json_mode == "json_schema":
+            kwargs["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        try:
+            response = await self._client.messages.with_raw_response.create(**kwargs)
+        except anthropic.APIError as exc:
+            raise _classify(exc) from None
+        body = await response.text()
+        try:
+            message = await response.parse()
+            blocks = list(message.content)
+            raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
+            tools = [str(getattr(b, "name", "?")) for b in blocks if b.type in _TOOL_BLOCKS]
+            stop, model = message.stop_reason, message.model or self.model
+            usage = _usage(getattr(message, "usage", None))
+        except (ValueError, AttributeError, TypeError):
+            raise UnreadableOutput("unreadable_output", raw=body) from None
+        if tools:
+            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(tools))
+        if stop == "refusal":
+            raise ModelRefused(raw=raw)
+        if stop == "max_tokens":
+            raise UnreadableOutput("truncated_output", raw=raw)
+        return raw, model, usage
 
 
 def _usage(usage: Any) -> TokenUsage | None:

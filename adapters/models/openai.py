@@ -25,10 +25,18 @@ from adapters.models.draft_parsing import (
     UnreadableOutput,
     parse_draft,
 )
+from adapters.models.postmortem_parsing import parse_postmortem
 from adapters.models.triage_parsing import parse_triage
-from adapters.ports.models import ModelAnswer, TokenUsage, TriageAnswer, token_usage
+from adapters.ports.models import (
+    ModelAnswer,
+    PostmortemAnswer,
+    TokenUsage,
+    TriageAnswer,
+    token_usage,
+)
 from contracts import DraftPrompt
 from contracts.errors import RateLimited, RejectedError, RetryableError
+from contracts.incident import PostmortemPrompt
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 JsonMode = Literal["json_schema", "json_object", "prompt"]
@@ -157,6 +165,61 @@ class OpenAIDraftProvider:
             code = "empty_output" if completion.choices == [] else "unreadable_output"
             raise UnreadableOutput(code, raw=body)
         return TriageAnswer(proposal=parse_triage(raw), raw=raw, model=model, usage=usage)
+
+    # --- incident postmortems (issue 32 item 2, ADR 0046): the same endpoint, options and
+    # checks, answered as a ``Postmortem``. ``_complete`` is the shared request helper the note
+    # above asks for; ``propose`` and ``triage`` can move onto it in a change of their own.
+
+    async def postmortem(self, prompt: PostmortemPrompt) -> PostmortemAnswer:
+        """Draft an incident postmortem (``policies.postmortem_prompt``); raises as
+        ``propose`` does."""
+        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema,
+                                                 "postmortem")
+        return PostmortemAnswer(postmortem=parse_postmortem(raw), raw=raw, model=model,
+                                usage=usage)
+
+    async def _complete(self, system: str, user: str, schema: dict[str, Any],
+                        name: str) -> tuple[str, str, TokenUsage | None]:
+        """One chat completion: the answer's text, the model that ran, its usage; every
+        outcome that is not a readable answer raised as in ``propose``."""
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system},
+                         {"role": "user", "content": user}],
+        }
+        kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = self._max_tokens
+        if self._json_mode == "json_schema":
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": name, "strict": True, "schema": schema}}
+        elif self._json_mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        try:
+            response = await self._client.chat.completions.with_raw_response.create(**kwargs)
+        except openai.APIError as exc:
+            raise _classify(exc) from None
+        body = response.text
+        try:
+            completion = response.parse()
+            choice = completion.choices[0] if completion.choices else None
+            message = choice.message if choice else None
+            raw = _text(message.content) if message else ""
+            calls = _call_names(message) if message else []
+            refusal = message.refusal if message else None
+            finish = choice.finish_reason if choice else None
+            model = completion.model or self.model
+            usage = _usage(getattr(completion, "usage", None))
+        except (ValueError, AttributeError, TypeError):
+            raise UnreadableOutput("unreadable_output", raw=body) from None
+        if calls:
+            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(calls))
+        if refusal or finish == "content_filter":
+            raise ModelRefused(raw=refusal or raw)
+        if finish == "length":
+            raise UnreadableOutput("truncated_output", raw=raw)
+        if choice is None:
+            code = "empty_output" if completion.choices == [] else "unreadable_output"
+            raise UnreadableOutput(code, raw=body)
+        return raw, model, usage
 
 
 def _text(content: Any) -> str:
