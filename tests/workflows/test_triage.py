@@ -16,6 +16,7 @@ from contracts import EventState, ReviewDecision
 from policies.signing import sign_json
 from tests.conftest import TENANT_SECRETS, start, wait_review
 from tests.edge import send_decision
+from tests.eventually import eventually
 from tollgate.dev.demo_triage import message_received
 from tollgate.dev.standins import StandIns
 
@@ -131,3 +132,32 @@ async def test_an_assignment_whose_answer_was_lost_is_found_by_key_not_sent_agai
         database_url, "SELECT to_state FROM state_transitions WHERE workflow_id = $1"
         " ORDER BY seq", handle.id)]
     assert states[-3:] == ["UNKNOWN_WRITE", "RECONCILING", "SUCCEEDED"]
+
+
+async def test_a_question_from_the_reviewer_gets_a_new_version_then_one_assignment(
+    worker_client: tuple[Client, str], standins: StandIns, database_url: str
+) -> None:
+    client, queue = worker_client
+    raw, thread = _message("acme", "C-1001", "Miu has been vomiting since last night.")
+    handle = await start(client, queue, raw)
+    first = await wait_review(handle)
+    assert json.loads(first["draft"]["message"])["queue"] == "medical_team"
+    asked = await send_decision(handle, ReviewDecision(
+        request_id=first["request_id"], decision="request_info", reviewer="an.tran",
+        role="support_lead", reason="is this urgent?", draft_version=first["draft_version"]),
+        database_url=database_url)
+    assert asked.accepted, asked
+    second = await eventually(
+        lambda: handle.query("review_ticket"), "draft v2 under review", timeout=20,
+        until=lambda t: t["state"] == EventState.AWAITING_REVIEW and t["draft_version"] == 2)
+    assert standins.helpdesk.for_ticket(thread) == []
+    ack = await send_decision(handle, ReviewDecision(
+        request_id=second["request_id"], decision="approve", reviewer="an.tran",
+        role="support_lead", reason="route to the vets", draft_version=2),
+        database_url=database_url)
+    assert ack.accepted, ack
+    outcome = await handle.result()
+
+    assert outcome.state == EventState.SUCCEEDED
+    [assignment] = standins.helpdesk.for_ticket(thread)
+    assert (assignment["queue"], assignment["intent"]) == ("medical_team", "medical_question")
