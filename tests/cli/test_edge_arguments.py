@@ -35,7 +35,7 @@ CASES: list[tuple[str, str]] = [
     ("items save --tenant acme --user u --url https://x.test/ --title {}", "--title"),
     ("items save --tenant acme --user u --url https://x.test/ --title t --description {}",
      "--description"),
-    ("items retry 1 --tenant acme --user {}", "--user"),
+    ("items save --tenant acme --user u --url https://x.test/ --title t --text {}", "--text"),
     ("items untag 1 {} --tenant acme --user u", "TAG"),
     ("trace {}", "EVENT"),
     ("review list --tenant {}", "--tenant"),

@@ -11,7 +11,16 @@ import click
 from pydantic import ValidationError
 
 from contracts.errors import TollgateError
-from tollgate.cli.common import ID_TEXT, TEXT, Command, emit_json, json_option, pool
+from tollgate.cli.common import (
+    ID_TEXT,
+    TEXT,
+    Command,
+    emit_json,
+    identity_of,
+    json_option,
+    pool,
+    token_option,
+)
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -143,24 +152,29 @@ def jobs(status: str | None, tenant: str | None, as_json: bool) -> Command:
 
 @items.command()
 @click.argument("item_id", type=int)
-@tenant_option
-@click.option("--user", required=True, type=ID_TEXT,
-              help="the owner's id (only the owner may retry)")
-def retry(item_id: int, tenant: str, user: str) -> Command:
-    """Retry the FAILED tagging job of ITEM_ID."""
+@token_option
+def retry(item_id: int, token: str | None) -> Command:
+    """Retry the FAILED tagging job of ITEM_ID: the owner's, named by the token (its subject and
+    tenant), never by a claimed --user; a stranger hears "no tagging job", as for no item."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.tagging import TaggingStore
-        from tollgate.intake.items import relay_unstarted
+        from tollgate.intake.items import SaveRefused, check_save_roles, retry_failed
 
+        who = await identity_of(token, s)
+        try:
+            check_save_roles(who.roles, s.identity.item_save_roles)
+        except SaveRefused as exc:
+            raise Failure(Exit.REFUSED, f"role_not_allowed: {exc}") from None
         async with pool(s, migrate=True) as p:
-            store = TaggingStore(p)
             try:
-                job = await store.retry_job(tenant, user, item_id)
+                job, started = await retry_failed(TaggingStore(p), await _starter(s),
+                                                  tenant=who.tenant, user=who.reviewer,
+                                                  item_id=item_id)
             except TollgateError as exc:
                 raise _store_failure(exc) from None
-            await relay_unstarted(store, await _starter(s))
-        click.echo(f"item {job.item_id}: {job.state.value} (run {job.runs})")
+        note = "started" if started else "queued (the relay will start it)"
+        click.echo(f"item {job.item_id}: {job.state.value} (run {job.runs}), {note}")
         return Exit.OK
 
     return go
