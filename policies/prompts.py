@@ -12,6 +12,7 @@ validator also scans the context before the call and the output after it.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from typing import Any
 
@@ -116,6 +117,13 @@ def draft_json_schema() -> dict[str, Any]:
     both); the optional ``confidence`` stays optional the strict way, as ``number | null``, so a
     model with no estimate answers ``null`` instead of inventing one.
     """
+    return copy.deepcopy(_draft_schema())  # the caller's own copy: adapters may add to it
+
+
+@functools.cache
+def _draft_schema() -> dict[str, Any]:
+    # pydantic builds a model's schema afresh on every call (≈ 2 ms here, 9 % of the bench
+    # worker's CPU samples when every draft asked for it): build it once per process.
     schema = _strictify(copy.deepcopy(Draft.model_json_schema()))
     schema["description"] = "A proposed customer message; a person reviews it before any send."
     return schema

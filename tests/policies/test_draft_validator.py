@@ -167,6 +167,17 @@ def test_schema_is_strict_mode_friendly() -> None:
     assert "maxLength 1000" in schema["properties"]["message"]["description"]
 
 
+def test_each_caller_gets_a_schema_of_its_own() -> None:
+    # Built once per process: an adapter that adds to the schema it was handed must not
+    # change what the next prompt carries.
+    first = draft_json_schema()
+    first["properties"]["message"]["description"] = "changed"
+    first["extra"] = True
+    assert draft_json_schema() == build_prompt(request()).json_schema
+    assert "extra" not in draft_json_schema()
+    assert "maxLength 1000" in draft_json_schema()["properties"]["message"]["description"]
+
+
 def _keys(node: Any) -> set[str]:
     if isinstance(node, dict):
         return set(node) | {k for v in node.values() for k in _keys(v)}

@@ -102,3 +102,34 @@ async def test_a_tenants_key_rotates_alone_and_its_old_key_still_reads(client: C
         rotated.rotated("globex-1", tenant="acme")
     with pytest.raises(KeyRingError, match="no keys of its own"):
         RING.without_tenant("initech")
+
+
+async def test_the_converter_for_a_tenant_is_made_once_and_seals_with_its_key() -> None:
+    from temporalio.converter import (
+        ActivitySerializationContext,
+        WorkflowSerializationContext,
+    )
+
+    base = encrypted_data_converter(RING)
+
+    def run_of(tenant: str) -> WorkflowSerializationContext:
+        return WorkflowSerializationContext(namespace="default",
+                                            workflow_id=f"event/{tenant}/key-1")
+
+    step = ActivitySerializationContext(
+        namespace="default", workflow_id="event/acme/key-1", workflow_type="ProcessEvent",
+        activity_type="load_context", activity_task_queue="q", activity_id="1",
+        is_local=False)
+    acme = base.with_context(run_of("acme"))
+    # The SDK asks per task and per payload sequence: the same converter every time.
+    assert acme is base.with_context(run_of("acme")) is base.with_context(step)
+    globex = base.with_context(run_of("globex"))
+    assert globex is not acme
+    shared = base.with_context(WorkflowSerializationContext(namespace="default",
+                                                            workflow_id="sweep/receipts"))
+    assert shared is base
+    for converter, key in ((acme, RING.active_for("acme")),
+                           (globex, RING.active_for("globex")), (shared, "shared-1")):
+        [sealed] = await converter.encode(["hello"])
+        assert sealed.metadata[KEY_ID_META].decode() == key
+        assert await base.decode([sealed], [str]) == ["hello"]  # by key id, no context needed
