@@ -60,8 +60,11 @@ def _retry_policy(sub: Subscription) -> RetryPolicy:
                        non_retryable_error_types=list(_FINAL_TYPES))
 
 
-def _retry_state(err: ActivityError) -> str:
-    """Why the retries stopped (attempts exhausted, a final error class, a timeout)."""
+def _retry_state(err: ActivityError | ApplicationError) -> str:
+    """Why the retries stopped (attempts exhausted, a final error class, a timeout). A local
+    activity's failure may come unwrapped, without a retry state: a final class says why."""
+    if isinstance(err, ApplicationError):
+        return "non_retryable_failure" if err.non_retryable else "unknown"
     state = err.retry_state
     return state.name.lower() if state is not None else "unknown"
 
@@ -78,8 +81,8 @@ class ConsumeEventWorkflow:
                 FanOutActivities.deliver_event, request,
                 start_to_close_timeout=timedelta(seconds=sub.timeout_s),
                 retry_policy=_retry_policy(sub))
-        except ActivityError as err:
-            cause = err.cause
+        except (ActivityError, ApplicationError) as err:  # the hand-over's is a local activity
+            cause = err.cause if isinstance(err, ActivityError) else err
             error = (f"{cause.type}: {cause.message}" if isinstance(cause, ApplicationError)
                      else f"retryable: {type(cause).__name__}")
             return await workflow.execute_activity_method(

@@ -24,6 +24,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities.consumer_intake import ConsumerIntakeActivities
 from activities.fanout import FanOutActivities
 from adapters.broker.rabbitmq import EVENTS_QUEUE, Inbound, Outcome, RabbitIntake
 from adapters.postgres.fanout import FanOutStore
@@ -58,9 +59,13 @@ async def intake(amqp_url: str) -> AsyncIterator[RabbitIntake]:
 async def task_queue(env: WorkflowEnvironment, pool: asyncpg.Pool) -> AsyncIterator[str]:
     queue = f"tq-{uuid.uuid4().hex[:8]}"
     acts = FanOutActivities(FanOutStore(pool), dict(order_consumers()))
+    # No tenant keys here: the notify consumer, which hands its order to the control core
+    # (tests/workflows/test_fan_out_confirmation.py), dead-letters it alone as unknown_tenant.
+    hand_over = ConsumerIntakeActivities({})
     async with Worker(env.client, task_queue=queue,
                       workflows=[FanOutWorkflow, ConsumeEventWorkflow],
-                      activities=[acts.deliver_event, acts.dead_letter_event]):
+                      activities=[acts.deliver_event, acts.dead_letter_event,
+                                  hand_over.control_core_event]):
         yield queue
 
 

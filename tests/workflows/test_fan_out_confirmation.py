@@ -197,3 +197,21 @@ async def test_analytics_stuck_holds_neither_the_review_nor_the_send(shop: Shop)
         WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING
     stuck.release.set()
     assert (await fanned_out(shop.client, event.event_id))["analytics"] == ("delivered", None)
+
+
+async def test_an_order_the_control_core_cannot_take_dead_letters_for_notify_alone(
+        shop: Shop) -> None:
+    """A tenant with no key on the worker: notify cannot vouch for the event, so its own dead
+    letter says why; inventory is delivered and no child is started."""
+    event = new_order(shop).model_copy(update={"tenant_id": "initech"})
+    await publish_event(shop.client, shop.queue, event)
+    assert await fanned_out(shop.client, event.event_id) == {
+        "inventory": ("delivered", None), "notify": ("dead_lettered", None),
+        "analytics": ("dead_lettered", None)}
+    letters = await FanOutStore(shop.pool).dead_letters(event.event_id)
+    assert "unknown_tenant" in letters["notify"] and "consumer_down" in letters["analytics"]
+    assert await shop.pool.fetchval(
+        "SELECT retry_state FROM consumer_dead_letters WHERE event_id = $1 AND consumer = $2",
+        event.event_id, "notify") == "non_retryable_failure"
+    assert await shop.pool.fetchval(
+        "SELECT count(*) FROM events WHERE correlation_id = $1", event.event_id) == 0
