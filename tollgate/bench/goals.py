@@ -193,7 +193,7 @@ def markdown(report: dict[str, Any]) -> str:
     env = report.get("environment") or {}
     rows = [f"Run at {env.get('commit')}, {report.get('started_at')}, "
             f"{load_words(report.get('load'))}.", "",
-            "| goal | figure | met? |", "|---|---|---|"]
-    rows += [f"| {g.name} {g.goal} | {g.figure} | {verdict_word(g.met)} |"
+            "| goal | target | figure | met? |", "|---|---|---|---|"]
+    rows += [f"| {g.name} | {g.goal} | {g.figure} | {verdict_word(g.met)} |"
              for g in evaluate(report)]
     return "\n".join(rows)
