@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, Field, StringConstraints
+from pydantic import AwareDatetime, Field, StringConstraints, ValidationError
 
 from contracts.base import ID_PATTERN, Frozen
 
@@ -105,6 +105,16 @@ class Assignment(Frozen):
     queue: Code
     intent: Code
     reply: Annotated[str, StringConstraints(max_length=1000)] | None = None
+
+    @classmethod
+    def read(cls, text: str | None) -> Assignment | None:
+        """The assignment a draft's message holds; None for any other draft (a reminder)."""
+        if not text or not text.startswith("{"):
+            return None
+        try:
+            return cls.model_validate_json(text)
+        except ValidationError:
+            return None
 
     def body(self) -> str:
         """Canonical JSON (sorted keys, no spaces): the same assignment is always the same text,

@@ -5,16 +5,14 @@ reads as what will happen: the ticket, the queue, the intent and the reply, if a
 from __future__ import annotations
 
 import click
-from pydantic import ValidationError
 
 from contracts.triage import Assignment
 
 
 def print_message(message: str) -> None:
     """A care reminder's text as it is; an assignment spelled out."""
-    try:
-        assignment = Assignment.model_validate_json(message)
-    except ValidationError:
+    assignment = Assignment.read(message)
+    if assignment is None:
         click.echo(f"  {message}")
         return
     click.echo(f"  assign ticket {assignment.ticket_ref} to {assignment.queue} "

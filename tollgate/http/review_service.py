@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, field_validator
 from adapters.postgres.store import PostgresStore
 from contracts import ReviewAck, ReviewDecision, ReviewTicket
 from contracts.base import ID_PATTERN
+from contracts.triage import Assignment
 from tollgate.http.deps import Services
 from tollgate.http.identity import Identity
 from tollgate.http.review_evidence import evidence_fields
@@ -111,6 +112,8 @@ async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[
         "request_id": found.request_id if found else None,
         "draft_version": (found.draft_version if found else None) or draft_row.get("version"),
         "draft": draft.get("message"), "sources": draft.get("source_refs") or [],
+        # A triage event's draft is the helpdesk assignment: spelled out for the page.
+        "assignment": _assignment(draft.get("message")),
         "unknowns": draft.get("unknowns") or [], "why": draft.get("reason") or None,
         "risk": found.risk if found else None,
         "required_roles": found.required_roles if found else [],
@@ -180,3 +183,8 @@ async def wake_gate(client: Any, tenant: str) -> None:
     # Visibility unavailable: the held runs' fallback timers still release them.
     with contextlib.suppress(RPCError):
         await wake_held(client, gate_key(tenant))
+
+
+def _assignment(message: str | None) -> dict[str, Any] | None:
+    found = Assignment.read(message)
+    return found.model_dump() if found else None
