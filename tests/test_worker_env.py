@@ -19,18 +19,25 @@ from tollgate.dev.stack import free_port
 pytestmark = pytest.mark.e2e
 
 
-def run_draft_worker(env: dict[str, str], cwd: Path, seconds: float) -> tuple[int | None, str]:
-    proc = subprocess.Popen(  # noqa: S603 - our own worker script
-        [sys.executable, worker.__file__, "--queue", "draft"], env=env, cwd=cwd,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def run_draft_worker(env: dict[str, str], cwd: Path, seconds: float,
+                     until: str | None = None) -> tuple[int | None, str]:
+    """Run the model worker until it exits, prints ``until``, or ``seconds`` pass; a loaded
+    machine can take several seconds just to import it, so a readiness line ends the wait."""
+    log = cwd / "worker.out"
+    with log.open("w") as sink:
+        proc = subprocess.Popen(  # noqa: S603 - our own worker script
+            [sys.executable, worker.__file__, "--queue", "draft"], env=env, cwd=cwd,
+            stdout=sink, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + seconds
     while proc.poll() is None and time.monotonic() < deadline:
+        if until is not None and until in log.read_text():
+            break
         time.sleep(0.1)
     code = proc.poll()
     if code is None:
         proc.terminate()
-    out, _ = proc.communicate(timeout=10)
-    return code, out
+    proc.wait(timeout=10)
+    return code, log.read_text()
 
 
 def minimal_env(**extra: str) -> dict[str, str]:
@@ -56,7 +63,8 @@ def test_draft_worker_runs_with_only_the_model_settings(tmp_path: Path) -> None:
         _wait_for_port(port)
         code, out = run_draft_worker(
             minimal_env(TEMPORAL_ADDRESS=f"127.0.0.1:{port}", OPENAI_API_KEY="",
-                        TOLLGATE_KEYS_FILE=str(TEST_KEYS_FILE)), tmp_path, 5)
+                        TOLLGATE_KEYS_FILE=str(TEST_KEYS_FILE)), tmp_path, 60,
+            until="worker running (draft)")
     finally:
         server.terminate()
         server.wait(15)
