@@ -1,11 +1,13 @@
 """Redis Streams as a producer of business events (redis-py, asyncio), docs/redis-intake.md.
 
     stream tollgate.events, group tollgate
-        XREADGROUP >  --handler answered (start durable)-->  XACK
+        XREADGROUP >  --handler answered (start durable)-->  MULTI: XACK, DEL the entry's tries
                       --InvalidInput (poison)------------>  MULTI: XADD tollgate.events.dead
                                                             (fields + x-tollgate-reason), XACK
-                      --anything else-------------------->  left pending; a pause
-        XAUTOCLAIM (idle past claim_idle_s) --> the same, or, past max_deliveries,
+                      --Unreachable (an outage)---------->  left pending, try not counted;
+                                                            reading stops, probe with backoff
+                      --anything else-------------------->  left pending, try counted; a pause
+        XAUTOCLAIM (idle past claim_idle_s) --> the same, or, past max_deliveries tries,
                                                 dead-lettered ``delivered_too_often``
 
 An entry is acked only after the handler returned, i.e. after the intake's answer is durable: a
@@ -13,8 +15,14 @@ consumer killed between XREADGROUP and XACK leaves the entry in the group's pend
 any consumer's XAUTOCLAIM finds it once it has been idle long enough, and the event's workflow
 id turns the second delivery into a duplicate, never a second run. An entry that fails without
 an answer stays pending and the loop goes on to the next one, so one entry never holds back the
-others; Redis counts its deliveries, and past the bound it is moved aside. Moving aside and the
-ack are one MULTI/EXEC, so a crash cannot dead-letter an entry and leave it pending.
+others. Moving aside and the ack are one MULTI/EXEC, so a crash cannot dead-letter an entry and
+leave it pending.
+
+Tries are counted here, not by Redis: Redis counts every delivery, and an outage of what the
+handler talks to (Temporal) is no entry's fault (issue 25, as the HTTP outbox: ADR 0030). Each
+try bumps a small per-entry hash (``redis_tries``) before the handler runs, so a consumer that
+dies on an entry still spends one of its tries; a handler that says ``Unreachable`` gives the
+try back, and the consumer stops reading until the handler's probe answers again.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from typing import Literal
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
+from adapters.broker.redis_outage import Outage, Probe, Unreachable, answers
+from adapters.broker.redis_tries import EntryTries
 from contracts.errors import InvalidInput, RetryableError
 
 EVENTS_STREAM = "tollgate.events"
@@ -51,8 +61,10 @@ class StreamEntry:
     group: str = ""
 
 
-#: Turns one entry into the intake's durable answer; raises ``InvalidInput`` for poison.
+#: Turns one entry into the intake's durable answer; raises ``InvalidInput`` for poison and
+#: ``Unreachable`` when what it hands entries to cannot be reached.
 Handler = Callable[[StreamEntry], Awaitable[Outcome]]
+
 #: Told what went wrong, as a kind and plain fields (ids, reason codes, exception class
 #: names: never an entry's text); the shell logs it. Adapters do not log themselves.
 Reporter = Callable[..., None]
@@ -73,6 +85,9 @@ class StreamLimits:
     retry_pause_s: float = 1.0
     batch: int = 16
     block_ms: int = 1000
+    #: First wait after an outage is noticed, doubled per failed probe up to the cap.
+    outage_pause_s: float = 1.0
+    outage_pause_max_s: float = 30.0
 
 
 class RedisStreamIntake:
@@ -87,6 +102,8 @@ class RedisStreamIntake:
         self.limits = limits or StreamLimits()
         self._report = report
         self._redis: aioredis.Redis | None = None
+        self.outage = Outage(self.limits.outage_pause_s, self.limits.outage_pause_max_s,
+                             report)
 
     async def connect(self) -> None:
         """Connect and create the group (idempotent: every consumer may ask for it)."""
@@ -114,14 +131,17 @@ class RedisStreamIntake:
         entry_id = await self._require().xadd(self.stream, dict(fields))  # type: ignore[arg-type]
         return entry_id.decode()
 
-    async def consume(self, handler: Handler, *, stop: asyncio.Event | None = None) -> None:
-        """Reclaim what a dead consumer left, then read new entries, until ``stop`` is set."""
+    async def consume(self, handler: Handler, *, stop: asyncio.Event | None = None,
+                      reachable: Probe | None = None) -> None:
+        """Reclaim what a dead consumer left, then read new entries, until ``stop`` is set.
+        While the handler's downstream is unreachable nothing is read or reclaimed: the
+        consumer waits, asking ``reachable`` (when given) with a capped exponential backoff."""
         redis = self._require()
         last_claim = float("-inf")
         while stop is None or not stop.is_set():
             try:
                 if time.monotonic() - last_claim >= self.limits.claim_idle_s / 2:
-                    await self.reclaim(handler)
+                    await self.reclaim(handler, reachable)
                     last_claim = time.monotonic()
                 read = await redis.xreadgroup(self.group, self.consumer, {self.stream: ">"},
                                               count=self.limits.batch,
@@ -131,14 +151,19 @@ class RedisStreamIntake:
                         if stop is not None and stop.is_set():
                             return  # the rest stays pending: another consumer reclaims it
                         await self._one(StreamEntry(raw_id.decode(), fields, self.stream,
-                                                    self.group), handler)
+                                                    self.group), handler, reachable)
+            except Unreachable as exc:
+                # Entries read in this batch and not handled stay pending; the reclaim after
+                # the outage takes them (their idle time has passed by then).
+                await self.outage.wait_out(exc.code, reachable, stop)
+                last_claim = float("-inf")
             except (OSError, RedisError) as exc:
                 # Redis restarting: nothing is lost (what was read and not acked stays
                 # pending, and the next reclaim takes it over); wait and go on.
                 self._report("redis_unavailable", error=type(exc).__name__)
                 await asyncio.sleep(self.limits.retry_pause_s)
 
-    async def reclaim(self, handler: Handler) -> int:
+    async def reclaim(self, handler: Handler, reachable: Probe | None = None) -> int:
         """XAUTOCLAIM every entry idle past ``claim_idle_s`` (a crashed or stuck consumer's)
         and handle it here; returns how many were taken over."""
         redis = self._require()
@@ -155,13 +180,8 @@ class RedisStreamIntake:
                 if fields is None:  # trimmed away before anyone acked it: nothing to hand on
                     continue
                 taken += 1
-                entry = StreamEntry(raw_id.decode(), fields, self.stream, self.group)
-                deliveries = await self._deliveries(entry.entry_id)
-                if deliveries > self.limits.max_deliveries:
-                    await self._dead_letter(entry, f"delivered_too_often: delivered "
-                                            f"{deliveries - 1} times without an answer")
-                else:
-                    await self._one(entry, handler)
+                await self._one(StreamEntry(raw_id.decode(), fields, self.stream, self.group),
+                                handler, reachable)
             if cursor in (b"0-0", "0-0"):
                 return taken
 
@@ -177,27 +197,50 @@ class RedisStreamIntake:
         return [(dict(fields), fields.get(REASON_FIELD, b"").decode("utf-8", "replace"))
                 for _, fields in rows]
 
-    async def _one(self, entry: StreamEntry, handler: Handler) -> None:
-        try:
-            await asyncio.wait_for(handler(entry), self.limits.handler_timeout_s)
-        except InvalidInput as exc:
-            await self._dead_letter(entry, f"{exc.code}: {exc.message}"[:300])
+    async def _one(self, entry: StreamEntry, handler: Handler,
+                   reachable: Probe | None = None) -> None:
+        tries = self._tries(entry.entry_id)
+        count, last_error = await tries.begin()
+        if count > self.limits.max_deliveries:
+            last = f" (last: {last_error})" if last_error else ""
+            await self._dead_letter(entry, f"delivered_too_often: {count - 1} tries without "
+                                    f"an answer{last}", tries.key)
             return
+        deadline = asyncio.timeout(self.limits.handler_timeout_s)
+        try:
+            async with deadline:
+                await handler(entry)
+        except InvalidInput as exc:
+            await self._dead_letter(entry, f"{exc.code}: {exc.message}"[:300], tries.key)
+            return
+        except Unreachable:
+            await tries.give_back()
+            raise
         except Exception as exc:
-            self._report("no_answer", entry_id=entry.entry_id, error=type(exc).__name__)
-            # Not known durable (Temporal down, a timeout, a bug in one entry's path).
-            # Left pending: XAUTOCLAIM offers it again once idle, and Redis counts the
-            # deliveries. The pause keeps an outage from spinning through the stream.
+            # Past the deadline: the handler's own exception may stand for the cancellation
+            # (the Temporal SDK turns a cancelled update call into one of its own).
+            timed_out = isinstance(exc, TimeoutError) or deadline.expired()
+            if timed_out and reachable is not None and not await answers(reachable):
+                # Nobody took the entry because nobody could: an outage, not this entry.
+                await tries.give_back()
+                raise Unreachable("no_answer_in_time") from None
+            error = "TimeoutError" if timed_out else type(exc).__name__
+            self._report("no_answer", entry_id=entry.entry_id, error=error)
+            await tries.failed(error)
+            # Not known durable (a timeout, a bug in one entry's path). Left pending:
+            # XAUTOCLAIM offers it again once idle. The pause keeps trouble from spinning.
             await asyncio.sleep(self.limits.retry_pause_s)
             return
-        await self._require().xack(self.stream, self.group, entry.entry_id)
+        async with self._require().pipeline(transaction=True) as pipe:
+            pipe.xack(self.stream, self.group, entry.entry_id)
+            pipe.delete(tries.key)
+            await pipe.execute()
+        self.outage.over()
 
-    async def _deliveries(self, entry_id: str) -> int:
-        rows = await self._require().xpending_range(self.stream, self.group, min=entry_id,
-                                                    max=entry_id, count=1)
-        return int(rows[0]["times_delivered"]) if rows else 1
+    def _tries(self, entry_id: str) -> EntryTries:
+        return EntryTries(self._require(), f"{self.stream}:tries:{entry_id}")
 
-    async def _dead_letter(self, entry: StreamEntry, reason: str) -> None:
+    async def _dead_letter(self, entry: StreamEntry, reason: str, tries_key: str) -> None:
         """The entry's own fields plus the reason and its id, added and acked atomically."""
         fields = {k: v for k, v in entry.fields.items()
                   if k not in (REASON_FIELD, SOURCE_ID_FIELD)}
@@ -207,9 +250,11 @@ class RedisStreamIntake:
         async with self._require().pipeline(transaction=True) as pipe:
             pipe.xadd(self.dead_stream, fields)  # type: ignore[arg-type]
             pipe.xack(self.stream, self.group, entry.entry_id)
+            pipe.delete(tries_key)
             await pipe.execute()
 
     def _require(self) -> aioredis.Redis:
         if self._redis is None:
             raise RuntimeError("call connect() first")
         return self._redis
+

@@ -128,7 +128,8 @@ async def test_an_entry_without_an_answer_gets_bounded_tries_and_holds_back_nobo
         ("stream_dead_lettered", "delivered_too_often")]  # the operator sees why, no text
     [(fields, reason)] = await intake.dead_letters()
     assert fields[b"body"].decode() == stuck
-    assert reason == "delivered_too_often: delivered 3 times without an answer"
+    assert reason == ("delivered_too_often: 3 tries without an answer "
+                      "(last: ConnectionResetError)")
     assert len(tries) == FAST.max_deliveries
     assert answers == ["accepted"]
     assert await rows_for(pool, key_of(fine)) == 1 and await rows_for(pool, key_of(stuck)) == 0

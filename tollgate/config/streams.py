@@ -34,8 +34,9 @@ class RedisSettings(Section):
         "TOLLGATE_REDIS_CLAIM_IDLE_S", 60.0, "Seconds an entry may sit delivered and unacked "
         "before another consumer takes it over (XAUTOCLAIM).")
     max_deliveries: int = env_field(
-        "TOLLGATE_REDIS_MAX_DELIVERIES", 5, "Deliveries an entry gets without an answer before "
-        "it is moved to the dead-letter stream (`delivered_too_often`).")
+        "TOLLGATE_REDIS_MAX_DELIVERIES", 5, "Tries an entry gets without an answer before it is "
+        "moved to the dead-letter stream (`delivered_too_often`); a try that meets a Temporal "
+        "outage counts none.")
     handler_timeout_s: float = env_field(
         "TOLLGATE_REDIS_HANDLER_TIMEOUT_S", 30.0,
         "Seconds one entry's intake may take before it counts as a failed delivery.")

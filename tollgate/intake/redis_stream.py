@@ -27,6 +27,7 @@ from collections.abc import Mapping
 import structlog
 from temporalio.client import Client
 
+from adapters.broker.redis_outage import Probe, Unreachable
 from adapters.broker.redis_streams import (
     Handler,
     Outcome,
@@ -41,6 +42,7 @@ from policies.entry_signing import SIGNATURE_FIELD, verify_entry
 from tollgate.config.settings import Settings
 from tollgate.intake import ce_mapping
 from tollgate.intake.edge import text_refusal
+from tollgate.intake.reach import takes_events, unreachable_status
 from tollgate.intake.submit import submit
 from tollgate.observability.messaging import stream_span
 
@@ -121,8 +123,13 @@ def entry_handler(client: Client, task_queue: str,
     async def handle(entry: StreamEntry) -> Outcome:
         with stream_span(entry) as span:  # a no-op while tracing is off
             raw = entry_event(entry, tenant_secrets)
-            ack = await submit(client, raw, task_queue=task_queue,
-                               tenant_secrets=tenant_secrets)
+            try:
+                ack = await submit(client, raw, task_queue=task_queue,
+                                   tenant_secrets=tenant_secrets)
+            except Exception as exc:
+                if (status := unreachable_status(exc)) is not None:
+                    raise Unreachable(status) from None  # an outage: the try is not counted
+                raise
             answer = _ANSWER[ack.status]
             span.set_attribute("tollgate.intake.outcome", answer)
         log.info("stream_entry", entry_id=entry.entry_id, answer=answer,
@@ -132,11 +139,23 @@ def entry_handler(client: Client, task_queue: str,
     return handle
 
 
+def temporal_probe(client: Client, task_queue: str) -> Probe:
+    """Can entries be handed on? (The server answers and a worker polls the queue.)"""
+    async def probe() -> bool:
+        return await takes_events(client, task_queue)
+
+    return probe
+
+
 def report_problem(kind: str, **fields: str) -> None:
     """The adapter's trouble as a warning (``stream_no_answer``, ``stream_dead_lettered``,
-    ``stream_redis_unavailable``, ``stream_trimmed_before_ack``): ids, reason codes, counts and
-    class names only."""
-    log.warning(f"stream_{kind}", **fields)
+    ``stream_redis_unavailable``, ``stream_trimmed_before_ack``, ``stream_temporal_unreachable``)
+    or, for the end of an outage (``stream_temporal_reachable``), information: ids, reason
+    codes, counts and class names only."""
+    if kind == "temporal_reachable":
+        log.info(f"stream_{kind}", **fields)
+    else:
+        log.warning(f"stream_{kind}", **fields)
 
 
 def intake_for(settings: Settings) -> RedisStreamIntake:

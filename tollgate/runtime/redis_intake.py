@@ -4,7 +4,8 @@ because it builds the Temporal client (``runtime.client``) and intake must not i
 
 A start-up problem (no URL, no tenants file, Temporal or Redis unreachable) ends the process
 with one line on stderr and exit 1, never a traceback; once running, a Redis restart is waited
-out and an unreachable Temporal leaves entries pending (their tries are bounded). SIGTERM stops
+out, and so is an unreachable Temporal: reading stops, entries stay pending with no try
+counted, and the consumer probes Temporal with a capped backoff until it answers. SIGTERM stops
 it cleanly (exit 0).
 """
 
@@ -17,7 +18,7 @@ import signal
 
 from contracts.errors import RetryableError
 from tollgate.config.settings import Settings
-from tollgate.intake.redis_stream import entry_handler, intake_for
+from tollgate.intake.redis_stream import entry_handler, intake_for, temporal_probe
 from tollgate.observability.logs import configure_logging
 from tollgate.runtime.client import build_client
 from tollgate.runtime.exits import temporal_unreachable
@@ -40,7 +41,8 @@ async def run(settings: Settings) -> None:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     try:
-        await intake.consume(entry_handler(client, settings.task_queue, secrets), stop=stop)
+        await intake.consume(entry_handler(client, settings.task_queue, secrets), stop=stop,
+                             reachable=temporal_probe(client, settings.task_queue))
     finally:
         await intake.close()
 
