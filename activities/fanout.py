@@ -1,6 +1,8 @@
 """Fan-out activities: deliver one event to one consumer, or dead-letter it for that consumer.
 Errors map to the taxonomy (``InvalidInput`` for a payload the consumer cannot read is final;
-``consumer_down`` is retried by the consumer's own policy)."""
+``consumer_down`` is retried by the consumer's own policy). With a bus (``TOLLGATE_AMQP_URL``)
+a dead letter is also put on the consumer's own queue, ``<consumer>.<event>.dlq``, after its
+PostgreSQL row, which is the record (a retry finds the row and publishes again)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import structlog
 from temporalio import activity
 
 from activities.errors import to_application_error
+from adapters.ports.bus import ConsumerDeadLetters
 from adapters.ports.stores import EventConsumer, FanOutLedger
 from contracts.errors import InvalidInput, TollgateError
 from contracts.fanout import ConsumeRequest, ConsumeResult, DeadLetterRequest
@@ -16,9 +19,11 @@ log = structlog.get_logger("tollgate.fanout")
 
 
 class FanOutActivities:
-    def __init__(self, store: FanOutLedger, consumers: dict[str, EventConsumer]) -> None:
+    def __init__(self, store: FanOutLedger, consumers: dict[str, EventConsumer],
+                 bus: ConsumerDeadLetters | None = None) -> None:
         self._store = store
         self._consumers = consumers
+        self._bus = bus
 
     @activity.defn
     async def deliver_event(self, request: ConsumeRequest) -> ConsumeResult:
@@ -44,6 +49,12 @@ class FanOutActivities:
     async def dead_letter_event(self, request: DeadLetterRequest) -> ConsumeResult:
         await self._store.dead_letter(request.event, request.consumer, request.retry_state,
                                       request.error)
+        if self._bus is not None:
+            try:
+                await self._bus.dead_letter(request.event, request.consumer,
+                                            request.retry_state, request.error)
+            except TollgateError as exc:
+                raise to_application_error(exc) from None
         log.warning("dead_letter_event", event_id=request.event.event_id,
                     consumer=request.consumer, retry_state=request.retry_state)
         return ConsumeResult(consumer=request.consumer, status="dead_lettered",

@@ -1,5 +1,6 @@
 """RabbitMQ as a producer of business events (aio-pika), docs/fan-out.md "Broker".
 
+    producer --order.placed--> exchange tollgate.bus (topic) --#--> queue tollgate.events
     queue tollgate.events  --handler ok (start durable)-->  ack
                            --InvalidInput (poison)----->  publish to tollgate.events.dlx with
                                                           x-tollgate-reason, confirmed, then ack
@@ -9,6 +10,8 @@ Acks are manual and come only after the handler returned, i.e. after the workflo
 durable: a crash before the ack redelivers the message, and the workflow id turns the redelivery
 into a duplicate, never a second run. The dead-letter exchange is also the queue's own
 ``x-dead-letter-exchange``, so a message the broker itself gives up on lands in the same place.
+The consumers' own dead-letter queues (``<consumer>.<event>.dlq`` on ``tollgate.consumers.dlx``,
+names in ``contracts.bus``) are declared here too, so they exist before the first failure.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any, Literal
 import aio_pika
 from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractRobustConnection
 
+from contracts.bus import CONSUMER_DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE
 from contracts.errors import InvalidInput, RetryableError
 
 EVENTS_QUEUE = "tollgate.events"
@@ -53,16 +57,19 @@ Handler = Callable[[Inbound], Awaitable[Outcome]]
 
 class RabbitIntake:
     def __init__(self, url: str, *, queue: str = EVENTS_QUEUE, prefetch: int = 16,
-                 requeue_pause_s: float = 1.0) -> None:
+                 requeue_pause_s: float = 1.0, exchange: str = EVENTS_EXCHANGE) -> None:
         self._url = url
         self._queue_name = queue
+        self._exchange_name = exchange
         self._prefetch = prefetch
         self._pause = requeue_pause_s
         self._connection: AbstractRobustConnection | None = None
         self._channel: AbstractChannel | None = None
 
-    async def connect(self) -> None:
-        """Connect and declare the topology (idempotent: every consumer may declare it)."""
+    async def connect(self, consumer_dead_letter_queues: tuple[str, ...] = ()) -> None:
+        """Connect and declare the topology (idempotent: every consumer may declare it): the
+        events exchange bound to the intake queue for every routing key, and the consumers'
+        dead-letter queues named (``contracts.bus.dead_letter_queue``)."""
         try:
             self._connection = await aio_pika.connect_robust(self._url)
         except (OSError, aio_pika.exceptions.AMQPError) as exc:
@@ -74,9 +81,17 @@ class RabbitIntake:
             DEAD_LETTER_EXCHANGE, aio_pika.ExchangeType.FANOUT, durable=True)
         dead = await self._channel.declare_queue(DEAD_LETTER_QUEUE, durable=True)
         await dead.bind(dlx)
-        await self._channel.declare_queue(
+        intake = await self._channel.declare_queue(
             self._queue_name, durable=True,
             arguments={"x-dead-letter-exchange": DEAD_LETTER_EXCHANGE})
+        events = await self._channel.declare_exchange(
+            self._exchange_name, aio_pika.ExchangeType.TOPIC, durable=True)
+        await intake.bind(events, routing_key="#")
+        consumers_dlx = await self._channel.declare_exchange(
+            CONSUMER_DEAD_LETTER_EXCHANGE, aio_pika.ExchangeType.DIRECT, durable=True)
+        for name in consumer_dead_letter_queues:
+            queue = await self._channel.declare_queue(name, durable=True)
+            await queue.bind(consumers_dlx, routing_key=name)
 
     async def close(self) -> None:
         if self._connection is not None:
@@ -92,6 +107,15 @@ class RabbitIntake:
                              headers=dict(headers or {}),
                              delivery_mode=aio_pika.DeliveryMode.PERSISTENT),
             routing_key=self._queue_name)
+
+    async def publish_event(self, body: bytes, message_id: str, routing_key: str) -> None:
+        """What a producer does by seed 002's naming: publish on the events exchange under the
+        event's routing key (``contracts.bus.routing_key``: ``order.placed``), confirmed."""
+        exchange = await self._require().get_exchange(self._exchange_name)
+        await exchange.publish(
+            aio_pika.Message(body, message_id=message_id, content_type="application/json",
+                             delivery_mode=aio_pika.DeliveryMode.PERSISTENT),
+            routing_key=routing_key)
 
     async def consume(self, handler: Handler, *, stop: asyncio.Event | None = None) -> None:
         """Hand each message to ``handler`` until ``stop`` is set (or forever)."""

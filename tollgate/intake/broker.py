@@ -20,10 +20,12 @@ from pydantic import ValidationError
 from temporalio.client import Client
 
 from adapters.broker.rabbitmq import Handler, Inbound, Outcome, RabbitIntake
+from contracts.bus import dead_letter_queue
 from contracts.errors import InvalidInput
 from contracts.events import MAX_EVENT_CHARS
-from contracts.fanout import BusinessEvent
+from contracts.fanout import BusinessEvent, SubscriptionSet
 from policies import edge_text
+from policies.subscriptions import load_subscriptions
 from tollgate.config.settings import Settings
 from tollgate.intake import ce_mapping
 from tollgate.intake.publish import publish_event
@@ -68,6 +70,13 @@ def _validated(data: Any) -> BusinessEvent:
         raise InvalidInput("bad_event", f"{where}: {first['type']}") from None
 
 
+def consumer_dead_letter_queues(subs: SubscriptionSet) -> tuple[str, ...]:
+    """``<consumer>.<event>.dlq`` of every subscription (seed 002), declared with the topology
+    so an operator sees each consumer's queue before its first failure."""
+    return tuple(dead_letter_queue(s.consumer, t) for s in subs.subscriptions
+                 for t in s.event_types)
+
+
 def event_handler(client: Client, task_queue: str) -> Handler:
     async def handle(message: Inbound) -> Outcome:
         # One messaging span per delivery (a no-op while tracing is off): the fan-out start
@@ -88,7 +97,7 @@ async def run(settings: Settings) -> None:
         raise SystemExit("TOLLGATE_AMQP_URL is not set (amqp://user:pass@host:5672/)")
     client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
     intake = RabbitIntake(url)
-    await intake.connect()
+    await intake.connect(consumer_dead_letter_queues(load_subscriptions()))
     try:
         await intake.consume(event_handler(client, settings.task_queue))
     finally:

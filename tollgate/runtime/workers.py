@@ -29,6 +29,7 @@ from activities.steps import StepActivities
 from activities.sweep import SweepActivities
 from activities.tagging import TaggingActivities, TagModelActivities
 from activities.triage import TriageActivities
+from adapters.broker.rabbitmq_dead_letters import RabbitConsumerDeadLetters
 from adapters.http.crm import CrmHttpSource
 from adapters.http.helpdesk import HelpdeskHttpAdapter
 from adapters.http.messaging import MessagingHttpAdapter
@@ -115,7 +116,10 @@ async def main_worker(client: Client, settings: Settings, *,
     for name in settings.worker.consumers_down:
         if name in consumers:
             consumers[name].down = True
-    fanout = FanOutActivities(FanOutStore(pool), consumers)
+    # With a broker, a consumer's dead letter is also on its <consumer>.<event>.dlq queue.
+    amqp = settings.broker.amqp_url
+    bus = RabbitConsumerDeadLetters(amqp.get_secret_value()) if amqp else None
+    fanout = FanOutActivities(FanOutStore(pool), consumers, bus)
     # A consumer that acts hands its event to the control core, signed as a producer would.
     consumer_intake = ConsumerIntakeActivities(settings.tenant_secrets())
     worker = Worker(
@@ -179,6 +183,8 @@ async def main_worker(client: Client, settings: Settings, *,
         for adapter in adapters.values():
             await adapter.aclose()
         await watch.close()
+        if bus is not None:
+            await bus.close()
         await pool.close()
 
 
