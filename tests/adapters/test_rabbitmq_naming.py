@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 import aio_pika
 import asyncpg
 import pytest
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -130,8 +131,11 @@ async def test_a_consumer_that_gives_up_dead_letters_on_its_own_queue(
                                   ConsumerIntakeActivities({}).control_core_event]):
         await intake.publish_event(body, event_id, routing_key("ORDER_PLACED"))
         task = asyncio.create_task(intake.consume(event_handler(env.client, queue)))
+        handle = env.client.get_workflow_handle(f"fan-out/{event_id}")
         try:
-            await env.client.get_workflow_handle(f"fan-out/{event_id}").result()
+            await eventually(handle.describe, "the intake starting the fan-out", timeout=30,
+                             ignoring=(RPCError,))
+            await handle.result()
         finally:
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
