@@ -1,4 +1,5 @@
-"""Resolving unknown writes: ask the target what it holds for a key, settle the receipt."""
+"""Resolving unknown writes: ask the target what it holds for a key, settle the receipt; the one
+keyed resend only after the approval's binding is checked again (``activities.resend_guard``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import structlog
 from temporalio import activity
 
 from activities.attempt import attempt_write
+from activities.resend_guard import ResendGuard
 from adapters.ports.stores import DeadLetterQueue, ReceiptLedger
 from adapters.ports.targets import ActionAdapter
 from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
@@ -23,11 +25,21 @@ _RESEND_STATUS: dict[str, Literal["resent", "stopped", "rejected"]] = {
 }
 
 
+#: What an operator does with a resend the approval no longer covers (ADR 0049).
+REFUSED_PLAN = (
+    "The one keyed resend was refused: the approval no longer covers it (the code says why: "
+    "the draft changed, the approval or the consent is gone, the token does not match). "
+    "Nothing was resent and the lookups found nothing at the target for this key. Not replayed "
+    "from here: read the event (`tollgate trace`); if the customer still needs a message, the "
+    "producer submits the event again under a new event id, which goes through review again.")
+
+
 class ReconcileActivities:
     def __init__(
         self, receipts: ReceiptLedger, ops: DeadLetterQueue,
-        adapters: Mapping[str, ActionAdapter],
+        adapters: Mapping[str, ActionAdapter], *, guard: ResendGuard,
     ) -> None:
+        self.guard = guard
         self.receipts = receipts
         self.ops = ops
         self.adapters = adapters
@@ -57,6 +69,10 @@ class ReconcileActivities:
         adapter = self.adapters[action.adapter]
         if not adapter.dedupes_by_key:
             raise RejectedError("resend_not_safe", "target neither dedupes nor can be looked up")
+        refused = await self.guard.refusal(request)
+        if refused is not None:
+            log.info("resend_write", workflow_id=action.ref.workflow_id, refused=refused)
+            return ReconcileResult(status="refused", reason_code=refused)
         attempt = await attempt_write(self.receipts, adapter, action)
         return ReconcileResult(status=_RESEND_STATUS[attempt.status],
                                receipt=attempt.receipt, reason_code=attempt.reason_code)
@@ -65,13 +81,24 @@ class ReconcileActivities:
     async def dead_letter_write(self, request: ReconcileRequest) -> None:
         action = request.action
         ref = action.ref
+        facts = redact({"action_key": action.action_key, "adapter": action.adapter,
+                        "tenant_id": ref.tenant_id, "event_id": ref.event_id})
+        if request.refused is not None:  # the resend was refused: fixed upstream, no replay
+            await self.ops.dead_letter(
+                workflow_id=ref.workflow_id, error_class=ErrorClass.REJECTED.value,
+                error_code=request.refused, state="STOPPED", owner="messaging-oncall",
+                replay_plan=REFUSED_PLAN, redacted_payload=facts, tenant_id=ref.tenant_id,
+                event_id=ref.event_id, correlation_id=ref.correlation_id,
+                action_key=action.action_key)
+            return
         await self.ops.dead_letter(
             workflow_id=ref.workflow_id, error_class=ErrorClass.UNKNOWN_WRITE.value,
             error_code="unreconciled_write", state="STOPPED", owner="messaging-oncall",
             replay_plan="Check the target for this action key by hand; if absent and the "
             "customer still needs it, approve the dead letter and replay.",
-            redacted_payload=redact({"action_key": action.action_key, "adapter": action.adapter,
-                                     "tenant_id": ref.tenant_id, "event_id": ref.event_id}),
+            redacted_payload=facts,
             tenant_id=ref.tenant_id, event_id=ref.event_id, correlation_id=ref.correlation_id,
-            action_key=action.action_key, replay_input=request.model_dump(mode="json"),
+            # The token is a bearer credential: never stored (an approved replay needs none).
+            action_key=action.action_key,
+            replay_input=request.model_dump(mode="json", exclude={"action_token"}),
         )

@@ -106,9 +106,20 @@ class WakeUp(Frozen):
 
 
 class ReconcileRequest(Frozen):
+    """``draft_version``, ``send_seq`` and ``action_token``: the send being reconciled (its
+    approved draft, its transition number, its token), which the one keyed resend verifies
+    again before it calls the target (ADR 0049); None in runs started before that.
+    ``replay_of``: the dead letter whose approved replay this is (`tollgate ops dlq replay`).
+    ``refused``: set only on the dead letter's copy, the code the resend was refused with."""
+
     ref: EventRef
     action: ActionRequest
     lookup_window: timedelta = timedelta(minutes=10)
+    draft_version: int | None = None
+    send_seq: int | None = None
+    action_token: str | None = None
+    replay_of: int | None = None
+    refused: str | None = None
 
 
 #: The steps whose failure for good ends an event DEAD_LETTERED (workflows/failures.py).
@@ -131,9 +142,10 @@ class StepFailure(Frozen):
 
 class ReconcileResult(Frozen):
     """``unverifiable``: only from ``lookup_write``, the target cannot be looked up at all, so
-    waiting out the lookup window would tell nothing."""
+    waiting out the lookup window would tell nothing. ``refused``: only from ``resend_write``,
+    the approval no longer covers the resend (``reason_code`` says why); nothing was sent."""
 
-    status: Literal["succeeded", "resent", "stopped", "rejected", "unverifiable"]
+    status: Literal["succeeded", "resent", "stopped", "rejected", "unverifiable", "refused"]
     receipt: Receipt | None = None
     attempts: int = 0
     reason_code: str | None = None

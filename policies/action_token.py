@@ -66,6 +66,19 @@ def mint(*, token_id: str, action_key: str, fingerprint: str, key: bytes, now: d
 def check(token: str | None, *, key: bytes, action_key: str, fingerprint: str,
           now: datetime) -> TokenClaims | Refusal:
     """The token's claims when it covers this send at ``now``, else why not."""
+    return _verify(token, key=key, action_key=action_key, fingerprint=fingerprint, now=now)
+
+
+def check_continuation(token: str | None, *, key: bytes, action_key: str,
+                       fingerprint: str) -> TokenClaims | Refusal:
+    """``check`` for a send that continues a use already admitted in time (the reconciler's
+    keyed resend, ADR 0049): signature and scope as ever, expiry not judged again. The caller
+    must prove that use from the store (the token's first-use row); the claims' id names it."""
+    return _verify(token, key=key, action_key=action_key, fingerprint=fingerprint, now=None)
+
+
+def _verify(token: str | None, *, key: bytes, action_key: str, fingerprint: str,
+            now: datetime | None) -> TokenClaims | Refusal:
     if not token:
         return "token_missing"
     claims_part, _, signature = token.partition(".")
@@ -79,7 +92,7 @@ def check(token: str | None, *, key: bytes, action_key: str, fingerprint: str,
     expected = hmac.new(key, claims_part.encode(), hashlib.sha256).digest()
     if not hmac.compare_digest(given, expected):
         return "token_bad_signature"
-    if now.timestamp() >= claims.expires_at:
+    if now is not None and now.timestamp() >= claims.expires_at:
         return "token_expired"
     if claims.action_key != action_key:
         return "token_wrong_action"

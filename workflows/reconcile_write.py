@@ -2,7 +2,8 @@
 
 Look the key up at the target with backoff until the window closes. Found: SUCCEEDED with the
 target's id. Not found: resend once with the same key only if the target dedupes by key (the
-resend activity refuses otherwise); else STOPPED with a dead letter for an operator. A target
+resend activity refuses otherwise) and the approval still covers it (the activity checks the
+action token's binding again: ADR 0049); else STOPPED with a dead letter for an operator. A target
 that cannot be looked up at all skips the window: waiting would tell nothing.
 """
 
@@ -59,10 +60,15 @@ class ReconcileWriteWorkflow:
             resent = None
         if resent is not None and resent.status in ("resent", "rejected"):
             return resent.model_copy(update={"attempts": attempts})
+        # A resend the approval no longer covers (ADR 0049) is dead-lettered with its own code
+        # by the same one activity: the command sequence is the one older runs recorded.
+        refused = resent.reason_code if resent is not None and resent.status == "refused" \
+            else None
         await workflow.execute_activity_method(
-            ReconcileActivities.dead_letter_write, request,
+            ReconcileActivities.dead_letter_write,
+            request if refused is None else request.model_copy(update={"refused": refused}),
             start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
             summary="not found and not safe to resend: dead letter for an operator",
         )
         return ReconcileResult(status="stopped", receipt=resent.receipt if resent else None,
-                               attempts=attempts, reason_code="unreconciled_write")
+                               attempts=attempts, reason_code=refused or "unreconciled_write")

@@ -122,7 +122,10 @@ class SendingLedger(EventLedger):
                            "the target may hold the write; reconciling by key")
         settled: ReconcileResult = await workflow.execute_child_workflow(
             ReconcileWriteWorkflow.run, ReconcileRequest(
-                ref=ref, action=action, lookup_window=result.lookup_window or t.RECONCILE_WINDOW),
+                ref=ref, action=action, lookup_window=result.lookup_window or t.RECONCILE_WINDOW,
+                # The send being reconciled: its resend checks the same binding (ADR 0049).
+                draft_version=execute.draft_version, send_seq=execute.seq,
+                action_token=execute.action_token),
             id=f"reconcile/{action.action_key}",
         )
         return await self._finish(FINAL_STATE[settled.status],

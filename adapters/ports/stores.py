@@ -132,6 +132,18 @@ class ActionTokenUses(Protocol):
         ...
 
 
+class ResendChecks(Protocol):
+    """What the reconciler's keyed resend verifies again (``activities.resend_guard``)."""
+
+    async def approved_draft(self, workflow_id: str, draft_version: int) -> tuple[bool, str | None]:
+        """(an accepted approval of that version is on record, the draft's text or None)."""
+        ...
+
+    async def used_by(self, token_id: str, action_key: str, use_id: str) -> bool:
+        """True when the token's single use is held by ``use_id`` for ``action_key``."""
+        ...
+
+
 # --- receipts --------------------------------------------------------------------------------
 
 

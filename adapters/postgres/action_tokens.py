@@ -36,3 +36,19 @@ class ActionTokenStore:
         attempt of the same send; False when another use holds it."""
         holder = await self.pool.fetchval(FIRST_USE_SQL, token_id, action_key, use_id)
         return bool(holder == use_id)
+
+    async def approved_draft(self, workflow_id: str, draft_version: int) -> tuple[bool, str | None]:
+        """One read: is an accepted approval of the version on record, and the draft's text
+        as PostgreSQL holds it now (the source of truth the fingerprint is recomputed from)."""
+        row = await self.pool.fetchrow(
+            "SELECT EXISTS (SELECT 1 FROM review_decisions WHERE workflow_id = $1"
+            " AND draft_version = $2 AND decision = 'approve' AND accepted) AS approved,"
+            " (SELECT draft->>'message' FROM drafts WHERE workflow_id = $1 AND version = $2)"
+            " AS body", workflow_id, draft_version)
+        assert row is not None  # a SELECT of two scalar subqueries always returns one row
+        return bool(row["approved"]), row["body"]
+
+    async def used_by(self, token_id: str, action_key: str, use_id: str) -> bool:
+        return bool(await self.pool.fetchval(
+            "SELECT 1 FROM action_token_uses WHERE token_id = $1 AND action_key = $2"
+            " AND use_id = $3", token_id, action_key, use_id))

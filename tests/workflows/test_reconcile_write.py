@@ -14,7 +14,7 @@ import json
 import os
 import uuid
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import asyncpg
@@ -23,8 +23,10 @@ from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities.action_token import fingerprint_of
 from activities.interceptor import ActivityContextInterceptor
 from activities.reconcile import ReconcileActivities
+from activities.resend_guard import ResendGuard
 from adapters.ports.targets import TargetWrite
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
@@ -37,10 +39,33 @@ from contracts import (
     ReconcileResult,
     target_task_queue,
 )
+from contracts.drafting import CustomerRecord
+from policies.action_token import mint
 from policies.keys import action_key
 from workflows.reconcile_write import ReconcileWriteWorkflow
 
 HISTORIES = Path(__file__).parent.parent / "replay" / "histories"
+TOKEN_KEY = b"k" * 32
+SEND_SEQ = 9
+
+
+class Binding:
+    """What the resend guard reads, as the send left it: the approved draft unchanged, the
+    token's use held by the send (``SEND_SEQ``), a consenting customer. The guard's refusals
+    against the real store are tests/faults/test_reconcile_token.py."""
+
+    def __init__(self, workflow_id: str) -> None:
+        self.use_id = f"{workflow_id}/{SEND_SEQ}"
+
+    async def approved_draft(self, workflow_id: str, draft_version: int) -> tuple[bool, str]:
+        return True, "hello"
+
+    async def used_by(self, token_id: str, action_key: str, use_id: str) -> bool:
+        return use_id == self.use_id
+
+    async def fetch_customer(self, tenant_id: str, customer_id: str) -> CustomerRecord:
+        return CustomerRecord(tenant_id=tenant_id, customer_id=customer_id, first_name="Lan",
+                              consent_messaging=True, updated_at=datetime.now(UTC))
 
 
 class NoLookupTarget:
@@ -69,9 +94,11 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
 
 
 async def reconcile_unknown_write(
-    env: WorkflowEnvironment, pool: asyncpg.Pool, target: NoLookupTarget, record_as: str
+    env: WorkflowEnvironment, pool: asyncpg.Pool, target: NoLookupTarget, record_as: str,
+    *, with_token: bool = True,
 ) -> tuple[ReconcileResult, ActionRequest, WorkflowHistory]:
-    """Leave one write UNKNOWN at ``target`` and run the reconciler on it."""
+    """Leave one write UNKNOWN at ``target`` and run the reconciler on it, carrying the send's
+    token (``with_token``) as the event's run hands it over."""
     receipts, ops = ReceiptStore(pool), OpsStore(pool)
     event_id = f"evt-{uuid.uuid4().hex[:8]}"
     ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
@@ -83,7 +110,12 @@ async def reconcile_unknown_write(
     fence = await receipts.begin_attempt(action.action_key)
     await receipts.settle(action.action_key, ReceiptStatus.UNKNOWN, fence=fence,
                           error_class="unknown_write", error_code="timeout")
-    activities = ReconcileActivities(receipts, ops, {target.name: target})
+    binding = Binding(ref.workflow_id)
+    activities = ReconcileActivities(receipts, ops, {target.name: target},
+                                     guard=ResendGuard(binding, binding, TOKEN_KEY))
+    token = mint(token_id="t-1", action_key=action.action_key,
+                 fingerprint=fingerprint_of(action, "hello"), key=TOKEN_KEY,
+                 now=datetime.now(UTC), ttl=timedelta(minutes=15)) if with_token else None
     queue = f"rc-{uuid.uuid4().hex[:8]}"
     async with Worker(env.client, task_queue=queue, workflows=[ReconcileWriteWorkflow],
                       activities=[activities.dead_letter_write],
@@ -93,7 +125,8 @@ async def reconcile_unknown_write(
                    interceptors=[ActivityContextInterceptor()]):
         handle = await env.client.start_workflow(
             ReconcileWriteWorkflow.run,
-            ReconcileRequest(ref=ref, action=action, lookup_window=timedelta(minutes=10)),
+            ReconcileRequest(ref=ref, action=action, lookup_window=timedelta(minutes=10),
+                             draft_version=1, send_seq=SEND_SEQ, action_token=token),
             id=f"reconcile/{action.action_key}", task_queue=queue)
         result = await handle.result()
         history = await handle.fetch_history()
@@ -138,3 +171,20 @@ async def test_a_deduping_target_without_lookup_is_resent_once_at_once(
     assert timers(history) == 0
     receipt = await ReceiptStore(pool).get(action.action_key)
     assert receipt is not None and receipt.status == ReceiptStatus.SUCCEEDED
+
+
+async def test_a_resend_carrying_no_token_is_refused_and_dead_lettered(
+    env: WorkflowEnvironment, pool: asyncpg.Pool
+) -> None:
+    """A reconciliation nothing binds to an approval (begun before ADR 0049, or made by hand)
+    is never resent: the same one dead letter, with the refusal's code, and no call."""
+    target = NoLookupTarget("dedupe_untokened", dedupes=True)
+
+    result, action, _ = await reconcile_unknown_write(env, pool, target, "unrecorded",
+                                                      with_token=False)
+
+    assert (result.status, result.reason_code) == ("stopped", "action_token_missing")
+    assert target.calls == 0
+    letters = await pool.fetch("SELECT error_class, error_code FROM dead_letters"
+                               " WHERE action_key = $1", action.action_key)
+    assert [tuple(r.values()) for r in letters] == [("rejected", "action_token_missing")]

@@ -74,7 +74,9 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
     from contracts import ReconcileRequest, ReconcileResult
     from workflows.reconcile_write import ReconcileWriteWorkflow
 
-    request = ReconcileRequest.model_validate(json.loads(row["replay_input"]))
+    # The dead letter's approval is this replay's authority: its resend carries no token.
+    request = ReconcileRequest.model_validate(json.loads(row["replay_input"])).model_copy(
+        update={"replay_of": dl_id})
     client: Client = await connect()
     result: ReconcileResult = await client.execute_workflow(
         ReconcileWriteWorkflow.run, request, task_queue=task_queue,

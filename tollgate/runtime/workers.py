@@ -24,6 +24,7 @@ from activities.fanout import FanOutActivities
 from activities.intake import IntakeActivities
 from activities.interceptor import ActivityContextInterceptor
 from activities.reconcile import ReconcileActivities
+from activities.resend_guard import ResendGuard
 from activities.review import ReviewActivities
 from activities.steps import StepActivities
 from activities.sweep import SweepActivities
@@ -106,7 +107,8 @@ async def main_worker(client: Client, settings: Settings, *,
         lookup_windows={name: timedelta(seconds=c.lookup_window_s)
                         for name, c in targets.items() if c.lookup_window_s},
         tokens=TokenGuard(token_store, token_key))
-    reconcile = ReconcileActivities(receipts, ops, adapters)
+    reconcile = ReconcileActivities(receipts, ops, adapters,
+                                    guard=ResendGuard(token_store, crm, token_key))
     dead_letters = DeadLetterActivities(ops)
     sweep = SweepActivities(receipts, adapters, circuit)
     tagging_store = TaggingStore(pool)

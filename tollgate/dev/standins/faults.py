@@ -14,6 +14,7 @@ FaultKind = Literal[
     "reject",
     "malformed",
     "fail_after_write",
+    "gateway_timeout",
     "bad_gateway_after_write",
     "hang_after_write",
     "drop_after_write",

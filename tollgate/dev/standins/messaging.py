@@ -18,7 +18,8 @@ or, in the non-deduping mode, stores every POST as a new message (as many SMS an
 Faults apply to POSTs, in queue order, each to its next ``times`` POSTs (optionally one key):
 ``delay`` (sleep, then normal), ``rate_limit`` (429 + Retry-After, nothing stored),
 ``unavailable`` (503, nothing stored), ``reject`` (422 business rule, nothing stored),
-``fail_after_write`` (stored, 504), ``bad_gateway_after_write`` (stored, 502),
+``fail_after_write`` (stored, 504), ``gateway_timeout`` (504, nothing stored: a gateway gave
+up before the service took the request), ``bad_gateway_after_write`` (stored, 502),
 ``hang_after_write`` (stored, then sleeps past the client's timeout), ``drop_after_write``
 (stored, connection closed without an answer) and ``lookup_delay`` (stored, invisible to
 by-key lookups for ``ms``). The recipient is a reference the target resolves, as a real
@@ -45,7 +46,8 @@ _STORING = frozenset(
 
 class MessagingStandIn(StandIn):
     fault_kinds = frozenset(
-        {"delay", "rate_limit", "unavailable", "reject", "lookup_delay", *_STORING}
+        {"delay", "rate_limit", "unavailable", "gateway_timeout", "reject", "lookup_delay",
+         *_STORING}
     )
     # What a keyed-write target stores; the helpdesk stand-in (helpdesk.py) is the same target
     # with other records.
@@ -168,6 +170,8 @@ class MessagingStandIn(StandIn):
             return Response(429, {"error": "rate_limited"}, {"Retry-After": str(fault.retry_after)})
         elif kind == "unavailable":
             return Response(503, {"error": "unavailable"})
+        elif kind == "gateway_timeout":  # an unknown write to the caller; nothing stored
+            return Response(504, {"error": "gateway_timeout"})
         elif fault and kind == "reject":
             return Response(422, {"error": "business_rule", "code": fault.code})
 
