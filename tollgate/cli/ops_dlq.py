@@ -64,10 +64,18 @@ async def _row(s: Settings, dl_id: int) -> dict:
 @click.argument("dl_id", metavar="ID", type=int)
 @json_option
 def show(dl_id: int, as_json: bool) -> Command:
-    """One dead letter: its class, code, owner, redacted payload and replay plan."""
+    """One dead letter: its class, code, what the code means, owner, redacted payload and
+    replay plan."""
 
     async def go(s: Settings) -> int:
-        row = {k: v for k, v in (await _row(s, dl_id)).items() if k != "replay_input"}
+        from tollgate.ops.dead_letter_codes import meaning
+
+        row: dict = {}
+        for key, value in (await _row(s, dl_id)).items():
+            if key != "replay_input":
+                row[key] = value
+            if key == "error_code":  # read next to the code it explains
+                row["meaning"] = meaning(value)
         if as_json:
             emit_json(row)
         else:
