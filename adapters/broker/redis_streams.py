@@ -36,6 +36,7 @@ from typing import Literal
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
+from adapters.broker.redis_lag import StreamLag, stream_lag
 from adapters.broker.redis_outage import Outage, Probe, Unreachable, answers
 from adapters.broker.redis_tries import EntryTries
 from contracts.errors import InvalidInput, RetryableError
@@ -189,6 +190,10 @@ class RedisStreamIntake:
         """Entries delivered to some consumer and not yet acked."""
         summary = await self._require().xpending(self.stream, self.group)
         return int(summary["pending"])
+
+    async def lag(self) -> StreamLag:
+        """Pending entries, the oldest one's age, unread entries and dead letters."""
+        return await stream_lag(self._require(), self.stream, self.group, self.dead_stream)
 
     async def dead_letters(self) -> list[tuple[dict[bytes, bytes], str]]:
         """Every dead-lettered entry: (its fields, the reason). Nothing is removed: dead

@@ -9,6 +9,8 @@ from collections.abc import Awaitable, Callable
 
 import asyncpg
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from prometheus_client.parser import text_string_to_metric_families
 
 from adapters.broker.redis_streams import (
     Handler,
@@ -18,6 +20,7 @@ from adapters.broker.redis_streams import (
     StreamLimits,
 )
 from tests.eventually import eventually
+from tollgate.runtime.redis_health import lag_app
 
 #: Short enough that a test's reclaim comes quickly, long enough that a live consumer's entry
 #: is never taken from it mid-intake in these tests.
@@ -65,3 +68,16 @@ def key_of(raw: str) -> str:
 async def rows_for(pool: asyncpg.Pool, key: str) -> int:
     return int(await pool.fetchval("SELECT count(*) FROM events WHERE idempotency_key = $1",
                                    key))
+
+
+async def scrape(intake: RedisStreamIntake, path: str,
+                 stall_s: float = 3600.0) -> tuple[int, str]:
+    """What the consumer process's lag endpoint answers on ``path``."""
+    async with TestClient(TestServer(lag_app(intake, stall_s))) as client:
+        answer = await client.get(path)
+        return answer.status, await answer.text()
+
+
+def figures(text: str) -> dict[str, float]:
+    return {sample.name: sample.value for family in text_string_to_metric_families(text)
+            for sample in family.samples}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import asyncpg
+import httpx
 import redis.asyncio as aioredis
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
@@ -27,9 +29,16 @@ from tollgate.intake.redis_stream import entry_handler
 ACCEPTED = b'"answer": "accepted"'
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 @contextmanager
 def consumer_process(url: str, intake: RedisStreamIntake, env: WorkflowEnvironment,
-                     queue: str, state: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+                     queue: str, state: Path, health_port: int | None = None,
+                     ) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
     """The consumer process on ``intake``'s stream; its log (unbuffered) is the Path."""
     (state / "tenants.json").write_text(json.dumps(TENANT_SECRETS))
     variables = {
@@ -40,6 +49,8 @@ def consumer_process(url: str, intake: RedisStreamIntake, env: WorkflowEnvironme
         "TOLLGATE_REDIS_STREAM": intake.stream, "TOLLGATE_REDIS_DEAD_STREAM": intake.dead_stream,
         "TOLLGATE_REDIS_CONSUMER": "process", "TOLLGATE_REDIS_CLAIM_IDLE_S": "600",
         "PYTHONUNBUFFERED": "1"}
+    if health_port is not None:
+        variables["TOLLGATE_REDIS_HEALTH_PORT"] = str(health_port)
     log = state / "consumer.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -88,10 +99,15 @@ async def test_a_consumer_process_answers_acks_and_stops_cleanly_on_sigterm(
     intake = await make_stream_intake("observer")
     raw = signed_event("C-1001")
     await intake.publish({b"body": raw.encode()})
-    with consumer_process(redis_url, intake, env, queue, tmp_path) as (proc, log):
+    port = free_port()
+    with consumer_process(redis_url, intake, env, queue, tmp_path, port) as (proc, log):
         await eventually(lambda: ACCEPTED in log.read_bytes(), "the process's answer",
                          timeout=60)
         await eventually(intake.pending, "the ack", until=lambda n: n == 0)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            ready, metrics = await http.get("/readyz"), await http.get("/metrics")
+        assert ready.status_code == 200  # the stream's lag, from the process itself
+        assert "tollgate_redis_pending{" in metrics.text
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
     assert proc.returncode == 0

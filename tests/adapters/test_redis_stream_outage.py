@@ -17,7 +17,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.broker.redis_streams import StreamLimits
-from tests.adapters.redis_kit import Answers, Make, key_of, rows_for
+from tests.adapters.redis_kit import Answers, Make, figures, key_of, rows_for, scrape
 from tests.conftest import TENANT_SECRETS, signed_event
 from tests.eventually import eventually
 from tests.tcp_gate import TcpGate
@@ -68,6 +68,9 @@ async def test_an_outage_past_the_old_bound_dead_letters_nothing_and_loses_nothi
             await asyncio.sleep(2 * OLD_BOUND_S)  # the outage lasts past the old bound
             assert await intake.dead_letters() == []
             assert len(answers) == 1  # nothing was answered while it lasted
+            seen = figures((await scrape(intake, "/metrics"))[1])  # what an operator sees
+            assert seen["tollgate_redis_outage"] == 1
+            assert seen["tollgate_redis_pending"] + seen["tollgate_redis_unread"] == len(during)
             await gate.open()
             await eventually(intake.pending, "every entry answered and acked",
                              until=lambda n: n == 0 and len(answers) == 5, timeout=90)

@@ -8,7 +8,7 @@ from typing import Any, Self
 
 from pydantic import SecretStr, ValidationInfo, field_validator, model_validator
 
-from tollgate.config.base import Section, env_field, positive_number
+from tollgate.config.base import Section, env_field, port_number, positive_number
 
 #: Stream, group and consumer names: plain names, so a log line or a key never carries text.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -41,6 +41,14 @@ class RedisSettings(Section):
         "TOLLGATE_REDIS_HANDLER_TIMEOUT_S", 30.0,
         "Seconds one entry's intake may take before it counts as a failed delivery.")
 
+    health_port: int | None = env_field(
+        "TOLLGATE_REDIS_HEALTH_PORT", None,
+        "Port the consumer process serves /livez, /readyz and /metrics on (the stream's lag; "
+        "host TOLLGATE_HEALTH_HOST). Unset: none.")
+    stall_s: float = env_field(
+        "TOLLGATE_REDIS_STALL_SECONDS", 300.0,
+        "The consumer's /readyz fails (503) once the oldest pending entry is older than this.")
+
     @field_validator("stream", "group", "dead_stream", "consumer", mode="before")
     @classmethod
     def _name(cls, raw: Any, info: ValidationInfo) -> Any:
@@ -66,7 +74,12 @@ class RedisSettings(Section):
             raise ValueError("TOLLGATE_REDIS_MAX_DELIVERIES must be a whole number above 0")
         return int(text)
 
-    @field_validator("claim_idle_s", "handler_timeout_s", mode="before")
+    @field_validator("claim_idle_s", "handler_timeout_s", "stall_s", mode="before")
     @classmethod
     def _positive(cls, raw: Any, info: ValidationInfo) -> float:
         return positive_number(raw, cls.variable(str(info.field_name)))
+
+    @field_validator("health_port", mode="before")
+    @classmethod
+    def _health_port(cls, raw: Any) -> int | None:
+        return None if raw is None else port_number(raw, "TOLLGATE_REDIS_HEALTH_PORT", lowest=1)

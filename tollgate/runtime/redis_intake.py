@@ -5,7 +5,8 @@ because it builds the Temporal client (``runtime.client``) and intake must not i
 A start-up problem (no URL, no tenants file, Temporal or Redis unreachable) ends the process
 with one line on stderr and exit 1, never a traceback; once running, a Redis restart is waited
 out, and so is an unreachable Temporal: reading stops, entries stay pending with no try
-counted, and the consumer probes Temporal with a capped backoff until it answers. SIGTERM stops
+counted, and the consumer probes Temporal with a capped backoff until it answers. With
+``TOLLGATE_REDIS_HEALTH_PORT`` it serves the stream's lag (``runtime.redis_health``). SIGTERM stops
 it cleanly (exit 0).
 """
 
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 import gc
 import signal
+from contextlib import AsyncExitStack
 
 from contracts.errors import RetryableError
 from tollgate.config.settings import Settings
@@ -22,6 +24,7 @@ from tollgate.intake.redis_stream import entry_handler, intake_for, temporal_pro
 from tollgate.observability.logs import configure_logging
 from tollgate.runtime.client import build_client
 from tollgate.runtime.exits import temporal_unreachable
+from tollgate.runtime.redis_health import serve_lag
 
 
 async def run(settings: Settings) -> None:
@@ -40,11 +43,17 @@ async def run(settings: Settings) -> None:
     # acked; whatever was read and not yet handled stays pending for the next consumer.
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    try:
+    async with AsyncExitStack() as exits:
+        exits.push_async_callback(intake.close)
+        if settings.redis.health_port:
+            try:
+                await serve_lag(exits, intake, settings.redis.stall_s,
+                                settings.worker.health_host, settings.redis.health_port)
+            except OSError as exc:
+                raise SystemExit(f"TOLLGATE_REDIS_HEALTH_PORT: cannot listen on "
+                                 f"{settings.redis.health_port} ({exc.strerror})") from None
         await intake.consume(entry_handler(client, settings.task_queue, secrets), stop=stop,
                              reachable=temporal_probe(client, settings.task_queue))
-    finally:
-        await intake.close()
 
 
 def main() -> None:
