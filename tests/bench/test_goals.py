@@ -113,3 +113,4 @@ def test_load_is_shown_with_the_goals_and_in_the_markdown_table() -> None:
     assert any(line.strip().startswith("NOT MET") for line in lines)
     table = markdown(found)
     assert "abc1234" in table and table.count("\n| ") == 13  # header rule + 12 goals
+

@@ -86,6 +86,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) -> dict[str, Any]:
+    from tollgate.bench.pgstats import PgStats
     from tollgate.bench.run import Bench, Phase  # heavy: only when the bench runs
     from tollgate.dev.stack import DevStack, Ports, free_port, temporal_binary
 
@@ -106,7 +107,9 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
     load_at_start = machine_load()  # before the stack: what the rest of the machine is doing
     await asyncio.to_thread(stack.start)
     try:
+        pg_stats = await PgStats.enable(stack) if getattr(args, "pg_stats", False) else None
         runner = await Bench.create(stack, args, random.Random(args.seed))
+        runner.pg_stats = pg_stats
         try:
             results = {phase.name: await runner.run_phase(phase) for phase in phases}
             for phase_result in results.values():

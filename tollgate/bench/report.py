@@ -86,11 +86,25 @@ def _phase_table(name: str, phase: dict[str, Any]) -> list[str]:
     if sends:
         lines.append(f"  messaging target: {sends['sends']} sends, at most {sends['peak_in_1s']}"
                      f" in any 1 s, {sends['mean_per_s']:g}/s first to last")
+    lines += _pg_stats(phase["tollgate"].get("pg_stats"))
     for pipeline in pipelines:
         marks = phase[pipeline]["worker_rss_mb_at"]
         if marks:
             shown = ", ".join(f"{n:,} events {mb:.0f} MB" for n, mb in sorted(marks.items()))
             lines.append(f"  {pipeline:10} worker RSS: {shown}")
+    return lines
+
+
+def _pg_stats(found: dict[str, Any] | None) -> list[str]:
+    """--pg-stats: Tollgate's top statements by executor time (waits included), and what
+    PostgreSQL's active backends waited on."""
+    if not found:
+        return []
+    waits = ", ".join(f"{k} {v:g}" for k, v in found["active_backends_by_wait"].items())
+    lines = [f"  PostgreSQL active backends per sample ({found['wait_samples']} samples): "
+             f"{waits or '-'}", "  PostgreSQL statements   ms/event  calls/event  ms/call"]
+    lines += [f"    {_fmt(s['ms_per_event']):>24}{_fmt(s['calls_per_event']):>13}"
+              f"{_fmt(s['ms_per_call']):>9}  {s['statement']}" for s in found["statements"]]
     return lines
 
 
@@ -146,7 +160,7 @@ def _replay(found: dict[str, Any] | None) -> list[str]:
     if not found:
         return []
     lines = [f"\n== replay (goal >= {REPLAY_GOAL_PER_S} histories/s with the sandbox and the "
-             f"codec; {found.get('processes_per_core', 1)} processes per core run)"]
+             f"codec; 'per core' runs {found.get('processes_per_core', 1)} processes)"]
     for name, label in (("committed", f"committed x{found['committed_passes']}"),
                         ("run", "recorded in the run")):
         part = found.get(name)

@@ -23,6 +23,7 @@ from policies.signing import sign_json
 from tollgate.bench.baseline import BASELINES, BaselineWorkflow
 from tollgate.bench.goals import machine_load
 from tollgate.bench.history import history_shapes
+from tollgate.bench.pgstats import PgStats
 from tollgate.bench.reviewer import TENANT, Reviewer
 from tollgate.bench.stats import cpu_ms, memory_kb, tree_cpu_ms
 from tollgate.bench.tally import Phase, Tally, plan, split
@@ -95,6 +96,7 @@ class Bench:
         self.serial = 0
         self.run_tag = datetime.now(UTC).strftime("%H%M%S")
         self.workers: dict[str, WorkerGroup] = {}
+        self.pg_stats: PgStats | None = None  # --pg-stats: set by the command once enabled
         self.samples: dict[str, list[str]] = {}  # finished plain-phase workflows, per pipeline
         chosen = list(BASELINES) if args.baseline == "both" else [args.baseline]
         #: The baselines asked for, then Tollgate; rounds go this order, then reversed.
@@ -139,11 +141,14 @@ class Bench:
             if self.args.warmup:
                 await self.run_round(phase, pipeline, self.args.warmup, Tally(), dups=False)
         since = datetime.now(UTC)
+        if self.pg_stats:
+            await self.pg_stats.start()
         sizes = split(self.args.events, self.args.rounds)
         for r, size in enumerate(sizes):
             order = self.pipelines if r % 2 == 0 else self.pipelines[::-1]
             for pipeline in order:
                 await self.run_round(phase, pipeline, size, tallies[pipeline], dups=True)
+        pg = await self.pg_stats.stop(tallies["tollgate"].events) if self.pg_stats else None
         for pipeline, tally in tallies.items():
             tally.peak_rss_mb = self.workers[pipeline].rss_mb("peak_rss_kb")
         await self.close()
@@ -152,6 +157,7 @@ class Bench:
         assert self.stack.standins is not None
         summaries = {p: t.summary() for p, t in tallies.items()}
         # Only Tollgate sends to the stand-in: what the target saw is Tollgate's.
+        summaries["tollgate"]["pg_stats"] = pg
         summaries["tollgate"]["target_sends"] = send_rate(
             self.stack.standins.messaging.messages(TENANT), since)
         return {"settings": {"duplicates": phase.duplicates,

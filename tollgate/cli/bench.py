@@ -33,6 +33,9 @@ import click
               help="how long one event may take before it counts as an error")
 @click.option("--replay", is_flag=True,
               help="then replay the committed histories and up to 1,000 of the run's")
+@click.option("--pg-stats", is_flag=True,
+              help="preload pg_stat_statements on the bench's PostgreSQL and report the top "
+                   "statements and wait events per phase")
 @click.option("--json", "json_path", metavar="PATH", help="also write every figure here")
 @click.option("--state-dir", default=".tollgate", help="parent of bench-<stamp>/")
 @click.option("--keep", is_flag=True, help="keep bench-<stamp>/ (logs, databases)")
