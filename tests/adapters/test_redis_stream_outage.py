@@ -16,8 +16,17 @@ from structlog.testing import capture_logs
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.broker.redis_streams import StreamLimits
-from tests.adapters.redis_kit import Answers, Make, figures, key_of, rows_for, scrape
+from adapters.broker.redis_streams import Outcome, RedisStreamIntake, StreamEntry, StreamLimits
+from tests.adapters.redis_kit import (
+    FAST,
+    Answers,
+    Make,
+    figures,
+    key_of,
+    rows_for,
+    run_until,
+    scrape,
+)
 from tests.conftest import TENANT_SECRETS, signed_event
 from tests.eventually import eventually
 from tests.tcp_gate import TcpGate
@@ -92,3 +101,40 @@ async def test_an_outage_past_the_old_bound_dead_letters_nothing_and_loses_nothi
         assert await raw_redis.keys(f"{intake.stream}:tries:*") == []
     finally:
         await raw_redis.aclose()
+
+
+async def dies_on_the_entry(intake: RedisStreamIntake) -> None:
+    """A consumer killed while its intake of the entry runs (XREADGROUP or XAUTOCLAIM done)."""
+    picked = asyncio.Event()
+
+    async def dies(entry: StreamEntry) -> Outcome:
+        picked.set()
+        await asyncio.Event().wait()  # the process is killed here
+        raise AssertionError("unreachable")
+
+    task = asyncio.create_task(intake.consume(dies))
+    await asyncio.wait_for(picked.wait(), 30)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_an_entry_that_kills_every_consumer_still_runs_out_of_tries(
+        make_stream_intake: Make) -> None:
+    """A try is counted before the intake runs: a consumer that dies on an entry (no error,
+    no answer, no ack) spends one, so poison that kills the process is bounded too."""
+    first = await make_stream_intake("c0")
+    await first.publish({b"body": b"{}"})
+    for n in range(FAST.max_deliveries):
+        await dies_on_the_entry(await make_stream_intake(f"doomed-{n}"))
+
+    async def never(entry: StreamEntry) -> Outcome:
+        raise AssertionError("an entry out of tries is not handed on")
+
+    async def moved_aside() -> bool:
+        return bool(await first.dead_letters())
+
+    await run_until(first, never, moved_aside)
+    [(_, reason)] = await first.dead_letters()
+    assert reason == f"delivered_too_often: {FAST.max_deliveries} tries without an answer"
+    assert await first.pending() == 0
