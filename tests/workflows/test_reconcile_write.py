@@ -180,8 +180,8 @@ async def test_a_resend_carrying_no_token_is_refused_and_dead_lettered(
     is never resent: the same one dead letter, with the refusal's code, and no call."""
     target = NoLookupTarget("dedupe_untokened", dedupes=True)
 
-    result, action, _ = await reconcile_unknown_write(env, pool, target, "unrecorded",
-                                                      with_token=False)
+    result, action, _ = await reconcile_unknown_write(
+        env, pool, target, "reconcile_resend_refused", with_token=False)
 
     assert (result.status, result.reason_code) == ("stopped", "action_token_missing")
     assert target.calls == 0
