@@ -53,6 +53,11 @@ def check_args(args: argparse.Namespace) -> str | None:
         parse_rates(",".join(getattr(args, "rates", ())))
     except InvalidInput as exc:
         return f"--rate: {exc.message}"
+    if getattr(args, "py_spy", None):
+        from tollgate.bench.pyspy import binary
+
+        if binary() is None:
+            return "--py-spy needs py-spy in the venv or on PATH (pip install py-spy)"
     if args.model_latency < 0 or args.review_poll <= 0 or args.warmup < 0:
         return "--model-latency and --warmup must be >= 0, --review-poll > 0"
     return None

@@ -87,6 +87,10 @@ def _phase_table(name: str, phase: dict[str, Any]) -> list[str]:
         lines.append(f"  messaging target: {sends['sends']} sends, at most {sends['peak_in_1s']}"
                      f" in any 1 s, {sends['mean_per_s']:g}/s first to last")
     lines += _pg_stats(phase["tollgate"].get("pg_stats"))
+    spy = phase["tollgate"].get("py_spy")
+    if spy:
+        lines.append(f"  tollgate worker's Python CPU by mechanism (py-spy --gil, {spy['samples']}"
+                     " samples): " + ", ".join(f"{k} {v:g} %" for k, v in spy["percent"].items()))
     for pipeline in pipelines:
         marks = phase[pipeline]["worker_rss_mb_at"]
         if marks:

@@ -12,6 +12,7 @@ import random
 import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client, WithStartWorkflowOperation
@@ -24,9 +25,10 @@ from tollgate.bench.baseline import BASELINES, BaselineWorkflow
 from tollgate.bench.goals import machine_load
 from tollgate.bench.history import history_shapes
 from tollgate.bench.pgstats import PgStats
+from tollgate.bench.pyspy import Recorder
 from tollgate.bench.reviewer import TENANT, Reviewer
 from tollgate.bench.stats import cpu_ms, memory_kb, tree_cpu_ms
-from tollgate.bench.tally import Phase, Tally, plan, split
+from tollgate.bench.tally import Phase, Tally, plan, send_rate, split
 from tollgate.bench.worker import WorkerProcess
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due
@@ -40,22 +42,6 @@ PARKED_TENANT = "globex"
 #: Completed events between two worker RSS readings.
 RSS_EVERY = 1000
 HISTORY_SAMPLES = 3
-
-
-def send_rate(messages: list[dict[str, Any]], since: datetime) -> dict[str, float]:
-    """What the messaging target saw after ``since`` (measured rounds only): the most sends in
-    any one second, and the mean per second from its first send to its last."""
-    at = sorted(t for m in messages if (t := datetime.fromisoformat(m["created_at"])) >= since)
-    if len(at) < 2:
-        return {"sends": len(at), "peak_in_1s": len(at), "mean_per_s": 0.0}
-    peak, j = 0, 0
-    for i, t in enumerate(at):
-        while (t - at[j]).total_seconds() >= 1.0:
-            j += 1
-        peak = max(peak, i - j + 1)
-    span = (at[-1] - at[0]).total_seconds()
-    return {"sends": len(at), "peak_in_1s": peak,
-            "mean_per_s": round((len(at) - 1) / span, 2) if span else float(len(at))}
 
 
 class WorkerGroup:
@@ -73,6 +59,9 @@ class WorkerGroup:
 
     def cpu_ms(self) -> float:
         return sum(tree_cpu_ms(w.pid) for w in self.processes)
+
+    def pids(self) -> list[int]:
+        return [w.pid for w in self.processes]
 
     def rss_mb(self, key: str = "rss_kb") -> float:
         return max(memory_kb(w.pid)[key] for w in self.processes) / 1024
@@ -143,12 +132,15 @@ class Bench:
         since = datetime.now(UTC)
         if self.pg_stats:
             await self.pg_stats.start()
+        spy = Recorder(Path(self.args.py_spy), phase.name, self.workers["tollgate"].pids()) \
+            if getattr(self.args, "py_spy", None) else None
         sizes = split(self.args.events, self.args.rounds)
         for r, size in enumerate(sizes):
             order = self.pipelines if r % 2 == 0 else self.pipelines[::-1]
             for pipeline in order:
                 await self.run_round(phase, pipeline, size, tallies[pipeline], dups=True)
         pg = await self.pg_stats.stop(tallies["tollgate"].events) if self.pg_stats else None
+        profile = await asyncio.to_thread(spy.stop) if spy else None
         for pipeline, tally in tallies.items():
             tally.peak_rss_mb = self.workers[pipeline].rss_mb("peak_rss_kb")
         await self.close()
@@ -157,7 +149,7 @@ class Bench:
         assert self.stack.standins is not None
         summaries = {p: t.summary() for p, t in tallies.items()}
         # Only Tollgate sends to the stand-in: what the target saw is Tollgate's.
-        summaries["tollgate"]["pg_stats"] = pg
+        summaries["tollgate"].update(pg_stats=pg, py_spy=profile)
         summaries["tollgate"]["target_sends"] = send_rate(
             self.stack.standins.messaging.messages(TENANT), since)
         return {"settings": {"duplicates": phase.duplicates,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from tollgate.bench.stats import summary_ms
@@ -85,3 +86,19 @@ class Tally:
 def split(total: int, parts: int) -> list[int]:
     """``total`` events over ``parts`` rounds, as even as can be."""
     return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def send_rate(messages: list[dict[str, Any]], since: datetime) -> dict[str, float]:
+    """What the messaging target saw after ``since`` (measured rounds only): the most sends in
+    any one second, and the mean per second from its first send to its last."""
+    at = sorted(t for m in messages if (t := datetime.fromisoformat(m["created_at"])) >= since)
+    if len(at) < 2:
+        return {"sends": len(at), "peak_in_1s": len(at), "mean_per_s": 0.0}
+    peak, j = 0, 0
+    for i, t in enumerate(at):
+        while (t - at[j]).total_seconds() >= 1.0:
+            j += 1
+        peak = max(peak, i - j + 1)
+    span = (at[-1] - at[0]).total_seconds()
+    return {"sends": len(at), "peak_in_1s": peak,
+            "mean_per_s": round((len(at) - 1) / span, 2) if span else float(len(at))}

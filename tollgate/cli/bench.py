@@ -36,6 +36,9 @@ import click
 @click.option("--pg-stats", is_flag=True,
               help="preload pg_stat_statements on the bench's PostgreSQL and report the top "
                    "statements and wait events per phase")
+@click.option("--py-spy", "py_spy", metavar="DIR",
+              help="record the Tollgate worker with py-spy over each phase's measured rounds "
+                   "into DIR and report the share of its Python CPU per mechanism")
 @click.option("--json", "json_path", metavar="PATH", help="also write every figure here")
 @click.option("--state-dir", default=".tollgate", help="parent of bench-<stamp>/")
 @click.option("--keep", is_flag=True, help="keep bench-<stamp>/ (logs, databases)")
