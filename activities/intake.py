@@ -123,6 +123,7 @@ class IntakeActivities:
         admission = await self.store.admit_event(
             workflow_id=workflow_id, run_id=run_id, event=stamped,
             fingerprint=fingerprint(event.payload), received_at=req.received_at,
+            supersede=policy.rule.supersede is not False,
         )
         previous = FinalOutcome.model_validate(admission.outcome) if admission.outcome else None
         if admission.status == "conflict":

@@ -116,6 +116,10 @@ class PolicyRule(Frozen):
     #: The triage domain's routes and what may be auto-routed (``MESSAGE_RECEIVED`` rules,
     #: from release 2026-12-02; ADR 0044); None on every other rule.
     triage: TriageRule | None = None
+    #: Whether a newer event for the same entity supersedes an older one still to come (None:
+    #: yes, as before release 2026-12-02.3). False for events that never replace one another:
+    #: a customer's second order does not cancel the first one's confirmation.
+    supersede: StrictBool | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> PolicyRule:

@@ -67,7 +67,8 @@ class Admission:
 
 class EventGate(Protocol):
     async def admit_event(self, *, workflow_id: str, run_id: str, event: EventEnvelope,
-                          fingerprint: str, received_at: datetime) -> Admission: ...
+                          fingerprint: str, received_at: datetime,
+                          supersede: bool = True) -> Admission: ...
 
     async def quarantine(self, *, workflow_id: str, reason_code: str, detail: str,
                          redacted_payload: dict[str, Any] | None, received_at: datetime,

@@ -51,8 +51,9 @@ SELECT * FROM old
 #: payload is one more duplicate counted (docs/metrics.md) in the same statement.
 ADMIT_SQL = """
 WITH newer AS (
-    SELECT EXISTS (SELECT 1 FROM events WHERE tenant_id = $3 AND entity_id = $8
-                   AND event_type = $6 AND occurred_at > $11 AND idempotency_key <> $4) AS v
+    SELECT $13::boolean AND EXISTS (SELECT 1 FROM events WHERE tenant_id = $3
+                   AND entity_id = $8 AND event_type = $6 AND occurred_at > $11
+                   AND idempotency_key <> $4) AS v
 ), ins AS (
     INSERT INTO events (workflow_id, run_id, tenant_id, idempotency_key, event_id, event_type,
                         schema_version, entity_id, correlation_id, payload_fingerprint,
@@ -103,16 +104,19 @@ class PostgresStore(ReviewRecords):
         event: EventEnvelope,
         fingerprint: str,
         received_at: datetime,
+        supersede: bool = True,
     ) -> Admission:
         """The durable idempotency gate: insert the event as VALIDATED (seq 1-2), or say why not.
 
         Same run again (an activity retry after a lost reply) counts as new. Another run with the
         same key and payload is a duplicate; with another payload, a conflict. An older event for
-        an entity that already has a newer one is admitted as SUPERSEDED.
+        an entity that already has a newer one is admitted as SUPERSEDED, unless ``supersede``
+        is False (the policy's rule says its events never replace one another: an order's
+        confirmation).
         """
         args = (workflow_id, run_id, event.tenant_id, event.idempotency_key, event.event_id,
                 event.event_type, event.schema_version, event.entity_id, event.correlation_id,
-                fingerprint, event.occurred_at, received_at)
+                fingerprint, event.occurred_at, received_at, supersede)
         row = await self.pool.fetchrow(ADMIT_SQL, *args)
         assert row is not None  # FROM newer: always one row
         if row["admitted"] is not None:

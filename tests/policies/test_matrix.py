@@ -26,6 +26,7 @@ RELEASED = {
     "2026-12-01.json": "36f036033c1784249e08c7cbdae8c33420962ff9fb5627519a7554e49012b6e8",
     "2026-12-02.json": "a6b1efa40168b41a272f68a518958cb7316d1be078c6976b6e6ec5ca53a93cd8",
     "2026-12-02.2.json": "a310c5962b14091fdbd770d9ce76119214e267b3c1f12de995ee5fd62cacb0b4",
+    "2026-12-02.3.json": "0b0d7c26124a3ce13ab0227fb5b34baf7a51372cbba16f01bc3ffe9debb787d0",
 }
 
 RULE: dict[str, Any] = {
@@ -62,11 +63,11 @@ def test_released_files_are_never_edited() -> None:
 
 def test_shipped_matrix_is_the_newest_and_covers_the_demo_tenants() -> None:
     matrix = load_matrix()
-    assert newest_matrix_file() == VERSIONS_DIR / "2026-12-02.2.json"
-    assert matrix.version == "2026-12-02.2"
+    assert newest_matrix_file() == VERSIONS_DIR / "2026-12-02.3.json"
+    assert matrix.version == "2026-12-02.3"
     for tenant in ("acme", "globex", "some-new-tenant"):
         snapshot = matrix.rule_for(tenant, "CARE_DUE")
-        assert snapshot is not None and snapshot.version == "2026-12-02.2"
+        assert snapshot is not None and snapshot.version == "2026-12-02.3"
         rule = snapshot.rule
         assert (rule.adapter, rule.action) == ("messaging", "send_message")
         assert rule.consent_required and rule.separation_of_duties
@@ -104,6 +105,7 @@ def test_the_order_confirmation_is_customer_facing_so_a_person_approves_it() -> 
         rule = snapshot.rule
         assert "order_desk" in rule.approver_roles and rule.separation_of_duties
         assert rule.consent_required and rule.triage is None
+        assert rule.supersede is False  # a second order never cancels the first's confirmation
         assert (rule.adapter, rule.action) == ("messaging", "send_message")
         assert rule.context_fields is not None
         assert not {"crm.notes", "crm.phone", "crm.email"} & set(rule.context_fields)

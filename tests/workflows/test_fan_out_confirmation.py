@@ -11,7 +11,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +215,21 @@ async def test_an_order_the_control_core_cannot_take_dead_letters_for_notify_alo
         event.event_id, "notify") == "non_retryable_failure"
     assert await shop.pool.fetchval(
         "SELECT count(*) FROM events WHERE correlation_id = $1", event.event_id) == 0
+
+
+async def test_two_orders_of_one_customer_out_of_order_each_get_their_confirmation(
+        shop: Shop) -> None:
+    """The newer order arrives first; the older one is still confirmed (not SUPERSEDED as a
+    care reminder would be): orders never replace one another (policy 2026-12-02.3)."""
+    older = new_order(shop)
+    newer = new_order(shop).model_copy(update={
+        "payload": {**older.payload, "order_id": "O-newer"},
+        "occurred_at": older.occurred_at + timedelta(minutes=1)})
+    for event in (newer, older):
+        await publish_event(shop.client, shop.queue, event)
+        assert (await fanned_out(shop.client, event.event_id))["notify"][0] == "handed_over"
+    for event in (newer, older):
+        handle: Handle = shop.client.get_workflow_handle(
+            CHILD_ID.format(event_id=event.event_id), result_type=FinalOutcome)
+        ticket = await wait_review(handle)
+        assert event.payload["order_id"] in ticket["draft"]["message"]

@@ -352,7 +352,7 @@ async def test_review_show_prints_draft_policy_and_decisions(
     assert await review_show(client, settings, handle.id,
                              now=datetime.now(UTC) - timedelta(hours=1)) == 0
     out = capsys.readouterr().out
-    assert "state AWAITING_REVIEW" in out and "policy 2026-12-02.2" in out and "risk low" in out
+    assert "state AWAITING_REVIEW" in out and "policy 2026-12-02.3" in out and "risk low" in out
     assert f"draft v{ticket['draft_version']} (offline" in out
     assert "crm.first_name = " in out and "CRM customer record" in out and "unknowns: -" in out
     assert "refused: role_not_allowed" in out
