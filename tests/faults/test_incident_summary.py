@@ -24,7 +24,7 @@ from adapters.postgres.ops import OpsStore
 from contracts import EventState
 from contracts.incident import IncidentPacket, PacketItem, Postmortem
 from contracts.policy import CircuitLimits
-from policies.postmortem import item_figures, numbers_in, strip_citations, validate_postmortem
+from policies.postmortem import item_figures, stated_figures, validate_postmortem
 from tests.cli.helpers import run_ops
 from tests.conftest import TEST_KEYS_FILE, signed_event, start
 from tests.faults.conftest import send_key
@@ -161,8 +161,10 @@ async def test_every_figure_the_incident_summary_cites_matches_the_database(
             "code:schema_drift"} <= cited
     for section in ("impact", "timeline", "suspected_cause", "open_items"):
         for sentence in getattr(draft, section):
-            known = set().union(*(item_figures(items[r]) for r in sentence.refs))
-            assert numbers_in(strip_citations(sentence.text)) <= known, sentence.text
+            held = [items[r] for r in sentence.refs]
+            stated, unknown_times = stated_figures(sentence.text, held)
+            assert stated <= set().union(*map(item_figures, held)), sentence.text
+            assert unknown_times == [], sentence.text
     # ...and every cited item's figures are what PostgreSQL holds.
     for ref in sorted(cited):
         assert items[ref].figures == await database_figures(db, items[ref], since, until), ref

@@ -44,6 +44,34 @@ def test_an_invented_figure_is_refused() -> None:
     assert codes(invented) == [("figure_not_in_packet", "5")]
 
 
+def test_a_count_is_never_read_off_a_timestamp() -> None:
+    """The window ends at 04:00:05: its digits are a time, not a count of anything."""
+    borrowed = draft(PostmortemSentence(text="5 dead letters were written.",
+                                        refs=["sum:window"]))
+
+    assert codes(borrowed) == [("figure_not_in_packet", "5")]
+
+
+def test_a_time_must_be_one_the_cited_item_holds() -> None:
+    right = draft(PostmortemSentence(text="At 03:00:14 UTC the circuit closed messaging.",
+                                     refs=["cc:7"]))
+    wrong = draft(PostmortemSentence(text="At 03:07 UTC the circuit closed messaging.",
+                                     refs=["cc:7"]))
+
+    assert codes(right) == []
+    assert codes(wrong) == [("figure_not_in_packet", "03:07")]
+
+
+def test_a_version_is_quoted_whole_not_counted() -> None:
+    quoted = draft(PostmortemSentence(text="Refused under policy 2026-12-02.1.",
+                                      refs=["fv:43v1"]))
+    other = draft(PostmortemSentence(text="Refused under policy 2026-12-09.1.",
+                                     refs=["fv:43v1"]))
+
+    assert codes(quoted) == []
+    assert codes(other) != []
+
+
 def test_a_figure_spelled_out_is_still_a_figure() -> None:
     spelled = draft(PostmortemSentence(text="Seven writes answered target_504.",
                                        refs=["code:target_504"]))
