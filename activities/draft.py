@@ -86,8 +86,9 @@ class DraftActivities:
         self, request: DraftRequest, attempt: int, fields: dict[str, object]
     ) -> DraftResult:
         context = dict(request.context)
-        if request.reviewer_note:
-            context["review.note"] = request.reviewer_note
+        if request.questions():
+            # Every question goes to the model again, so every one is scanned again.
+            context["review.note"] = "\n".join(request.questions())
         shape = request.rule.output if request.rule else None
         # The tenant's own domains are as good as the allowlist for a link in a context fact;
         # its own points reach the draft's validator on the request (ADR 0039).

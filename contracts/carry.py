@@ -32,6 +32,10 @@ class RunCarry(Frozen):
     requester: str | None = None
     refusals: int = 0
     info_rounds: int = 0
+    #: The review's request-info questions so far, oldest first, for the next draft version
+    #: (empty in a carry made before 2026-12-02: that run's later versions answer only the
+    #: questions asked after it continued).
+    reviewer_notes: tuple[str, ...] = ()
     decision: ReviewDecision | None = None
     send: ExecuteRequest | None = None
     #: The send's task queue as the first run chose it (None: the main queue, older runs).

@@ -12,6 +12,10 @@ from contracts.contacts import MAX_CONTACTS_PER_TENANT, TenantContact
 from contracts.policy import PolicyRule, PolicySnapshot
 from contracts.triage import TriageProposal
 
+#: At most this many request-info questions in one review (``PolicyRule.max_info_rounds`` is
+#: at most 10), so a ``DraftRequest`` carries every one of them.
+MAX_REVIEWER_NOTES = 10
+
 #: The draft activity's attempts. The workflow's retry policy stops there, and the activity,
 #: on that last attempt, hands an unreadable answer to a reviewer (status ``unreadable``)
 #: instead of failing again: both sides must read the same number, so it lives here.
@@ -73,7 +77,11 @@ class DraftRequest(Frozen):
     policy_version: str
     prompt_version: str
     version: int = 1
+    #: The latest request-info question (a request built before 2026-12-02 carries only this).
     reviewer_note: str | None = None
+    #: Every request-info question of this review, oldest first, the latest included: each
+    #: version answers all of them or names each it cannot (issue 28 item 2).
+    reviewer_notes: tuple[str, ...] = Field(default=(), max_length=MAX_REVIEWER_NOTES)
     #: The action's rule: what the message may contain and which flags stop the event. None
     #: for a request built before release 2026-12-01 (the worker's allowlists apply).
     rule: PolicyRule | None = None
@@ -81,6 +89,13 @@ class DraftRequest(Frozen):
     #: validator never counts them as foreign (ADR 0039). Empty in a request built before.
     tenant_contacts: tuple[TenantContact, ...] = Field(default=(),
                                                        max_length=MAX_CONTACTS_PER_TENANT)
+
+
+    def questions(self) -> tuple[str, ...]:
+        """The reviewer's questions in order; an older request's single note as a one-tuple."""
+        if self.reviewer_notes:
+            return self.reviewer_notes
+        return (self.reviewer_note,) if self.reviewer_note else ()
 
 
 class Flag(Frozen):

@@ -8,7 +8,8 @@ tightened there is tightened here too.
 
 from __future__ import annotations
 
-ORDER_PROMPT_VERSION = "order-confirmation-v1"
+#: v2 (2026-12-02): the reviewer block (policies.prompts) lists every question of the review.
+ORDER_PROMPT_VERSION = "order-confirmation-v2"
 
 _OPENING = """\
 You draft a short order confirmation for a shop's customer who has just placed an order: thank \

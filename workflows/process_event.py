@@ -255,7 +255,7 @@ class ProcessEventWorkflow(SendingLedger):
                                           decision=decision)
             if decision.decision == "approve":
                 break
-            self._review.info_rounds += 1
+            self._review.ask(decision.reason)
             note = decision.reason
             await self._record([EventState.CONTEXT_READY], "reviewer asked for information",
                                decision=decision)
@@ -285,8 +285,8 @@ class ProcessEventWorkflow(SendingLedger):
                     DraftActivities.draft_message,
                     DraftRequest(ref=ref, context=fields, policy_version=policy.version,
                                  prompt_version=PROMPT_VERSION, version=version,
-                                 reviewer_note=note, rule=policy.rule,
-                                 tenant_contacts=self._contacts),
+                                 reviewer_note=note, reviewer_notes=self._review.asked,
+                                 rule=policy.rule, tenant_contacts=self._contacts),
                     task_queue=DRAFT_TASK_QUEUE,
                     start_to_close_timeout=t.DRAFT_TIMEOUT, retry_policy=t.DRAFT_RETRY,
                     summary=f"draft version {version}: model proposes, validator checks",

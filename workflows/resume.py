@@ -28,6 +28,7 @@ def carry_of(wf: SendingLedger, at: Literal["gate", "send"], draft: DraftResult,
         intake_calls=max(wf._intake_calls, 1), seq=wf._seq, state=wf._state,
         shown=wf._shown, coalesce=wf._coalesce, context_fields=fields or {}, draft=draft,
         requester=review.requester, refusals=review.refusals, info_rounds=review.info_rounds,
+        reviewer_notes=review.asked,
         decision=decision, send=send, queue=queue, hold_rounds=wf._hold.rounds,
         generation=wf._generation + 1, tenant_contacts=wf._contacts,
     )
@@ -43,7 +44,7 @@ def restore(wf: SendingLedger, carry: RunCarry) -> None:
     wf._contacts = carry.tenant_contacts
     review = wf._review
     review.requester, review.refusals = carry.requester, carry.refusals
-    review.info_rounds = carry.info_rounds
+    review.info_rounds, review.asked = carry.info_rounds, carry.reviewer_notes
     review.context_read(carry.context_fields)  # the ticket's evidence (no read time carried)
     wf._hold.rounds = carry.hold_rounds
     workflow.set_current_details(f"state {carry.state.value} (continued, run {carry.generation})")

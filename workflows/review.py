@@ -51,6 +51,9 @@ class ReviewDesk:
         self.decision: ReviewDecision | None = None
         self.refusals = 0
         self.info_rounds = 0
+        #: Every request-info question of this review, oldest first: each new version answers
+        #: all of them (``DraftRequest.reviewer_notes``), not only the latest.
+        self.asked: tuple[str, ...] = ()
         #: The event's source: it may not approve its own request (separation of duties).
         self.requester: str | None = None
         self.deadline: datetime | None = None
@@ -63,6 +66,11 @@ class ReviewDesk:
         self.shown: DraftResult | None = None
         self.previous: DraftResult | None = None
         self.answering: str | None = None
+
+    def ask(self, question: str) -> None:
+        """A request-info decision was taken: one round used, its question kept for the drafts."""
+        self.info_rounds += 1
+        self.asked = (*self.asked, question)
 
     def context_read(self, fields: dict[str, str], fetched_at: datetime | None = None,
                      source_updated_at: datetime | None = None) -> None:

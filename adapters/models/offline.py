@@ -8,11 +8,12 @@ field holding "Lan (call 0912 345 678)" or a sentence is left out and listed as 
 template can never carry a phone number, an e-mail or an instruction from it into a message.
 Free-text facts (notes) are never copied at all.
 
-A reviewer's request-info note gets an answer: when it asks about a fact the template uses
+A reviewer's request-info questions get answers: when one asks about a fact the template uses
 (the date, the kind of visit, the pet) and the context holds it, the next version says that
 fact in a sentence of its own; anything else (which clinic? what price?) is named in
-``unknowns`` as the reviewer's question no context fact answers. The note itself never goes
-into the message.
+``unknowns`` as the reviewer's question no context fact answers. Every version answers every
+question of the review so far, oldest first (a later question never drops an earlier answer),
+and says a fact once however many questions ask for it. No note ever goes into the message.
 """
 
 from __future__ import annotations
@@ -112,15 +113,19 @@ def draft_offline(request: DraftRequest) -> Draft:
         refs.append("crm.locale")
     message = _TEMPLATES[locale].format(**words)
     reason = "Offline template reminder built only from the context facts cited."
-    if request.reviewer_note:
-        added, answered = _answer(request.reviewer_note, refs, words, locale)
-        message = f"{message} {added}".strip()
-        if answered:
-            reason = f"Version {request.version} answers the reviewer's question from the facts."
-        else:
-            unknowns.append(f"reviewer asked: {_quote(request.reviewer_note)}"
-                            " (no context fact answers it)")
-            reason = f"Version {request.version}: the reviewer's question is listed as unknown."
+    questions = request.questions()
+    if questions:
+        said: list[str] = []
+        open_ = 0
+        for question in questions:  # oldest first: each version answers them all, in order
+            sentences = _answer(question, refs, words, locale)
+            said += [one for one in sentences if one not in said]
+            if not sentences:
+                open_ += 1
+                unknowns.append(f"reviewer asked: {_quote(question)}"
+                                " (no context fact answers it)")
+        message = " ".join([message, *said])
+        reason = _answers_reason(request.version, len(questions), open_)
     return Draft(
         message=message,
         source_refs=refs,
@@ -131,12 +136,21 @@ def draft_offline(request: DraftRequest) -> Draft:
     )
 
 
-def _answer(note: str, refs: list[str], words: dict[str, str], locale: str
-            ) -> tuple[str, bool]:
-    """The sentences that answer the note from facts already cited; False when none does."""
-    said = [_ANSWERS[locale][answer].format(**words) for pattern, slot, answer in _ASKS
+def _answer(note: str, refs: list[str], words: dict[str, str], locale: str) -> list[str]:
+    """The sentences that answer the note from facts already cited; empty when none does."""
+    return [_ANSWERS[locale][answer].format(**words) for pattern, slot, answer in _ASKS
             if pattern.search(note) and _SLOT_REF[slot] in refs]
-    return " ".join(said), bool(said)
+
+
+def _answers_reason(version: int, asked: int, open_: int) -> str:
+    what = "question" if asked == 1 else f"{asked} questions"
+    if not open_:
+        return f"Version {version} answers the reviewer's {what} from the facts."
+    if open_ == asked:
+        verb = "is" if asked == 1 else "are"
+        return f"Version {version}: the reviewer's {what} {verb} listed as unknown."
+    return (f"Version {version} answers {asked - open_} of the reviewer's {what} from the "
+            "facts; the rest are listed as unknown.")
 
 
 def _quote(note: str) -> str:

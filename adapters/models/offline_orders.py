@@ -48,10 +48,14 @@ def draft_order_confirmation(request: DraftRequest, name_of: Callable[[str], str
     if "crm.locale" in ctx:
         refs.append("crm.locale")
     reason = "Offline template order confirmation built only from the context facts cited."
-    if request.reviewer_note:
-        one_line = " ".join(request.reviewer_note.split())[:120]
+    questions = request.questions()  # every question of the review so far, oldest first
+    for question in questions:
+        one_line = " ".join(question.split())[:120]
         unknowns.append(f"reviewer asked: \u201c{one_line}\u201d (no context fact answers it)")
-        reason = f"Version {request.version}: the reviewer's question is listed as unknown."
+    if questions:
+        what = ("question is" if len(questions) == 1
+                else f"{len(questions)} questions are")
+        reason = f"Version {request.version}: the reviewer's {what} listed as unknown."
     return Draft(message=_TEMPLATES[locale].format(**words), source_refs=refs,
                  unknowns=unknowns, reason=reason, confidence=None)
 

@@ -66,6 +66,6 @@ def test_a_model_is_asked_for_an_order_confirmation_under_the_same_rules() -> No
     prompt = build_prompt(order_request({"crm.first_name": "Lan"}))
     care = build_prompt(order_request({}).model_copy(update={"ref": order_request(
         {}).ref.model_copy(update={"event_type": "CARE_DUE"})}))
-    assert prompt.prompt_version == "order-confirmation-v1"
+    assert prompt.prompt_version == "order-confirmation-v2"
     assert prompt.system.startswith("You draft a short order confirmation")
     assert prompt.system.split("Rules:")[1] == care.system.split("Rules:")[1]

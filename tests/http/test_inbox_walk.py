@@ -1,10 +1,10 @@
 """A reviewer walks the web inbox on a phone in Chromium, against a real worker (issue 28 item 5):
-asks a question, sees the new version with its word diff and the evidence, asks again, approves,
-and exactly one message reaches the messaging stand-in, the version they approved. On the way:
-a reload after a decision sends nothing again; the page is text only (no script, image or
-frame, and a policy that forbids them); a form with a forged CSRF value or posted from another
-site decides nothing; and at 390 px nothing scrolls sideways, even with the longest event key
-the contract allows."""
+asks a question, sees the new version with its word diff and the evidence, asks again (the
+third version keeps the first answer and adds the second), approves, and exactly one message
+reaches the messaging stand-in, the version they approved. On the way: a reload after a decision
+sends nothing again; the page is text only (no script, image or frame, and a policy that forbids
+them); a form with a forged CSRF value or posted from another site decides nothing; and at
+390 px nothing scrolls sideways, even with the longest event key the contract allows."""
 
 from __future__ import annotations
 
@@ -162,11 +162,14 @@ async def test_a_reviewer_asks_twice_sees_each_diff_and_approves_one_message(
             assert "request_info accepted" in await decide(page, "request_info",
                                                            "Which pet is it for?")
             await version(page, review_url, 3)
-            # v3 answers the new question and drops the old answer: the diff says both.
-            removed = " ".join(await page.locator("#diff del").all_inner_texts())
+            # v3 answers both questions in the order asked: v2's date answer stays (nothing is
+            # struck out) and the pet's answer is what the diff adds.
+            assert await page.locator("#diff del").count() == 0
             added = " ".join(await page.locator("#diff ins").all_inner_texts())
-            assert "date" in removed and "Miu's care" in added
+            assert "Miu's care" in added and "date" not in added
             approved = await page.inner_text("#draft")
+            assert approved.startswith(first) and approved.index("The date is ") < approved.index(
+                "Miu's care")
             await page.screenshot(path=str(artifacts() / "inbox-walk-v3.png"), full_page=True)
             await fits_a_phone(page)
 
