@@ -16,11 +16,13 @@ from structlog.testing import capture_logs
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from adapters.broker.redis_outage import Unreachable
 from adapters.broker.redis_streams import Outcome, RedisStreamIntake, StreamEntry, StreamLimits
 from tests.adapters.redis_kit import (
     FAST,
     Answers,
     Make,
+    drain,
     figures,
     key_of,
     rows_for,
@@ -138,3 +140,41 @@ async def test_an_entry_that_kills_every_consumer_still_runs_out_of_tries(
     [(_, reason)] = await first.dead_letters()
     assert reason == f"delivered_too_often: {FAST.max_deliveries} tries without an answer"
     assert await first.pending() == 0
+
+
+async def test_a_stop_during_an_outage_ends_the_consumer_and_the_entry_keeps_its_tries(
+        make_stream_intake: Make, redis_url: str) -> None:
+    """SIGTERM while the consumer waits out an outage: it stops at once (not after the
+    backoff), the entry stays pending for the next consumer, and the try it met the outage
+    with was given back."""
+    one_try = StreamLimits(claim_idle_s=0.5, max_deliveries=1, handler_timeout_s=5,
+                           retry_pause_s=0.05, block_ms=100, outage_pause_s=3600,
+                           outage_pause_max_s=3600)
+    intake = await make_stream_intake("c1", one_try)
+    entry_id = await intake.publish({b"body": b"{}"})
+    stop, met = asyncio.Event(), asyncio.Event()
+
+    async def temporal_down(entry: StreamEntry) -> Outcome:
+        met.set()
+        raise Unreachable("UNAVAILABLE")
+
+    async def still_down() -> bool:
+        return False
+
+    task = asyncio.create_task(intake.consume(temporal_down, stop=stop, reachable=still_down))
+    await asyncio.wait_for(met.wait(), 30)
+    stop.set()
+    await asyncio.wait_for(task, 30)  # an hour's backoff is not waited out
+    assert await intake.pending() == 1
+    raw = aioredis.Redis.from_url(redis_url)
+    try:
+        assert await raw.hget(f"{intake.stream}:tries:{entry_id}", "tries") == b"0"
+    finally:
+        await raw.aclose()
+
+    async def back(entry: StreamEntry) -> Outcome:
+        return "accepted"
+
+    answers = Answers(back)  # its only try is still its own: answered, not dead-lettered
+    await drain(await make_stream_intake("c2", one_try), answers)
+    assert answers == ["accepted"] and await intake.dead_letters() == []
