@@ -5,12 +5,15 @@ cites checked against PostgreSQL by queries of this test's own.
 Fault run: two approved sends each stored by the target and answered 504 (unknown writes,
 reconciled by lookup; the circuit's limit of 2 closes the messaging switch), one CARE_DUE v2
 (schema drift: a dead letter), one event whose signature does not match its body (quarantined,
-its customer name in the payload), then an operator's canary reopening.
+its customer name in the payload), a refund question for globex that the model routes to a
+queue globex does not have (the validator refuses it: FAILED_VALIDATION), then an operator's
+canary reopening.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,11 +28,13 @@ from contracts import EventState
 from contracts.incident import IncidentPacket, PacketItem, Postmortem
 from contracts.policy import CircuitLimits
 from policies.postmortem import item_figures, stated_figures, validate_postmortem
+from policies.signing import sign_json
 from tests.cli.helpers import run_ops
-from tests.conftest import TEST_KEYS_FILE, signed_event, start
+from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE, signed_event, start
 from tests.faults.conftest import send_key
 from tests.faults.test_kill_switch import approved, customer, new_key, sent
 from tollgate.config.settings import Settings
+from tollgate.dev.demo_triage import message_received
 from tollgate.dev.standins import StandIns
 
 WINDOW = "created_at >= $1 AND created_at < $2"
@@ -49,6 +54,12 @@ async def fault_run(client: Client, queue: str, standins: StandIns, db: asyncpg.
     forged["payload"]["first_name"] = "Lan Nguyen lan.nguyen@example.com"
     bad = await (await start(client, queue, json.dumps(forged))).result()
     assert bad.state == EventState.QUARANTINED
+    refund = message_received("globex", "C-2001", f"msg-{uuid.uuid4().hex[:10]}",
+                              body="Please refund order O-77 to lan.nguyen@example.com",
+                              now=datetime.now(UTC), order_id="O-77")
+    refused = await (await start(client, queue, sign_json(json.dumps(refund), TENANT_SECRETS))
+                     ).result()
+    assert refused.state == EventState.FAILED_VALIDATION
     await OpsStore(db).set_switch(adapter="messaging", tenant_id="acme", closed=False,
                                   reason="reopened: target fixed", actor="op.kim", canary=1)
 
@@ -97,6 +108,13 @@ async def database_figures(db: asyncpg.Pool, item: PacketItem, since: datetime,
         return {"id": row["id"], **{k: int(detail[k]) for k in
                                     ("count", "limit", "window_seconds", "canary")
                                     if detail.get(k) is not None}}
+    if kind == "fv":
+        row_id, _, version = ident.partition("v")
+        found = await db.fetchval("SELECT d.version FROM drafts d JOIN events e USING"
+                                  " (workflow_id) WHERE e.id = $1 AND d.version = $2"
+                                  " AND d.status = 'failed_validation'", int(row_id),
+                                  int(version))
+        return {"draft_version": found}
     if kind == "q":
         reason = ident.removeprefix("reason:")
         n = await db.fetchval(f"SELECT count(*) FROM quarantine WHERE {WINDOW}"
@@ -108,7 +126,10 @@ async def database_figures(db: asyncpg.Pool, item: PacketItem, since: datetime,
             f" + (SELECT count(*) FROM quarantine WHERE {WINDOW} AND reason_code = $3)"
             " + (SELECT count(DISTINCT t.workflow_id) FROM state_transitions t"
             "    JOIN receipts r USING (workflow_id) WHERE t.to_state = 'UNKNOWN_WRITE'"
-            "    AND t.at >= $1 AND t.at < $2 AND coalesce(r.error_code, 'unknown_write') = $3)",
+            "    AND t.at >= $1 AND t.at < $2 AND coalesce(r.error_code, 'unknown_write') = $3)"
+            f" + (SELECT count(*) FROM drafts WHERE {WINDOW} AND status IN"
+            "    ('failed_validation', 'unreadable')"
+            "    AND coalesce(split_part(findings->>0, ':', 1), status) = $3)",
             since, until, ident)
         return {"count": n}
     # A version group: its members' figures are checked above; it counts its members.
@@ -132,7 +153,7 @@ async def test_every_figure_the_incident_summary_cites_matches_the_database(
                                   "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
     capsys.readouterr()  # the workers' log lines so far
     assert await run_ops(["incident", "--since", since.isoformat(), "--until",
-                          until.isoformat(), "--tenant", "acme", "--json"], settings) == 0
+                          until.isoformat(), "--json"], settings) == 0
     out = capsys.readouterr().out
     made = json.loads(out[out.index("{\n"):])  # after any late worker log line
     packet = IncidentPacket.model_validate(made["packet"])
@@ -143,8 +164,9 @@ async def test_every_figure_the_incident_summary_cites_matches_the_database(
     totals = items["sum:window"].figures
     assert (totals["unknown_writes"], totals["unknown_writes_recovered"],
             totals["circuit_closures"], totals["kill_switch_changes"], totals["dead_letters"],
-            totals["quarantined"]) == (2, 2, 1, 1, 1, 1)
+            totals["quarantined"], totals["failed_validations"]) == (2, 2, 1, 1, 1, 1, 1)
     assert items["code:schema_drift"].figures["count"] == 1
+    assert items["code:route_not_allowed"].figures["count"] == 1
     # The two writes under the policy version the run used (a dated version is no phone number).
     [writes] = [i for i in items_of(packet, "version_group") if i.code == "unknown_write"]
     assert (writes.policy_version, writes.figures["count"]) == (
@@ -152,6 +174,7 @@ async def test_every_figure_the_incident_summary_cites_matches_the_database(
                           [i.figures["id"] for i in items_of(packet, "unknown_write")]), 2)
     assert "q:reason:bad_signature" in items
     assert "Lan Nguyen" not in json.dumps(made) and "lan.nguyen" not in json.dumps(made)
+    assert "O-77" not in json.dumps(made) and "refund" not in json.dumps(made)
 
     # Every sentence cites the packet, and every figure it states is one its cited items hold.
     assert validate_postmortem(draft, packet) == []
