@@ -1,5 +1,6 @@
-"""The stand-in consumers of ``ORDER_PLACED`` (docs/fan-out.md): inventory reserves stock,
-notification asks for a customer message, analytics records the sale. Each writes on the
+"""The plain consumers of ``ORDER_PLACED`` (docs/fan-out.md): inventory reserves stock (the
+stock cache sync), analytics records the sale, notification (subscriptions 2026-12-01 only)
+asks for a customer message. Each writes on the
 connection of the delivery's transaction, so its write and the (event, consumer) idempotency
 record commit together or not at all. Each matches ``adapters.ports.stores.EventConsumer``.
 
@@ -52,8 +53,9 @@ class InventoryConsumer(_Consumer):
 
 
 class NotificationConsumer(_Consumer):
-    """Records the request for a customer message; sending it through the review-and-send path
-    (a drafted message, a named reviewer, a receipt) is the next step (docs/fan-out.md)."""
+    """Records the request for a customer message: the consumer of the 2026-12-01 subscriptions,
+    kept for fan-outs started under them. From 2026-12-02 the ``notify`` consumer sends the
+    confirmation through the control core instead (docs/fan-out.md, "Consumers that act")."""
 
     name = "notification"
 

@@ -78,10 +78,13 @@ class IdentitySettings(Section):
 
 
 class BrokerSettings(Section):
-    """The RabbitMQ intake (``python -m tollgate.intake.broker``)."""
+    """The RabbitMQ intake (``python -m tollgate.intake.broker``) and, on a worker, the
+    consumers' dead-letter queues (docs/fan-out.md, "Broker")."""
 
     amqp_url: SecretStr | None = env_field(
-        "TOLLGATE_AMQP_URL", None, "amqp://user:pass@host:5672/ (masked: it carries a password).")
+        "TOLLGATE_AMQP_URL", None, "amqp://user:pass@host:5672/ (masked: it carries a password). "
+        "On a worker: each fan-out consumer's dead letter is also put on its "
+        "<consumer>.<event>.dlq queue; unset, PostgreSQL alone keeps it.")
 
 
 class CodecSettings(Section):
