@@ -46,7 +46,7 @@ def minimal_env(**extra: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", worker.DRAFT_WORKER_FORBIDDEN)
 def test_draft_worker_refuses_database_and_adapter_credentials(name: str, tmp_path: Path) -> None:
-    code, out = run_draft_worker(minimal_env(**{name: "postgresql://secret@db/x"}), tmp_path, 20)
+    code, out = run_draft_worker(minimal_env(**{name: "postgresql://secret@db/x"}), tmp_path, 60)
     assert code == 1
     assert name in out
     assert "secret" not in out  # names only, never values

@@ -47,7 +47,7 @@ async def test_openapi_operations_are_the_fuzzed_ones(api: httpx.AsyncClient) ->
     paths = (await api.get("/openapi.json")).json()["paths"]
     assert set(paths) == {"/v1/events", "/v1/events/{tenant}", "/v1/reviews",
                           "/v1/reviews/{workflow_id}", "/v1/reviews/{workflow_id}/decision",
-                          "/v1/items", "/healthz", "/readyz"}
+                          "/v1/items", "/v1/items/{item_id}/retry", "/healthz", "/readyz"}
 
 
 @FUZZ
@@ -114,7 +114,7 @@ async def test_review_calls_with_odd_ids_and_bodies_never_crash(
 
 
 @FUZZ
-@given(item=st.dictionaries(st.sampled_from(["url", "title", "description", "user_id"]),
+@given(item=st.dictionaries(st.sampled_from(["url", "title", "description", "text", "user_id"]),
                             strict_json))
 async def test_item_saves_with_odd_bodies_never_crash(
         api: httpx.AsyncClient, http_services: Services, item: dict[str, Any]) -> None:
@@ -123,6 +123,19 @@ async def test_item_saves_with_odd_bodies_never_crash(
     answer = await api.post("/v1/items", json=item, headers={"Authorization": f"Bearer {raw}"})
     assert_handled(answer, documented=set())
     assert answer.status_code in (200, 201, 422)
+
+
+@FUZZ
+@given(item_id=st.text(max_size=40) | st.integers().map(str))
+async def test_item_retries_with_odd_ids_never_crash(
+        api: httpx.AsyncClient, http_services: Services, item_id: str) -> None:
+    raw = issue_dev_token(http_services.settings.state_dir, reviewer="fuzz.user",
+                          role="reader", tenant="acme")
+    answer = await api.post("/v1/items/" + quote(item_id, safe="") + "/retry",
+                            headers={"Authorization": f"Bearer {raw}"})
+    assert_handled(answer, documented={503})
+    # Nobody's item: refused as missing or malformed, never a retry started.
+    assert answer.status_code in (404, 405, 422, 503), answer.text
 
 
 async def test_signed_headers_helper_matches_the_service(api: httpx.AsyncClient) -> None:
