@@ -4,9 +4,9 @@ may wait"; ADR 0028).
 10,000 refused decisions (a role the policy does not allow, sent concurrently in batches, as a
 retry storm or a buggy reviewer client would) are refused by the ``review`` update's validator,
 before history, so the run stays under ``HISTORY_BUDGET_EVENTS``; the figures are in the
-assertion message. A valid approval afterwards still ends SUCCEEDED with one message. The
-refusals are not audited here (that is the edge's job, tests/edge.py): the soak sends straight to
-the run, as a client that ignores the edges would.
+assertion message. A valid approval afterwards still ends SUCCEEDED with one message, against a
+deduping and a non-deduping target alike. The refusals are not audited here (that is the edge's
+job, tests/edge.py): the soak sends straight to the run, as a client that ignores the edges would.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from temporalio.exceptions import ApplicationError
 from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review
 from tests.workflows.test_review import sent_to
-from tests.workflows.test_soak_holds import customer, run_histories
+from tests.workflows.test_soak_holds import customer, run_histories, target_mode
 from tollgate.dev.standins import StandIns
 from workflows.budget import HISTORY_BUDGET_BYTES, HISTORY_BUDGET_EVENTS
+
+__all__ = ["target_mode"]  # the fixture: deduping and non-deduping target
 
 REFUSALS = 10_000
 #: Small enough that one workflow task validates a batch well inside the SDK's 2 s deadlock
@@ -45,7 +47,7 @@ async def refused_code(handle: Handle, decision: ReviewDecision) -> str:
 
 
 async def test_ten_thousand_refused_decisions_leave_the_history_under_budget(
-    worker_client: tuple[Client, str], standins: StandIns,
+    worker_client: tuple[Client, str], standins: StandIns, target_mode: str,
 ) -> None:
     client, queue = worker_client
     who = customer(standins)
