@@ -20,16 +20,14 @@ from dataclasses import dataclass
 
 import structlog
 from fastapi import HTTPException
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from adapters.postgres.outbox import OutboxStore
 from contracts import IntakeAck
 from tollgate.http.deps import TemporalLink
 from tollgate.intake import submit as intake
+from tollgate.intake.reach import unreachable_status, why_not_taking
 
 log = structlog.get_logger("tollgate.relay")
 
@@ -91,31 +89,22 @@ async def relay_once(outbox: OutboxStore, temporal: TemporalLink, task_queue: st
 
 
 async def _send(client: Client, raw: str, task_queue: str) -> IntakeAck:
+    # Whether a failure is an outage or the row's own is the intake's shared rule
+    # (tollgate/intake/reach.py), read here exactly as the Redis stream consumer reads it.
     try:
         return await asyncio.wait_for(intake.submit(client, raw, task_queue=task_queue),
                                       SEND_TIMEOUT_S)
-    except RPCError as exc:
-        if exc.status == RPCStatusCode.UNAVAILABLE:
-            raise Unreachable(exc.status.name) from exc
-        raise
     except TimeoutError:
-        if await _workers_polling(client, task_queue):
+        # Nobody answered the update in time: with a worker polling, it is stuck on this row
+        # (its workflow keeps failing on it); without one, it is an outage.
+        why = await why_not_taking(client, task_queue)
+        if why is None:
             raise
-        # Nobody took the update: no worker is polling (an outage, not this row's fault).
-        raise Unreachable("no_worker") from None
-
-
-async def _workers_polling(client: Client, task_queue: str) -> bool:
-    """Does any worker poll the intake's task queue? Then an update nobody answered in time is
-    stuck on this row (its workflow keeps failing on it), not waiting for a worker."""
-    request = DescribeTaskQueueRequest(
-        namespace=client.namespace, task_queue=TaskQueue(name=task_queue),
-        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW)
-    try:
-        found = await client.workflow_service.describe_task_queue(request)
+        raise Unreachable(why) from None
     except RPCError as exc:
-        raise Unreachable(exc.status.name) from exc
-    return len(found.pollers) > 0
+        if (status := unreachable_status(exc)) is not None:
+            raise Unreachable(status) from exc
+        raise
 
 
 def _error_code(exc: BaseException) -> str:

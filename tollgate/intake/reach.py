@@ -28,8 +28,14 @@ def unreachable_status(exc: BaseException) -> str | None:
 
 
 async def takes_events(client: Client, task_queue: str) -> bool:
-    """True when the server answers and a worker polls ``task_queue``. A server that does not
-    implement the question (the SDK's time-skipping test server) answered: True."""
+    """True when the server answers and a worker polls ``task_queue``."""
+    return await why_not_taking(client, task_queue) is None
+
+
+async def why_not_taking(client: Client, task_queue: str) -> str | None:
+    """None when the server answers and a worker polls ``task_queue``; else why not, as a code
+    a log line or a row may keep: the probe's RPC status name, or ``no_worker``. A server that
+    does not implement the question (the SDK's time-skipping test server) answered: None."""
     from datetime import timedelta
 
     request = DescribeTaskQueueRequest(
@@ -39,5 +45,5 @@ async def takes_events(client: Client, task_queue: str) -> bool:
         found = await client.workflow_service.describe_task_queue(
             request, timeout=timedelta(seconds=PROBE_TIMEOUT_S))
     except RPCError as exc:
-        return exc.status == RPCStatusCode.UNIMPLEMENTED
-    return len(found.pollers) > 0
+        return None if exc.status == RPCStatusCode.UNIMPLEMENTED else exc.status.name
+    return None if found.pollers else "no_worker"
