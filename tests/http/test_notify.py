@@ -3,22 +3,26 @@ channel, with a link to the inbox and nothing personal in the notice."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from email import message_from_string
+from email import message_from_bytes
+from email.message import EmailMessage
 from email.policy import default
 from pathlib import Path
 
 import asyncpg
 import httpx
 import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import Envelope
 
 from adapters.notify.channels import LocalSink, SlackWebhook, SmtpEmail
 from adapters.postgres.notices import NoticeStore
 from adapters.postgres.store import create_pool
+from tollgate.dev.stack import free_port
 from tollgate.http.notifier import load_channels, notify_once
 
 INBOX = "http://127.0.0.1:8400"
@@ -111,69 +115,80 @@ async def test_refused_notice_is_tried_again(pool: asyncpg.Pool, tmp_path: Path)
         await notify_once(store, {"initech": channel}, sink, INBOX)
     row = await pool.fetchrow("SELECT status, attempts FROM review_notices"
                               " WHERE workflow_id = $1", wf_id)
-    assert (row["status"], row["attempts"]) == ("SENT", 2)
+    assert row is not None and (row["status"], row["attempts"]) == ("SENT", 2)
 
 
-class FakeSmtp:
-    """Just enough of an SMTP server on loopback to receive one message per conversation."""
+class Inbox:
+    """aiosmtpd's handler: keeps each message's content as the server received it."""
 
     def __init__(self) -> None:
-        self.messages: list[str] = []
+        self.messages: list[bytes] = []
 
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(b"220 fake ESMTP\r\n")
-        data: list[str] | None = None
-        while line := (await reader.readline()).decode():
-            if data is not None:
-                if line == ".\r\n":
-                    self.messages.append("".join(data))
-                    data = None
-                    writer.write(b"250 queued\r\n")
-                else:
-                    data.append(line)
-                continue
-            verb = line[:4].upper()
-            if verb == "DATA":
-                data = []
-                writer.write(b"354 go on\r\n")
-            elif verb == "QUIT":
-                writer.write(b"221 bye\r\n")
-                await writer.drain()
-                break
-            else:
-                writer.write(b"250 ok\r\n")
-            await writer.drain()
-        writer.close()
+    async def handle_DATA(self, server: object, session: object, envelope: Envelope) -> str:
+        assert isinstance(envelope.content, bytes)
+        self.messages.append(envelope.content)
+        return "250 OK"
+
+    def received(self) -> list[EmailMessage]:
+        """The messages parsed (the body travels quoted-printable, wrapped at 76 columns)."""
+        return [message_from_bytes(m, policy=default) for m in self.messages]
 
 
-async def test_email_channel_delivers_the_notice_over_smtp(pool: asyncpg.Pool,
-                                                           tmp_path: Path) -> None:
-    fake = FakeSmtp()
-    server = await asyncio.start_server(fake.handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
+@contextmanager
+def smtp_on(port: int) -> Iterator[Inbox]:
+    """A real SMTP server (aiosmtpd, in a thread of its own) on a loopback port."""
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield inbox
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def smtp_server() -> Iterator[tuple[int, Inbox]]:
+    port = free_port()
+    with smtp_on(port) as inbox:
+        yield port, inbox
+
+
+async def test_email_channel_delivers_the_notice_over_smtp(
+        pool: asyncpg.Pool, tmp_path: Path, smtp_server: tuple[int, Inbox]) -> None:
+    port, inbox = smtp_server
     (tmp_path / "notify.json").write_text(json.dumps({"hooli": {"email": {
         "host": "127.0.0.1", "port": port, "to": ["care-leads@hooli.test"],
         "starttls": False}}}))
-    async with server, httpx.AsyncClient() as client:
+    async with httpx.AsyncClient() as client:
         channels = load_channels(tmp_path / "notify.json", client)
         assert isinstance(channels["hooli"], SmtpEmail)
         wf_id = await review_waiting(pool, "hooli")
         await notify_once(NoticeStore(pool), channels, LocalSink(tmp_path / "s.jsonl"), INBOX)
-    received = [message_from_string(m, policy=default) for m in fake.messages]
+        # A second pass sends nothing new: the notice is kept as SENT.
+        await notify_once(NoticeStore(pool), channels, LocalSink(tmp_path / "s.jsonl"), INBOX)
+    received = inbox.received()
     mine = [m for m in received if wf_id in m.get_content()]
     assert len(mine) == 1
     assert mine[0]["To"] == "care-leads@hooli.test"
     assert mine[0]["Subject"] == "Tollgate: review waiting"
     assert f"{INBOX}/inbox/review/{wf_id}" in mine[0].get_content()
+    assert not [m for m in received
+                if "C-secret-customer" in m.as_string() + m.get_content()]
 
 
 async def test_email_server_down_is_not_sent_and_retried(pool: asyncpg.Pool,
                                                          tmp_path: Path) -> None:
-    from tollgate.dev.stack import free_port
-
-    channel = SmtpEmail("127.0.0.1", free_port(), "t@localhost", ["x@y.test"])
+    port = free_port()  # nothing listens there yet
+    channel = SmtpEmail("127.0.0.1", port, "t@localhost", ["x@y.test"])
     wf_id = await review_waiting(pool, "umbrella")
-    await notify_once(NoticeStore(pool), {"umbrella": channel}, LocalSink(tmp_path / "s"), INBOX)
+    store, sink = NoticeStore(pool), LocalSink(tmp_path / "s")
+    await notify_once(store, {"umbrella": channel}, sink, INBOX)
     status = await pool.fetchval("SELECT status FROM review_notices WHERE workflow_id = $1",
                                  wf_id)
     assert status == "FAILED"  # nothing reached a server, so the next pass tries again
+    with smtp_on(port) as inbox:
+        await notify_once(store, {"umbrella": channel}, sink, INBOX)
+    assert [m for m in inbox.received() if wf_id in m.get_content()] != []
+    row = await pool.fetchrow("SELECT status, attempts FROM review_notices"
+                              " WHERE workflow_id = $1", wf_id)
+    assert row is not None and (row["status"], row["attempts"]) == ("SENT", 2)
