@@ -72,8 +72,9 @@ class TriageActivities:
         # token to the secret rules. So it is neither scanned nor shown to the model.
         facts = {k: v for k, v in request.context.items() if k != TICKET_REF}
         context = dict(facts)
-        if request.reviewer_note:
-            context["review.note"] = request.reviewer_note
+        if request.questions():
+            # Every question goes to the model again, so every one is scanned again.
+            context["review.note"] = "\n".join(request.questions())
         shape = request.rule.output if request.rule else None
         # The tenant's own domains are as good as the allowlist (ADR 0039), as for a draft.
         allowlist = {*(shape.allowlist if shape else ()),

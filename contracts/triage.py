@@ -24,6 +24,10 @@ MESSAGE_RECEIVED = "MESSAGE_RECEIVED"
 #: The ``ActionRequest.channel`` of an assignment: the reply, if any, goes out on the ticket.
 TICKET_CHANNEL = "ticket"
 
+#: The ``FieldIssue.field`` naming a reviewer's question no context fact answers: a proposal
+#: lists it under ``missing``, so the reviewer sees it among the unknowns.
+REVIEWER_QUESTION = "reviewer_question"
+
 Code = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Ref = Annotated[str, StringConstraints(max_length=80)]
 Refs = Annotated[list[Ref], Field(max_length=12)]

@@ -279,7 +279,8 @@ class ProcessEventWorkflow(SendingLedger):
         draft: DraftResult
         try:
             if is_triage(ref):  # the event type picks step 4's activity (workflows/triage.py)
-                draft = await triage_version(ref, policy, fields, note, version, self._contacts)
+                draft = await triage_version(ref, policy, fields, note, version, self._contacts,
+                                             self._review.asked)
             else:
                 draft = await workflow.execute_activity_method(
                     DraftActivities.draft_message,

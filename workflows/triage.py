@@ -59,15 +59,19 @@ def is_triage(ref: EventRef) -> bool:
 
 async def triage_version(ref: EventRef, policy: PolicySnapshot, fields: dict[str, str],
                          note: str | None, version: int,
-                         contacts: tuple[TenantContact, ...] = ()) -> DraftResult:
+                         contacts: tuple[TenantContact, ...] = (),
+                         notes: tuple[str, ...] = ()) -> DraftResult:
     """Step 4 for a triage event: one proposal, validated (raises ``ActivityError`` as the
     draft activity does when every attempt failed). ``contacts``: the tenant's own contact
-    points, which a reply may name (ADR 0039)."""
+    points, which a reply may name (ADR 0039). ``notes``: every request-info question of the
+    review so far, oldest first (``ReviewDesk.asked``); ``note`` is the latest. Only the
+    activity's input grows with them: the commands are the same, so no patch is needed."""
     result: DraftResult = await workflow.execute_activity_method(
         TriageActivities.triage_message,
         DraftRequest(ref=ref, context=fields, policy_version=policy.version,
                      prompt_version=TRIAGE_PROMPT_VERSION, version=version,
-                     reviewer_note=note, rule=policy.rule, tenant_contacts=contacts),
+                     reviewer_note=note, reviewer_notes=notes, rule=policy.rule,
+                     tenant_contacts=contacts),
         task_queue=MODEL_TASK_QUEUE,
         start_to_close_timeout=t.DRAFT_TIMEOUT, retry_policy=t.DRAFT_RETRY,
         summary=f"triage version {version}: model proposes, validator checks",

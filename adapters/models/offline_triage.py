@@ -9,6 +9,12 @@ the validator refuse it. A name the sender gave that the record does not hold is
 refund or billing question without an order number has it missing. A reply is drafted only for
 the intents a person should answer (never for a booking or a general question), from the
 record's first name and locale, citing both.
+
+A reviewer's request-info questions are answered in ``reason``, every one of the review so far,
+oldest first, each fact said once: the route and intent, the order number, the record's first
+name, its language, the channel, when a question asks about one and the context holds it. A
+question no fact answers is listed under ``missing`` as ``reviewer_question`` (the reviewer sees
+it among the unknowns); no question is ever left out.
 """
 
 from __future__ import annotations
@@ -16,10 +22,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from adapters.models.offline import OFFLINE_MODEL
+from adapters.models.offline import OFFLINE_MODEL, _quote
 from adapters.ports.models import TriageAnswer
 from contracts import DraftPrompt, DraftRequest
-from contracts.triage import Claim, FieldIssue, ReplyDraft, TriageProposal
+from contracts.triage import (
+    REVIEWER_QUESTION,
+    Claim,
+    FieldIssue,
+    ReplyDraft,
+    TriageProposal,
+)
 
 OFFLINE_TRIAGE_MODEL = f"{OFFLINE_MODEL}+triage-v1"
 
@@ -52,6 +64,18 @@ _REPLY = {
 }
 _ASK_ORDER = {"en": " Could you send us your order number?",
               "vi": " Bạn vui lòng gửi giúp mã đơn hàng nhé."}
+#: (topic, words in a question, folded): what a reviewer may ask that a fact or the proposal
+#: answers. "route" is always answerable (it is the proposal's own reasoning).
+_ASKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((topic, re.compile(rf"\b(?:{words})\b"))
+                                                    for topic, words in (
+    ("route", "route|routed|queue|team|intent|bo phan"),
+    ("order", "order|don hang|ma don"),
+    ("name", "name|who|sender"),
+    ("locale", "language|locale|ngon ngu"),
+    ("channel", "channel|kenh"),
+))
+#: ``FieldIssue`` lists hold at most this many entries (``TriageProposal``).
+_MAX_ISSUES = 10
 _NAME = re.compile(r"^[^\W\d_]+(?:[ .'\u2019-]{1,2}[^\W\d_]+){0,3}\.?$")
 
 
@@ -90,13 +114,62 @@ def triage_offline(request: DraftRequest) -> TriageProposal:
         missing.append(FieldIssue(field="order_id", source_refs=["event.body"],
                                   note="no order number in the message or the event"))
     reply = None if route == "front_desk" else _reply(ctx, route, bool(missing))
+    reason = f"Offline keyword triage: {intent.replace('_', ' ')} for the {route} queue."
+    if request.questions():
+        said, open_ = _answers(request.questions(), ctx, intent, route, refs[0])
+        reason = " ".join([reason, *said])
+        missing += _unanswered(open_, room=_MAX_ISSUES - len(missing))
     return TriageProposal(
         intent=Claim(value=intent, source_refs=refs), route=Claim(value=route, source_refs=refs),
-        conflicts=conflicts, missing=missing, reply=reply,
-        reason=f"Offline keyword triage: {intent.replace('_', ' ')} for the {route} queue.",
+        conflicts=conflicts, missing=missing, reply=reply, reason=reason,
         # Keywords estimate nothing: a number here would be made up.
         confidence=None,
     )
+
+
+def _answers(questions: tuple[str, ...], ctx: dict[str, str], intent: str, route: str,
+             where: str) -> tuple[list[str], list[str]]:
+    """The sentences answering the questions, oldest first, each said once, and the questions
+    no fact answers."""
+    said: list[str] = []
+    open_: list[str] = []
+    for question in questions:
+        asked = _fold(question)
+        answers = [a for topic, words in _ASKS if words.search(asked)
+                   if (a := _say(topic, ctx, intent, route, where))]
+        said += [a for a in answers if a not in said]
+        if not answers:
+            open_.append(question)
+    return said, open_
+
+
+def _say(topic: str, ctx: dict[str, str], intent: str, route: str, where: str) -> str | None:
+    """One fact as a sentence citing its ref, or None when the context does not hold it. A
+    value too long to read at a glance is pointed to, not copied."""
+    if topic == "route":
+        return f"It goes to {route} as a {intent.replace('_', ' ')}: keywords in {where}."
+    ref, what = {"order": ("event.order_id", "The order number"),
+                 "name": ("crm.first_name", "The record's first name"),
+                 "locale": ("crm.locale", "The record's language"),
+                 "channel": ("event.channel", "The message's channel")}[topic]
+    value = _name(ctx.get(ref, "")) if topic == "name" else ctx.get(ref, "").strip()
+    if not value:
+        return None
+    return f"{what} is {value} ({ref})." if len(value) <= 40 else f"{what} is in {ref}."
+
+
+def _unanswered(questions: list[str], room: int) -> list[FieldIssue]:
+    """Each open question as a missing ``reviewer_question``; past the list's room, the rest
+    are counted in its last entry, never dropped silently."""
+    issues = [FieldIssue(field=REVIEWER_QUESTION, source_refs=["event.body"],
+                         note=f"reviewer asked: {_quote(q)} (no context fact answers it)")
+              for q in questions]
+    if len(issues) <= room:
+        return issues
+    rest = len(questions) - (room - 1)
+    return [*issues[: room - 1], FieldIssue(
+        field=REVIEWER_QUESTION, source_refs=["event.body"],
+        note=f"reviewer asked {rest} more questions no context fact answers")]
 
 
 def _reply(ctx: dict[str, str], route: str, ask_order: bool) -> ReplyDraft:

@@ -134,7 +134,7 @@ async def test_an_assignment_whose_answer_was_lost_is_found_by_key_not_sent_agai
     assert states[-3:] == ["UNKNOWN_WRITE", "RECONCILING", "SUCCEEDED"]
 
 
-async def test_a_question_from_the_reviewer_gets_a_new_version_then_one_assignment(
+async def test_each_version_answers_every_question_of_the_review_then_one_assignment(
     worker_client: tuple[Client, str], standins: StandIns, database_url: str
 ) -> None:
     client, queue = worker_client
@@ -142,18 +142,29 @@ async def test_a_question_from_the_reviewer_gets_a_new_version_then_one_assignme
     handle = await start(client, queue, raw)
     first = await wait_review(handle)
     assert json.loads(first["draft"]["message"])["queue"] == "medical_team"
-    asked = await send_decision(handle, ReviewDecision(
-        request_id=first["request_id"], decision="request_info", reviewer="an.tran",
-        role="support_lead", reason="is this urgent?", draft_version=first["draft_version"]),
-        database_url=database_url)
-    assert asked.accepted, asked
-    second = await eventually(
-        lambda: handle.query("review_ticket"), "draft v2 under review", timeout=20,
-        until=lambda t: t["state"] == EventState.AWAITING_REVIEW and t["draft_version"] == 2)
+    urgent = "reviewer_question: reviewer asked: \u201cis this urgent?\u201d" \
+        " (no context fact answers it)"
+    tickets = [first]
+    for version, question in ((2, "is this urgent?"), (3, "which team gets it?")):
+        asked = await send_decision(handle, ReviewDecision(
+            request_id=tickets[-1]["request_id"], decision="request_info", reviewer="an.tran",
+            role="support_lead", reason=question, draft_version=version - 1),
+            database_url=database_url)
+        assert asked.accepted, asked
+        tickets.append(await eventually(
+            lambda: handle.query("review_ticket"), f"draft v{version} under review",
+            timeout=20, until=lambda t, v=version: (
+                t["state"] == EventState.AWAITING_REVIEW and t["draft_version"] == v)))
+    second, third = tickets[1:]
+    # v2 names the one question nobody can answer from the facts; v3 still does, beside the
+    # answer to the second question (the route), in the order they were asked.
+    assert second["draft"]["unknowns"] == [urgent]
+    assert third["draft"]["unknowns"] == [urgent]
+    assert "It goes to medical_team as a medical question" in third["draft"]["reason"]
     assert standins.helpdesk.for_ticket(thread) == []
     ack = await send_decision(handle, ReviewDecision(
-        request_id=second["request_id"], decision="approve", reviewer="an.tran",
-        role="support_lead", reason="route to the vets", draft_version=2),
+        request_id=third["request_id"], decision="approve", reviewer="an.tran",
+        role="support_lead", reason="route to the vets", draft_version=3),
         database_url=database_url)
     assert ack.accepted, ack
     outcome = await handle.result()
