@@ -5,24 +5,27 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 
 from adapters.postgres.pool import migrate
 from contracts import EventState, FinalOutcome
+from tests.conftest import TEST_KEYS_FILE
+from tests.faults.incident_checks import assert_rests_on_database, draft_over
 from tollgate.chaos.checks import check_invariants
 from tollgate.chaos.run import chaos
 from tollgate.chaos.schedule import make_plan
+from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 
 pytestmark = pytest.mark.e2e
 
 
 def test_run_tags_carry_no_digits_that_read_as_a_phone_number() -> None:
-    from datetime import UTC, datetime
-
     from tollgate.chaos.oncall import letters_tag
 
     assert letters_tag(datetime(2026, 12, 1, 3, 20, 42, tzinfo=UTC)) == "adcaec"
@@ -47,13 +50,15 @@ def test_the_seed_reproduces_the_schedule() -> None:
                      for e in other.events]
 
 
-async def test_short_chaos_run_keeps_every_invariant() -> None:
+async def test_short_chaos_run_keeps_every_invariant(
+        capsys: pytest.CaptureFixture[str]) -> None:
     """Seed 7, 12 events: 504, 502 and a dropped connection after the write, a slow lookup, a
     delay, a target that stores the write and then times out, duplicate and out-of-order
     deliveries, racing reviewers, and one worker SIGKILL. A kill between an attempt's fence
     and its POST leaves a write that never landed: the reconciler waits the stand-in's
     declared 30 s lookup window before the dead letter. No 503 and no server restart here;
-    the `tollgate chaos` runs in docs/reliability.md include both."""
+    the `tollgate chaos` runs in docs/reliability.md include both. Before the stack goes, an
+    incident summary over the run is held to the database."""
     plan = make_plan(7, 12, run_tag="t")
     assert "unavailable" not in {e.fault for e in plan.events}
     assert {"race"} <= {e.review for e in plan.events}
@@ -62,10 +67,30 @@ async def test_short_chaos_run_keeps_every_invariant() -> None:
     # Not tmp_path: the embedded PostgreSQL runs as another user, who cannot enter pytest's
     # private base folder; a folder of our own is what the pg_server fixture uses too.
     base = Path(tempfile.mkdtemp(prefix="tollgate-chaos-"))
+    since, cited = datetime.now(UTC), set[str]()
+
+    async def incident_summary(database_url: str) -> None:
+        """Issue 32 item 3: over the run's window, `tollgate ops incident` drafts a summary the
+        validator accepts and whose every cited figure is what PostgreSQL holds."""
+        (base / "ops").mkdir()
+        settings = Settings.from_env({"DATABASE_URL": database_url,
+                                      "TOLLGATE_STATE_DIR": str(base / "ops"),
+                                      "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
+        until = datetime.now(UTC) + timedelta(minutes=1)
+        _, packet, draft = await draft_over(settings, since, until, capsys)
+        totals = next(i for i in packet.items if i.ref == "sum:window").figures
+        assert totals["unknown_writes"] >= 1 and totals["failures"] >= 1, totals
+        db = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
+        try:
+            cited.update(await assert_rests_on_database(db, packet, draft, since, until))
+        finally:
+            await db.close()
+
     try:
-        report = await chaos(7, 12, base / "chaos")
+        report = await chaos(7, 12, base / "chaos", inspect=incident_summary)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    assert "sum:window" in cited and any(r.startswith("uw:") for r in cited), cited
     assert report["invariants"] == dict.fromkeys(report["invariants"], "held"), report
     assert report["ok"] is True and report["worker_kills"] == 1
     assert report["faults_not_fired"] == 0  # every planned target fault met its event
@@ -77,8 +102,6 @@ async def test_short_chaos_run_keeps_every_invariant() -> None:
 async def test_the_check_catches_a_second_message_for_one_key(
     standins: StandIns, database_url: str
 ) -> None:
-    import asyncpg
-
     pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
     await migrate(pool)
     await pool.close()

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -228,7 +229,10 @@ def _sent(outcome: object) -> bool:
 
 
 async def chaos(seed: int, events: int, state_dir: Path,
-                kills: int | None = None, restarts: int | None = None) -> dict[str, Any]:
+                kills: int | None = None, restarts: int | None = None,
+                inspect: Callable[[str], Awaitable[None]] | None = None) -> dict[str, Any]:
+    """``inspect`` is given the run's database URL before the stack goes (the chaos test drafts
+    an incident summary over the run there)."""
     started = time.monotonic()
     stack = await start_stack(state_dir)
     try:
@@ -250,6 +254,8 @@ async def chaos(seed: int, events: int, state_dir: Path,
         sent = {action_key(TENANT, f"evt-{e.key}", "messaging", "send_message")
                 for e in plan.events if _sent(run.outcomes.get(run.main_runs.get(e.index, "")))}
         faults = [f for f in stack.standins.messaging.faults.pending() if f.get("key") in sent]
+        if inspect is not None:
+            await inspect(stack.database_url)
     finally:
         await asyncio.to_thread(stack.stop)
     states: dict[str, int] = {}
