@@ -18,9 +18,9 @@ import anthropic
 from adapters.http.common import retry_after
 from adapters.models.draft_parsing import (
     PROVIDER_RETRY_AFTER,
-    ModelRefused,
-    ToolCallInOutput,
+    Failure,
     UnreadableOutput,
+    answer_failure,
     parse_draft,
 )
 from adapters.models.postmortem_parsing import parse_postmortem
@@ -38,6 +38,7 @@ from contracts.incident import PostmortemPrompt
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 _TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
+JsonMode = Literal["json_schema", "prompt"]
 
 
 class AnthropicDraftProvider:
@@ -57,7 +58,7 @@ class AnthropicDraftProvider:
         model: str,
         base_url: str | None = None,
         timeout: float = 30.0,
-        json_mode: Literal["json_schema", "prompt"] = "json_schema",
+        json_mode: JsonMode = "json_schema",
         max_tokens: int = 800,
     ) -> None:
         self.model = model
@@ -71,78 +72,16 @@ class AnthropicDraftProvider:
         )
 
     async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self._max_tokens,
-            "system": prompt.system,
-            "messages": [{"role": "user", "content": prompt.user}],
-        }
-        if self._json_mode == "json_schema":
-            kwargs["output_config"] = {
-                "format": {"type": "json_schema", "schema": prompt.json_schema}
-            }
-        try:
-            response = await self._client.messages.with_raw_response.create(**kwargs)
-        except anthropic.APIError as exc:
-            raise _classify(exc) from None
-        body = await response.text()
-        try:
-            message = await response.parse()
-            blocks = list(message.content)
-            raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
-            tools = [str(getattr(b, "name", "?")) for b in blocks if b.type in _TOOL_BLOCKS]
-            stop, model = message.stop_reason, message.model or self.model
-            usage = _usage(getattr(message, "usage", None))
-        except (ValueError, AttributeError, TypeError):
-            # A 200 whose body is not a message (a gateway's HTML page, a bare object).
-            raise UnreadableOutput("unreadable_output", raw=body) from None
-        if tools:
-            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(tools))
-        if stop == "refusal":
-            raise ModelRefused(raw=raw)
-        if stop == "max_tokens":
-            raise UnreadableOutput("truncated_output", raw=raw)
+        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema)
         return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model, usage=usage)
 
-    # --- triage (issue 32, ADR 0044): the same endpoint, options and checks as ``propose``,
-    # answered as a ``TriageProposal``; kept apart so the drafting path stays as it was.
-
     async def triage(self, prompt: DraftPrompt) -> TriageAnswer:
-        """Triage one message (``policies.triage_prompt``); raises as ``propose`` does."""
-        kwargs: dict[str, Any] = {
-            "model": self.model, "max_tokens": self._max_tokens, "system": prompt.system,
-            "messages": [{"role": "user", "content": prompt.user}],
-        }
-        if self._json_mode == "json_schema":
-            kwargs["output_config"] = {
-                "format": {"type": "json_schema", "schema": prompt.json_schema}}
-        try:
-            response = await self._client.messages.with_raw_response.create(**kwargs)
-        except anthropic.APIError as exc:
-            raise _classify(exc) from None
-        body = await response.text()
-        try:
-            message = await response.parse()
-            blocks = list(message.content)
-            raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
-            tools = [str(getattr(b, "name", "?")) for b in blocks if b.type in _TOOL_BLOCKS]
-            stop, model = message.stop_reason, message.model or self.model
-            usage = _usage(getattr(message, "usage", None))
-        except (ValueError, AttributeError, TypeError):
-            raise UnreadableOutput("unreadable_output", raw=body) from None
-        if tools:
-            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(tools))
-        if stop == "refusal":
-            raise ModelRefused(raw=raw)
-        if stop == "max_tokens":
-            raise UnreadableOutput("truncated_output", raw=raw)
+        """Triage one message (``policies.triage_prompt``, ADR 0044); raises as ``propose``."""
+        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema)
         return TriageAnswer(proposal=parse_triage(raw), raw=raw, model=model, usage=usage)
 
-    # --- incident postmortems (issue 32 item 2, ADR 0046): the same endpoint, options and
-    # checks, answered as a ``Postmortem``; ``_complete`` is the request they could share.
-
     async def postmortem(self, prompt: PostmortemPrompt) -> PostmortemAnswer:
-        """Draft an incident postmortem (``policies.postmortem_prompt``); raises as
+        """Draft an incident postmortem (``policies.postmortem_prompt``, ADR 0046); raises as
         ``propose`` does."""
         raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema)
         return PostmortemAnswer(postmortem=parse_postmortem(raw), raw=raw, model=model,
@@ -150,35 +89,45 @@ class AnthropicDraftProvider:
 
     async def _complete(self, system: str, user: str,
                         schema: dict[str, Any]) -> tuple[str, str, TokenUsage | None]:
-        """One message: its text, the model that ran, its usage; every other outcome raised
-        as in ``propose``."""
-        kwargs: dict[str, Any] = {
-            "model": self.model, "max_tokens": self._max_tokens, "system": system,
-            "messages": [{"role": "user", "content": user}],
-        }
-        if self._json_mode == "json_schema":
-            kwargs["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
-        try:
-            response = await self._client.messages.with_raw_response.create(**kwargs)
-        except anthropic.APIError as exc:
-            raise _classify(exc) from None
-        body = await response.text()
-        try:
-            message = await response.parse()
-            blocks = list(message.content)
-            raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
-            tools = [str(getattr(b, "name", "?")) for b in blocks if b.type in _TOOL_BLOCKS]
-            stop, model = message.stop_reason, message.model or self.model
-            usage = _usage(getattr(message, "usage", None))
-        except (ValueError, AttributeError, TypeError):
-            raise UnreadableOutput("unreadable_output", raw=body) from None
-        if tools:
-            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(tools))
-        if stop == "refusal":
-            raise ModelRefused(raw=raw)
-        if stop == "max_tokens":
-            raise UnreadableOutput("truncated_output", raw=raw)
-        return raw, model, usage
+        return await complete(self._client, self.model, system, user, schema,
+                              json_mode=self._json_mode, max_tokens=self._max_tokens)
+
+
+async def complete(client: anthropic.AsyncAnthropic, model: str, system: str, user: str,
+                   schema: dict[str, Any], *, json_mode: JsonMode, max_tokens: int,
+                   fail: Failure = answer_failure) -> tuple[str, str, TokenUsage | None]:
+    """One message, the request every task sends (drafts, triage, postmortems, tags): its
+    text, the model that ran, its usage. Every other outcome is raised as described at the top
+    of this module; ``fail`` builds the exception for a non-answer from its code and raw text
+    (the tag provider passes its own), API errors are classified the same for every task."""
+    kwargs: dict[str, Any] = {
+        "model": model, "max_tokens": max_tokens, "system": system,
+        "messages": [{"role": "user", "content": user}],
+    }
+    if json_mode == "json_schema":
+        kwargs["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+    try:
+        response = await client.messages.with_raw_response.create(**kwargs)
+    except anthropic.APIError as exc:
+        raise _classify(exc) from None
+    body = await response.text()
+    try:
+        message = await response.parse()
+        blocks = list(message.content)
+        raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
+        tools = [str(getattr(b, "name", "?")) for b in blocks if b.type in _TOOL_BLOCKS]
+        stop, ran = message.stop_reason, message.model or model
+        usage = _usage(getattr(message, "usage", None))
+    except (ValueError, AttributeError, TypeError):
+        # A 200 whose body is not a message (a gateway's HTML page, a bare object).
+        raise fail("unreadable_output", body) from None
+    if tools:
+        raise fail("tool_call", raw or "tool calls: " + ", ".join(tools))
+    if stop == "refusal":
+        raise fail("model_refused", raw)
+    if stop == "max_tokens":
+        raise fail("truncated_output", raw)
+    return raw, ran, usage
 
 
 def _usage(usage: Any) -> TokenUsage | None:

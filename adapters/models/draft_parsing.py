@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,21 @@ class DraftSchemaError(InvalidInput):
         self.raw = raw
         self.findings = findings
         super().__init__("schema_invalid")
+
+
+#: Builds the exception for an answer that is not one, from its code and raw text; the vendor
+#: adapters raise through one so the tag provider can keep its own taxonomy.
+Failure = Callable[[str, str], Exception]
+
+
+def answer_failure(code: str, raw: str) -> Exception:
+    """The model-task exception for a vendor adapter's non-answer: ``tool_call``,
+    ``model_refused``, or an ``UnreadableOutput`` code."""
+    if code == "tool_call":
+        return ToolCallInOutput(raw=raw)
+    if code == "model_refused":
+        return ModelRefused(raw=raw)
+    return UnreadableOutput(code, raw=raw)
 
 
 _WRAPPERS = ("draft", "result", "output", "data", "response", "answer", "content", "json")

@@ -20,9 +20,9 @@ import openai
 from adapters.http.common import retry_after
 from adapters.models.draft_parsing import (
     PROVIDER_RETRY_AFTER,
-    ModelRefused,
-    ToolCallInOutput,
+    Failure,
     UnreadableOutput,
+    answer_failure,
     parse_draft,
 )
 from adapters.models.postmortem_parsing import parse_postmortem
@@ -77,101 +77,18 @@ class OpenAIDraftProvider:
         )
 
     async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [
-                {"role": "system", "content": prompt.system},
-                {"role": "user", "content": prompt.user},
-            ],
-        }
-        kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = self._max_tokens
-        if self._json_mode == "json_schema":
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "draft", "strict": True, "schema": prompt.json_schema},
-            }
-        elif self._json_mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
-        try:
-            response = await self._client.chat.completions.with_raw_response.create(**kwargs)
-        except openai.APIError as exc:
-            raise _classify(exc) from None
-        body = response.text
-        try:
-            completion = response.parse()
-            choice = completion.choices[0] if completion.choices else None
-            message = choice.message if choice else None
-            raw = _text(message.content) if message else ""
-            calls = _call_names(message) if message else []
-            refusal = message.refusal if message else None
-            finish = choice.finish_reason if choice else None
-            model = completion.model or self.model
-            usage = _usage(getattr(completion, "usage", None))
-        except (ValueError, AttributeError, TypeError):
-            # A 200 whose body is not a chat completion (a gateway's HTML page, a bare object).
-            raise UnreadableOutput("unreadable_output", raw=body) from None
-        if calls:
-            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(calls))
-        if refusal or finish == "content_filter":
-            raise ModelRefused(raw=refusal or raw)
-        if finish == "length":
-            raise UnreadableOutput("truncated_output", raw=raw)
-        if choice is None:  # no choices at all: empty if the list was there, else unreadable
-            code = "empty_output" if completion.choices == [] else "unreadable_output"
-            raise UnreadableOutput(code, raw=body)
+        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema,
+                                                 "draft")
         return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model, usage=usage)
 
-    # --- triage (issue 32, ADR 0044): the same endpoint, options and checks as ``propose``,
-    # answered as a ``TriageProposal``. Kept beside ``propose`` rather than folded into it so
-    # that the drafting path stays as it was; one shared request helper is the next step.
-
     async def triage(self, prompt: DraftPrompt) -> TriageAnswer:
-        """Triage one message (``policies.triage_prompt``); raises as ``propose`` does."""
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": "system", "content": prompt.system},
-                         {"role": "user", "content": prompt.user}],
-        }
-        kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = self._max_tokens
-        if self._json_mode == "json_schema":
-            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": "triage", "strict": True, "schema": prompt.json_schema}}
-        elif self._json_mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
-        try:
-            response = await self._client.chat.completions.with_raw_response.create(**kwargs)
-        except openai.APIError as exc:
-            raise _classify(exc) from None
-        body = response.text
-        try:
-            completion = response.parse()
-            choice = completion.choices[0] if completion.choices else None
-            message = choice.message if choice else None
-            raw = _text(message.content) if message else ""
-            calls = _call_names(message) if message else []
-            refusal = message.refusal if message else None
-            finish = choice.finish_reason if choice else None
-            model = completion.model or self.model
-            usage = _usage(getattr(completion, "usage", None))
-        except (ValueError, AttributeError, TypeError):
-            raise UnreadableOutput("unreadable_output", raw=body) from None
-        if calls:
-            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(calls))
-        if refusal or finish == "content_filter":
-            raise ModelRefused(raw=refusal or raw)
-        if finish == "length":
-            raise UnreadableOutput("truncated_output", raw=raw)
-        if choice is None:
-            code = "empty_output" if completion.choices == [] else "unreadable_output"
-            raise UnreadableOutput(code, raw=body)
+        """Triage one message (``policies.triage_prompt``, ADR 0044); raises as ``propose``."""
+        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema,
+                                                 "triage")
         return TriageAnswer(proposal=parse_triage(raw), raw=raw, model=model, usage=usage)
 
-    # --- incident postmortems (issue 32 item 2, ADR 0046): the same endpoint, options and
-    # checks, answered as a ``Postmortem``. ``_complete`` is the shared request helper the note
-    # above asks for; ``propose`` and ``triage`` can move onto it in a change of their own.
-
     async def postmortem(self, prompt: PostmortemPrompt) -> PostmortemAnswer:
-        """Draft an incident postmortem (``policies.postmortem_prompt``); raises as
+        """Draft an incident postmortem (``policies.postmortem_prompt``, ADR 0046); raises as
         ``propose`` does."""
         raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema,
                                                  "postmortem")
@@ -180,46 +97,66 @@ class OpenAIDraftProvider:
 
     async def _complete(self, system: str, user: str, schema: dict[str, Any],
                         name: str) -> tuple[str, str, TokenUsage | None]:
-        """One chat completion: the answer's text, the model that ran, its usage; every
-        outcome that is not a readable answer raised as in ``propose``."""
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": "system", "content": system},
-                         {"role": "user", "content": user}],
+        return await complete(self._client, self.model, system, user, schema, name,
+                              compatible=self._compatible, json_mode=self._json_mode,
+                              max_tokens=self._max_tokens)
+
+
+async def complete(client: openai.AsyncOpenAI, model: str, system: str, user: str,
+                   schema: dict[str, Any], name: str, *, compatible: bool, json_mode: JsonMode,
+                   max_tokens: int, fail: Failure = answer_failure,
+                   ) -> tuple[str, str, TokenUsage | None]:
+    """One chat completion, the request every task sends (drafts, triage, postmortems, tags):
+    the answer's text, the model that ran, its usage. Every outcome that is not a readable
+    answer is raised as described at the top of this module.
+
+    Args:
+        schema: the JSON schema of the answer, sent as strict structured output in
+            ``json_schema`` mode under ``name``.
+        fail: builds the exception for a non-answer from its code and raw text; the tag
+            provider passes its own. API errors are classified the same for every task.
+    """
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+    }
+    kwargs["max_tokens" if compatible else "max_completion_tokens"] = max_tokens
+    if json_mode == "json_schema":
+        kwargs["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "strict": True, "schema": schema},
         }
-        kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = self._max_tokens
-        if self._json_mode == "json_schema":
-            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": name, "strict": True, "schema": schema}}
-        elif self._json_mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
-        try:
-            response = await self._client.chat.completions.with_raw_response.create(**kwargs)
-        except openai.APIError as exc:
-            raise _classify(exc) from None
-        body = response.text
-        try:
-            completion = response.parse()
-            choice = completion.choices[0] if completion.choices else None
-            message = choice.message if choice else None
-            raw = _text(message.content) if message else ""
-            calls = _call_names(message) if message else []
-            refusal = message.refusal if message else None
-            finish = choice.finish_reason if choice else None
-            model = completion.model or self.model
-            usage = _usage(getattr(completion, "usage", None))
-        except (ValueError, AttributeError, TypeError):
-            raise UnreadableOutput("unreadable_output", raw=body) from None
-        if calls:
-            raise ToolCallInOutput(raw=raw or "tool calls: " + ", ".join(calls))
-        if refusal or finish == "content_filter":
-            raise ModelRefused(raw=refusal or raw)
-        if finish == "length":
-            raise UnreadableOutput("truncated_output", raw=raw)
-        if choice is None:
-            code = "empty_output" if completion.choices == [] else "unreadable_output"
-            raise UnreadableOutput(code, raw=body)
-        return raw, model, usage
+    elif json_mode == "json_object":
+        kwargs["response_format"] = {"type": "json_object"}
+    try:
+        response = await client.chat.completions.with_raw_response.create(**kwargs)
+    except openai.APIError as exc:
+        raise _classify(exc) from None
+    body = response.text
+    try:
+        completion = response.parse()
+        choice = completion.choices[0] if completion.choices else None
+        message = choice.message if choice else None
+        raw = _text(message.content) if message else ""
+        calls = _call_names(message) if message else []
+        refusal = message.refusal if message else None
+        finish = choice.finish_reason if choice else None
+        ran = completion.model or model
+        usage = _usage(getattr(completion, "usage", None))
+    except (ValueError, AttributeError, TypeError):
+        # A 200 whose body is not a chat completion (a gateway's HTML page, a bare object).
+        raise fail("unreadable_output", body) from None
+    if calls:
+        raise fail("tool_call", raw or "tool calls: " + ", ".join(calls))
+    if refusal or finish == "content_filter":
+        raise fail("model_refused", refusal or raw)
+    if finish == "length":
+        raise fail("truncated_output", raw)
+    if choice is None:  # no choices at all: empty if the list was there, else unreadable
+        raise fail("empty_output" if completion.choices == [] else "unreadable_output", body)
+    if message is None:  # a choice with no message: nothing said (what every parser concludes)
+        raise fail("empty_output", "")
+    return raw, ran, usage
 
 
 def _text(content: Any) -> str:

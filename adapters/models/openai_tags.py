@@ -10,17 +10,13 @@ fails and is tried again; it is never an empty success.
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 import openai
 
-from adapters.models.openai import OPENAI_BASE_URL, _classify, _text, _usage
-from adapters.models.tag_parsing import UnreadableTags
+from adapters.models.openai import OPENAI_BASE_URL, JsonMode, complete
+from adapters.models.tag_parsing import tag_failure
 from adapters.models.tag_prompt import TAG_SCHEMA, tag_system, tag_user
 from adapters.ports.models import TagReply
 from contracts.tagging import TagPrompt
-
-JsonMode = Literal["json_schema", "json_object", "prompt"]
 
 
 class OpenAITagProvider:
@@ -47,40 +43,8 @@ class OpenAITagProvider:
         )
 
     async def suggest_tags(self, prompt: TagPrompt) -> TagReply:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [
-                {"role": "system", "content": tag_system(prompt)},
-                {"role": "user", "content": tag_user(prompt)},
-            ],
-        }
-        kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = self._max_tokens
-        if self._json_mode == "json_schema":
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "tags", "strict": True, "schema": TAG_SCHEMA},
-            }
-        elif self._json_mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
-        try:
-            completion = await self._client.chat.completions.create(**kwargs)
-        except openai.APIError as exc:
-            raise _classify(exc) from None
-        try:
-            choice = completion.choices[0]
-            message = choice.message
-            raw = _text(message.content)
-            acted = bool(message.tool_calls or message.function_call)
-            refused = bool(message.refusal) or choice.finish_reason == "content_filter"
-            model = completion.model or self.model
-            usage = _usage(getattr(completion, "usage", None))
-        except (AttributeError, IndexError, TypeError, ValueError):
-            # A 200 that is not a chat completion (a gateway's page, no choices).
-            raise UnreadableTags("unreadable_output") from None
-        if acted:
-            raise UnreadableTags("tool_call_in_output")
-        if refused:
-            raise UnreadableTags("model_refused")
-        if choice.finish_reason == "length":
-            raise UnreadableTags("truncated_output")
+        raw, model, usage = await complete(
+            self._client, self.model, tag_system(prompt), tag_user(prompt), TAG_SCHEMA, "tags",
+            compatible=self._compatible, json_mode=self._json_mode, max_tokens=self._max_tokens,
+            fail=tag_failure)
         return TagReply(raw=raw, model=model, usage=usage)

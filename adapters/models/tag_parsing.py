@@ -37,6 +37,16 @@ class UnreadableTags(RetryableError):
         super().__init__(code, "the model's tag answer could not be read")
 
 
+_FAILURES = {"tool_call": "tool_call_in_output", "model_refused": "model_refused",
+             "truncated_output": "truncated_output"}
+
+
+def tag_failure(code: str, raw: str) -> Exception:
+    """A vendor adapter's non-answer (``adapters.models.draft_parsing.Failure``) for tags: all
+    retried; the raw text stays out (the tag answer is read in the activity, not here)."""
+    return UnreadableTags(_FAILURES.get(code, "unreadable_output"))
+
+
 def parse_tag_answer(raw: str) -> list[TagSuggestion]:
     """Read ``raw`` into at most ``MAX_TAGS`` suggestions, highest confidence first."""
     value = _first_json(raw)
