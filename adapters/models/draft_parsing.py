@@ -8,19 +8,10 @@ one-element array around it; JSON inside a ```json fence or surrounded by prose;
 ``parse_list_answer`` reads list domains (tags): a bare array of strings, objects with a label,
 or labels plus a separate confidence array.
 
-    RetryableError
-    └── UnreadableOutput   empty_output | truncated_output | unreadable_output  (retried; on the
-                           last attempt the activity hands the raw text to a reviewer)
-    RejectedError
-    └── ModelRefused       model_refused: readable, but an answer that is not a draft. Not
-                           retried: the same prompt gets the same refusal; a person should look.
-    SecurityIncident
-    └── ToolCallInOutput   tool_call: the model tried to act instead of propose
-    InvalidInput
-    └── DraftSchemaError   schema_invalid: readable JSON that breaks the contract (extra fields,
-                           wrong types); ``findings`` say where
-
-Every exception keeps the raw text on ``.raw`` (never in its message) for the redacted excerpt.
+``parse_answer`` and ``find_answer`` are the steps every answer shape shares (drafts here, triage
+and postmortems in their own modules): find the JSON, find the answer object in it by its keys
+under the usual wrappers, refuse tool calls and refusals, validate against the contract. The
+outcomes are those of ``adapters.models.answer_errors``.
 """
 
 from __future__ import annotations
@@ -29,53 +20,16 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+# The outcomes are re-exported: activities and tests know them as the draft parser's.
+from adapters.models.answer_errors import DraftSchemaError as DraftSchemaError
+from adapters.models.answer_errors import ModelRefused as ModelRefused
+from adapters.models.answer_errors import ToolCallInOutput as ToolCallInOutput
+from adapters.models.answer_errors import UnreadableOutput as UnreadableOutput
 from contracts import Draft
-from contracts.errors import InvalidInput, RejectedError, RetryableError, SecurityIncident
-
-
-class UnreadableOutput(RetryableError):
-    def __init__(self, code: str, *, raw: str = "") -> None:
-        self.raw = raw
-        super().__init__(code)
-
-
-class ModelRefused(RejectedError):
-    def __init__(self, code: str = "model_refused", *, raw: str = "") -> None:
-        self.raw = raw
-        super().__init__(code)
-
-
-class ToolCallInOutput(SecurityIncident):
-    def __init__(self, code: str = "tool_call", *, raw: str = "") -> None:
-        self.raw = raw
-        super().__init__(code)
-
-
-class DraftSchemaError(InvalidInput):
-    def __init__(self, findings: list[str], *, raw: str = "") -> None:
-        self.raw = raw
-        self.findings = findings
-        super().__init__("schema_invalid")
-
-
-#: Builds the exception for an answer that is not one, from its code and raw text; the vendor
-#: adapters raise through one so the tag provider can keep its own taxonomy.
-Failure = Callable[[str, str], Exception]
-
-
-def answer_failure(code: str, raw: str) -> Exception:
-    """The model-task exception for a vendor adapter's non-answer: ``tool_call``,
-    ``model_refused``, or an ``UnreadableOutput`` code."""
-    if code == "tool_call":
-        return ToolCallInOutput(raw=raw)
-    if code == "model_refused":
-        return ModelRefused(raw=raw)
-    return UnreadableOutput(code, raw=raw)
-
 
 _WRAPPERS = ("draft", "result", "output", "data", "response", "answer", "content", "json")
 _TOOL_KEYS = frozenset({"tool_calls", "tool_call", "function_call", "tool_use", "tool", "function"})
@@ -101,14 +55,35 @@ def parse_draft(raw: str) -> Draft:
         ToolCallInOutput: a tool/function call where the draft should be.
         DraftSchemaError: a draft object that breaks the contract.
     """
+    return parse_answer(raw, _DRAFT, Draft, _normalise)
+
+
+@dataclass(frozen=True)
+class AnswerShape:
+    """How to recognise one kind of answer object inside whatever JSON came back."""
+
+    keys: frozenset[str]  # snake_case keys that mark the answer object itself
+    wrappers: tuple[str, ...] = _WRAPPERS  # keys it may sit under (a one-key wrapper always)
+    strings: bool = False  # a JSON string may hold it (double-encoded)
+    lists: bool = True  # a one-element array may hold it
+
+
+_DRAFT = AnswerShape(frozenset({"message"}), strings=True)
+A = TypeVar("A", bound=BaseModel)
+
+
+def parse_answer(raw: str, shape: AnswerShape, contract: type[A],
+                 normalise: Callable[[dict[str, Any]], dict[str, Any]]) -> A:
+    """The first answer of ``shape`` in ``raw``, normalised and validated as ``contract``
+    (raises as ``parse_draft``; a contract break is a ``DraftSchemaError`` for every shape)."""
     for value in _json_values(raw):
-        found = _find_draft(value, raw, 0)
+        found = find_answer(value, raw, shape, 0)
         if found is not None:
             break
     else:
         raise UnreadableOutput("unreadable_output", raw=raw)
     try:
-        return Draft.model_validate(_normalise(found))
+        return contract.model_validate(normalise(found))
     except ValidationError as exc:
         raise DraftSchemaError(_findings(exc), raw=raw) from None
 
@@ -181,32 +156,33 @@ def _balanced_end(text: str, start: int) -> int | None:
     return None
 
 
-def _find_draft(value: Any, raw: str, depth: int) -> dict[str, Any] | None:
+def find_answer(value: Any, raw: str, shape: AnswerShape, depth: int) -> dict[str, Any] | None:
+    """The answer object in ``value``, or None; a tool call or a refusal on the way raises."""
     if depth > _MAX_DEPTH:
         return None
-    if isinstance(value, str):
+    if shape.strings and isinstance(value, str):
         try:
-            return _find_draft(json.loads(value), raw, depth + 1)
+            return find_answer(json.loads(value), raw, shape, depth + 1)
         except ValueError:
             return None
-    if isinstance(value, list):
-        return _find_draft(value[0], raw, depth + 1) if len(value) == 1 else None
+    if shape.lists and isinstance(value, list):
+        return find_answer(value[0], raw, shape, depth + 1) if len(value) == 1 else None
     if not isinstance(value, dict):
         return None
     keys = {_snake(str(k)) for k in value}
     kind = value.get("type")
     if keys & _TOOL_KEYS or (isinstance(kind, str) and kind in _TOOL_TYPES):
         raise ToolCallInOutput(raw=raw)
-    if "message" in keys:
+    if shape.keys <= keys:
         return value
     refusal = value.get("refusal")
     if isinstance(refusal, str) and refusal.strip():
         raise ModelRefused(raw=raw)
-    inner = [value[k] for k in value if _snake(str(k)) in _WRAPPERS]
+    inner = [value[k] for k in value if _snake(str(k)) in shape.wrappers]
     if not inner and len(value) == 1:
         inner = list(value.values())
     for candidate in inner:
-        found = _find_draft(candidate, raw, depth + 1)
+        found = find_answer(candidate, raw, shape, depth + 1)
         if found is not None:
             return found
     return None
@@ -224,14 +200,18 @@ def _normalise(obj: dict[str, Any]) -> dict[str, Any]:
             out[key] = [out[key]]
     if out.get("reason", "") is None:
         out["reason"] = ""
-    conf = out.get("confidence")
-    if conf is not None:
-        try:
-            number = float(conf)
-        except (TypeError, ValueError):
-            number = -1.0
-        out["confidence"] = number if 0.0 <= number <= 1.0 else None
+    if out.get("confidence") is not None:
+        out["confidence"] = unit_confidence(out["confidence"])
     return out
+
+
+def unit_confidence(value: Any) -> float | None:
+    """A confidence as a number in [0, 1], else None (unknown)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if 0.0 <= number <= 1.0 else None
 
 
 def _snake(key: str) -> str:

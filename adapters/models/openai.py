@@ -18,13 +18,8 @@ from typing import Any, Literal
 import openai
 
 from adapters.http.common import retry_after
-from adapters.models.draft_parsing import (
-    PROVIDER_RETRY_AFTER,
-    Failure,
-    UnreadableOutput,
-    answer_failure,
-    parse_draft,
-)
+from adapters.models.answer_errors import Failure, UnreadableOutput, answer_failure
+from adapters.models.draft_parsing import PROVIDER_RETRY_AFTER, parse_draft
 from adapters.models.postmortem_parsing import parse_postmortem
 from adapters.models.triage_parsing import parse_triage
 from adapters.ports.models import (

@@ -12,58 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-from adapters.models.draft_parsing import (
-    _MAX_DEPTH,
-    _TOOL_KEYS,
-    _TOOL_TYPES,
-    _WRAPPERS,
-    DraftSchemaError,
-    ModelRefused,
-    ToolCallInOutput,
-    UnreadableOutput,
-    _findings,
-    _json_values,
-    _snake,
-)
+from adapters.models.draft_parsing import _WRAPPERS, AnswerShape, _snake, parse_answer
 from contracts.incident import SECTIONS, Postmortem
+
+# Read from an object only: a one-element array around it is not unwrapped.
+_POSTMORTEM = AnswerShape(frozenset({"impact", "timeline"}), wrappers=(*_WRAPPERS, "postmortem"),
+                          lists=False)
 
 
 def parse_postmortem(raw: str) -> Postmortem:
     """Read one postmortem out of a model's answer text (raises as ``parse_draft``)."""
-    for value in _json_values(raw):
-        found = _find(value, raw, 0)
-        if found is not None:
-            break
-    else:
-        raise UnreadableOutput("unreadable_output", raw=raw)
-    try:
-        return Postmortem.model_validate(_normalise(found))
-    except ValidationError as exc:
-        raise DraftSchemaError(_findings(exc), raw=raw) from None
-
-
-def _find(value: Any, raw: str, depth: int) -> dict[str, Any] | None:
-    if depth > _MAX_DEPTH or not isinstance(value, dict):
-        return None
-    keys = {_snake(str(k)) for k in value}
-    kind = value.get("type")
-    if keys & _TOOL_KEYS or (isinstance(kind, str) and kind in _TOOL_TYPES):
-        raise ToolCallInOutput(raw=raw)
-    if {"impact", "timeline"} <= keys:
-        return value
-    refusal = value.get("refusal")
-    if isinstance(refusal, str) and refusal.strip():
-        raise ModelRefused(raw=raw)
-    inner = [value[k] for k in value if _snake(str(k)) in (*_WRAPPERS, "postmortem")]
-    if not inner and len(value) == 1:
-        inner = list(value.values())
-    for candidate in inner:
-        found = _find(candidate, raw, depth + 1)
-        if found is not None:
-            return found
-    return None
+    return parse_answer(raw, _POSTMORTEM, Postmortem, _normalise)
 
 
 def _sentence(value: Any) -> Any:

@@ -11,65 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
 from adapters.models.draft_parsing import (
-    _MAX_DEPTH,
-    _TOOL_KEYS,
-    _TOOL_TYPES,
     _WRAPPERS,
-    DraftSchemaError,
-    ModelRefused,
-    ToolCallInOutput,
-    UnreadableOutput,
-    _findings,
-    _json_values,
+    AnswerShape,
     _snake,
+    parse_answer,
+    unit_confidence,
 )
 from contracts.triage import TriageProposal
 
+_TRIAGE = AnswerShape(frozenset({"intent", "route"}), wrappers=(*_WRAPPERS, "triage"))
 _CLAIMS = ("intent", "route")
 _LISTS = ("conflicts", "missing")
 
 
 def parse_triage(raw: str) -> TriageProposal:
     """Read one triage proposal out of a model's answer text (raises as ``parse_draft``)."""
-    for value in _json_values(raw):
-        found = _find(value, raw, 0)
-        if found is not None:
-            break
-    else:
-        raise UnreadableOutput("unreadable_output", raw=raw)
-    try:
-        return TriageProposal.model_validate(_normalise(found))
-    except ValidationError as exc:
-        raise DraftSchemaError(_findings(exc), raw=raw) from None
-
-
-def _find(value: Any, raw: str, depth: int) -> dict[str, Any] | None:
-    if depth > _MAX_DEPTH:
-        return None
-    if isinstance(value, list):
-        return _find(value[0], raw, depth + 1) if len(value) == 1 else None
-    if not isinstance(value, dict):
-        return None
-    keys = {_snake(str(k)) for k in value}
-    kind = value.get("type")
-    if keys & _TOOL_KEYS or (isinstance(kind, str) and kind in _TOOL_TYPES):
-        raise ToolCallInOutput(raw=raw)
-    if {"intent", "route"} <= keys:
-        return value
-    refusal = value.get("refusal")
-    if isinstance(refusal, str) and refusal.strip():
-        raise ModelRefused(raw=raw)
-    inner = [value[k] for k in value if _snake(str(k)) in (*_WRAPPERS, "triage")]
-    if not inner and len(value) == 1:
-        inner = list(value.values())
-    for candidate in inner:
-        found = _find(candidate, raw, depth + 1)
-        if found is not None:
-            return found
-    return None
+    return parse_answer(raw, _TRIAGE, TriageProposal, _normalise)
 
 
 def _normalise(obj: dict[str, Any]) -> dict[str, Any]:
@@ -89,13 +47,8 @@ def _normalise(obj: dict[str, Any]) -> dict[str, Any]:
         out["reason"] = ""
     if isinstance(out.get("reply"), str):
         out["reply"] = {"message": out["reply"]} if out["reply"].strip() else None
-    conf = out.get("confidence")
-    if conf is not None:
-        try:
-            number = float(conf)
-        except (TypeError, ValueError):
-            number = -1.0
-        out["confidence"] = number if 0.0 <= number <= 1.0 else None
+    if out.get("confidence") is not None:
+        out["confidence"] = unit_confidence(out["confidence"])
     return out
 
 
