@@ -42,9 +42,11 @@ class AnthropicDraftProvider:
     Args:
         json_mode: ``json_schema`` (structured output, the default) or ``prompt`` (for gateways
             and models without structured outputs; the tolerant parser reads the text).
+        timeout, max_tokens: the call's budget; by default the class's (the tagger's is smaller).
     """
 
     name = "anthropic"
+    TIMEOUT, MAX_TOKENS = 30.0, 800
 
     def __init__(
         self,
@@ -52,17 +54,17 @@ class AnthropicDraftProvider:
         api_key: str,
         model: str,
         base_url: str | None = None,
-        timeout: float = 30.0,
+        timeout: float | None = None,
         json_mode: JsonMode = "json_schema",
-        max_tokens: int = 800,
+        max_tokens: int | None = None,
     ) -> None:
         self.model = model
         self._json_mode = json_mode
-        self._max_tokens = max_tokens
+        self._max_tokens = self.MAX_TOKENS if max_tokens is None else max_tokens
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=base_url or ANTHROPIC_BASE_URL,
-            timeout=timeout,
+            timeout=self.TIMEOUT if timeout is None else timeout,
             max_retries=0,
         )
 
@@ -82,47 +84,41 @@ class AnthropicDraftProvider:
         return PostmortemAnswer(postmortem=parse_postmortem(raw), raw=raw, model=model,
                                 usage=usage)
 
-    async def _complete(self, system: str, user: str,
-                        schema: dict[str, Any]) -> tuple[str, str, TokenUsage | None]:
-        return await complete(self._client, self.model, system, user, schema,
-                              json_mode=self._json_mode, max_tokens=self._max_tokens)
-
-
-async def complete(client: anthropic.AsyncAnthropic, model: str, system: str, user: str,
-                   schema: dict[str, Any], *, json_mode: JsonMode, max_tokens: int,
-                   fail: Failure = answer_failure) -> tuple[str, str, TokenUsage | None]:
-    """One message, the request every task sends (drafts, triage, postmortems, tags): its
-    text, the model that ran, its usage. Every other outcome is raised as described at the top
-    of this module; ``fail`` builds the exception for a non-answer from its code and raw text
-    (the tag provider passes its own), API errors are classified the same for every task."""
-    kwargs: dict[str, Any] = {
-        "model": model, "max_tokens": max_tokens, "system": system,
-        "messages": [{"role": "user", "content": user}],
-    }
-    if json_mode == "json_schema":
-        kwargs["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
-    try:
-        response = await client.messages.with_raw_response.create(**kwargs)
-    except anthropic.APIError as exc:
-        raise _classify(exc) from None
-    body = await response.text()
-    try:
-        message = await response.parse()
-        blocks = list(message.content)
-        raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
-        tools = [str(getattr(b, "name", "?")) for b in blocks if b.type in _TOOL_BLOCKS]
-        stop, ran = message.stop_reason, message.model or model
-        usage = _usage(getattr(message, "usage", None))
-    except (ValueError, AttributeError, TypeError):
-        # A 200 whose body is not a message (a gateway's HTML page, a bare object).
-        raise fail("unreadable_output", body) from None
-    if tools:
-        raise fail("tool_call", raw or "tool calls: " + ", ".join(tools))
-    if stop == "refusal":
-        raise fail("model_refused", raw)
-    if stop == "max_tokens":
-        raise fail("truncated_output", raw)
-    return raw, ran, usage
+    async def _complete(self, system: str, user: str, schema: dict[str, Any],
+                        fail: Failure = answer_failure) -> tuple[str, str, TokenUsage | None]:
+        """One message, the request every task sends (drafts, triage, postmortems, tags): its
+        text, the model that ran, its usage. Every other outcome is raised as described at the
+        top of this module; ``fail`` builds the exception for a non-answer from its code and raw
+        text (the tag provider passes its own), API errors are classified the same for every
+        task."""
+        kwargs: dict[str, Any] = {
+            "model": self.model, "max_tokens": self._max_tokens, "system": system,
+            "messages": [{"role": "user", "content": user}],
+        }
+        if self._json_mode == "json_schema":
+            kwargs["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        try:
+            response = await self._client.messages.with_raw_response.create(**kwargs)
+        except anthropic.APIError as exc:
+            raise _classify(exc) from None
+        body = await response.text()
+        try:
+            message = await response.parse()
+            blocks = list(message.content)
+            raw = "".join(getattr(b, "text", "") for b in blocks if b.type == "text")
+            tools = [str(getattr(b, "name", "?")) for b in blocks if b.type in _TOOL_BLOCKS]
+            stop, model = message.stop_reason, message.model or self.model
+            usage = _usage(getattr(message, "usage", None))
+        except (ValueError, AttributeError, TypeError):
+            # A 200 whose body is not a message (a gateway's HTML page, a bare object).
+            raise fail("unreadable_output", body) from None
+        if tools:
+            raise fail("tool_call", raw or "tool calls: " + ", ".join(tools))
+        if stop == "refusal":
+            raise fail("model_refused", raw)
+        if stop == "max_tokens":
+            raise fail("truncated_output", raw)
+        return raw, model, usage
 
 
 def _usage(usage: Any) -> TokenUsage | None:

@@ -1,7 +1,7 @@
 """Anthropic messages behind the ``TagProvider`` port.
 
-Same wire and error mapping as the drafter in ``anthropic.py``, on a client of its own with
-``max_retries=0`` and an explicit key and base URL. The tag schema goes in as structured output
+The drafter in ``anthropic.py`` with the tagger's budget: the same client (``max_retries=0``, an
+explicit key and base URL), wire and error mapping. The tag schema goes in as structured output
 (``output_config.format``) unless ``json_mode`` is ``prompt``; no tools are offered, so a
 ``tool_use`` block, a refusal or a cut-off answer is not an answer and raises ``UnreadableTags``
 (retried, never an empty success). The text goes back unread for ``tag_parsing``.
@@ -9,38 +9,20 @@ Same wire and error mapping as the drafter in ``anthropic.py``, on a client of i
 
 from __future__ import annotations
 
-import anthropic
-
-from adapters.models.anthropic import ANTHROPIC_BASE_URL, JsonMode, complete
+from adapters.models.anthropic import AnthropicDraftProvider
 from adapters.models.tag_parsing import tag_failure
 from adapters.models.tag_prompt import TAG_SCHEMA, tag_system, tag_user
 from adapters.ports.models import TagReply
 from contracts.tagging import TagPrompt
 
 
-class AnthropicTagProvider:
-    name = "anthropic"
+class AnthropicTagProvider(AnthropicDraftProvider):
+    """Tags through ``/v1/messages``: the drafter's client, options and request, with the
+    tagger's smaller budget."""
 
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        model: str,
-        base_url: str | None = None,
-        timeout: float = 20.0,
-        json_mode: JsonMode = "json_schema",
-        max_tokens: int = 300,
-    ) -> None:
-        self.model = model
-        self._json_mode = json_mode
-        self._max_tokens = max_tokens
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url or ANTHROPIC_BASE_URL, timeout=timeout,
-            max_retries=0,
-        )
+    TIMEOUT, MAX_TOKENS = 20.0, 300
 
     async def suggest_tags(self, prompt: TagPrompt) -> TagReply:
-        raw, model, usage = await complete(
-            self._client, self.model, tag_system(prompt), tag_user(prompt), TAG_SCHEMA,
-            json_mode=self._json_mode, max_tokens=self._max_tokens, fail=tag_failure)
+        raw, model, usage = await self._complete(tag_system(prompt), tag_user(prompt),
+                                                 TAG_SCHEMA, fail=tag_failure)
         return TagReply(raw=raw, model=model, usage=usage)

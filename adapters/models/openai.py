@@ -46,7 +46,10 @@ class OpenAIDraftProvider:
         json_mode: ``json_schema`` (strict structured output, the default), ``json_object``
             (plain JSON mode for endpoints without schema support) or ``prompt`` (nothing but
             the prompt; the tolerant parser does the rest).
+        timeout, max_tokens: the call's budget; by default the class's (the tagger's is smaller).
     """
+
+    TIMEOUT, MAX_TOKENS = 30.0, 800
 
     def __init__(
         self,
@@ -54,20 +57,20 @@ class OpenAIDraftProvider:
         api_key: str,
         model: str,
         base_url: str | None = None,
-        timeout: float = 30.0,
+        timeout: float | None = None,
         compatible: bool = False,
         json_mode: JsonMode = "json_schema",
-        max_tokens: int = 800,
+        max_tokens: int | None = None,
     ) -> None:
         self.name = "openai-compatible" if compatible else "openai"
         self.model = model
         self._compatible = compatible
         self._json_mode = json_mode
-        self._max_tokens = max_tokens
+        self._max_tokens = self.MAX_TOKENS if max_tokens is None else max_tokens
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url or OPENAI_BASE_URL,
-            timeout=timeout,
+            timeout=self.TIMEOUT if timeout is None else timeout,
             max_retries=0,
         )
 
@@ -90,68 +93,59 @@ class OpenAIDraftProvider:
         return PostmortemAnswer(postmortem=parse_postmortem(raw), raw=raw, model=model,
                                 usage=usage)
 
-    async def _complete(self, system: str, user: str, schema: dict[str, Any],
-                        name: str) -> tuple[str, str, TokenUsage | None]:
-        return await complete(self._client, self.model, system, user, schema, name,
-                              compatible=self._compatible, json_mode=self._json_mode,
-                              max_tokens=self._max_tokens)
+    async def _complete(self, system: str, user: str, schema: dict[str, Any], name: str,
+                        fail: Failure = answer_failure) -> tuple[str, str, TokenUsage | None]:
+        """One chat completion, the request every task sends (drafts, triage, postmortems,
+        tags): the answer's text, the model that ran, its usage. Every outcome that is not a
+        readable answer is raised as described at the top of this module.
 
-
-async def complete(client: openai.AsyncOpenAI, model: str, system: str, user: str,
-                   schema: dict[str, Any], name: str, *, compatible: bool, json_mode: JsonMode,
-                   max_tokens: int, fail: Failure = answer_failure,
-                   ) -> tuple[str, str, TokenUsage | None]:
-    """One chat completion, the request every task sends (drafts, triage, postmortems, tags):
-    the answer's text, the model that ran, its usage. Every outcome that is not a readable
-    answer is raised as described at the top of this module.
-
-    Args:
-        schema: the JSON schema of the answer, sent as strict structured output in
-            ``json_schema`` mode under ``name``.
-        fail: builds the exception for a non-answer from its code and raw text; the tag
-            provider passes its own. API errors are classified the same for every task.
-    """
-    kwargs: dict[str, Any] = {
-        "model": model,
-        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-    }
-    kwargs["max_tokens" if compatible else "max_completion_tokens"] = max_tokens
-    if json_mode == "json_schema":
-        kwargs["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": name, "strict": True, "schema": schema},
+        Args:
+            schema: the JSON schema of the answer, sent as strict structured output in
+                ``json_schema`` mode under ``name``.
+            fail: builds the exception for a non-answer from its code and raw text; the tag
+                provider passes its own. API errors are classified the same for every task.
+        """
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
         }
-    elif json_mode == "json_object":
-        kwargs["response_format"] = {"type": "json_object"}
-    try:
-        response = await client.chat.completions.with_raw_response.create(**kwargs)
-    except openai.APIError as exc:
-        raise _classify(exc) from None
-    body = response.text
-    try:
-        completion = response.parse()
-        choice = completion.choices[0] if completion.choices else None
-        message = choice.message if choice else None
-        raw = _text(message.content) if message else ""
-        calls = _call_names(message) if message else []
-        refusal = message.refusal if message else None
-        finish = choice.finish_reason if choice else None
-        ran = completion.model or model
-        usage = _usage(getattr(completion, "usage", None))
-    except (ValueError, AttributeError, TypeError):
-        # A 200 whose body is not a chat completion (a gateway's HTML page, a bare object).
-        raise fail("unreadable_output", body) from None
-    if calls:
-        raise fail("tool_call", raw or "tool calls: " + ", ".join(calls))
-    if refusal or finish == "content_filter":
-        raise fail("model_refused", refusal or raw)
-    if finish == "length":
-        raise fail("truncated_output", raw)
-    if choice is None:  # no choices at all: empty if the list was there, else unreadable
-        raise fail("empty_output" if completion.choices == [] else "unreadable_output", body)
-    if message is None:  # a choice with no message: nothing said (what every parser concludes)
-        raise fail("empty_output", "")
-    return raw, ran, usage
+        kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = self._max_tokens
+        if self._json_mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "strict": True, "schema": schema},
+            }
+        elif self._json_mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        try:
+            response = await self._client.chat.completions.with_raw_response.create(**kwargs)
+        except openai.APIError as exc:
+            raise _classify(exc) from None
+        body = response.text
+        try:
+            completion = response.parse()
+            choice = completion.choices[0] if completion.choices else None
+            message = choice.message if choice else None
+            raw = _text(message.content) if message else ""
+            calls = _call_names(message) if message else []
+            refusal = message.refusal if message else None
+            finish = choice.finish_reason if choice else None
+            model = completion.model or self.model
+            usage = _usage(getattr(completion, "usage", None))
+        except (ValueError, AttributeError, TypeError):
+            # A 200 whose body is not a chat completion (a gateway's HTML page, a bare object).
+            raise fail("unreadable_output", body) from None
+        if calls:
+            raise fail("tool_call", raw or "tool calls: " + ", ".join(calls))
+        if refusal or finish == "content_filter":
+            raise fail("model_refused", refusal or raw)
+        if finish == "length":
+            raise fail("truncated_output", raw)
+        if choice is None:  # no choices at all: empty if the list was there, else unreadable
+            raise fail("empty_output" if completion.choices == [] else "unreadable_output", body)
+        if message is None:  # a choice with no message: nothing said (what every parser concludes)
+            raise fail("empty_output", "")
+        return raw, model, usage
 
 
 def _text(content: Any) -> str:
