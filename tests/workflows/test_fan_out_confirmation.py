@@ -21,6 +21,7 @@ from asyncpg.pool import PoolConnectionProxy
 from temporalio.api.enums.v1 import WorkflowExecutionStatus
 from temporalio.api.testservice.v1 import LockTimeSkippingRequest, UnlockTimeSkippingRequest
 from temporalio.client import Client
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.fanout import FanOutStore
@@ -30,6 +31,7 @@ from contracts.fanout import BusinessEvent, ConsumeRequest, FanOutResult
 from policies.subscriptions import load_subscriptions
 from tests.conftest import Handle, wait_review, worker_settings
 from tests.edge import send_decision
+from tests.eventually import eventually
 from tollgate.dev.standins import StandIns
 from tollgate.intake.publish import publish_event
 from worker import draft_worker, main_worker
@@ -186,6 +188,9 @@ async def test_analytics_stuck_holds_neither_the_review_nor_the_send(shop: Shop)
     await asyncio.wait_for(stuck.entered.wait(), 30)
     handle: Handle = shop.client.get_workflow_handle(
         CHILD_ID.format(event_id=event.event_id), result_type=FinalOutcome)
+    # Analytics entering its delivery says nothing of notify's progress: the child may not
+    # exist yet (NOT_FOUND), so wait for it before asking for its review.
+    await eventually(handle.describe, "the confirmation's run started", ignoring=(RPCError,))
     ticket = await wait_review(handle)
     assert (await approve(shop, handle, ticket)).accepted
     assert (await handle.result()).state == EventState.SUCCEEDED
