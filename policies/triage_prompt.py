@@ -10,6 +10,7 @@ intents are the only values the model may pick; the validator refuses any other
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from typing import Any
 
@@ -96,6 +97,13 @@ def build_triage_prompt(request: DraftRequest) -> DraftPrompt:
 
 def triage_json_schema() -> dict[str, Any]:
     """``TriageProposal``'s JSON schema, strict-mode friendly as the draft's is."""
+    return copy.deepcopy(_triage_schema())  # the caller's own copy: adapters may add to it
+
+
+@functools.cache
+def _triage_schema() -> dict[str, Any]:
+    # Built once per process, as the draft's is (policies/prompts.py): pydantic rebuilds a
+    # model's schema on every call, and every triage prompt asked for it.
     schema = _strictify(copy.deepcopy(TriageProposal.model_json_schema()))
     schema["description"] = ("A proposed triage of one customer message; code validates it and "
                              "a person reviews any reply before it is sent.")

@@ -235,9 +235,8 @@ class DevStack:
         data = {
             "temporal_address": self.temporal_address, "database_url": self.database_url,
             "crm_url": self.standins.crm_url, "messaging_url": self.standins.messaging_url,
-            "helpdesk_url": self.standins.helpdesk_url,
-            "tenants_file": str(self.tenants_file), "ui": self.ui_url,
-            "codec_url": self.codec.url if self.codec is not None else None,
+            "helpdesk_url": self.standins.helpdesk_url, "tenants_file": str(self.tenants_file),
+            "ui": self.ui_url, "codec_url": self.codec.url if self.codec is not None else None,
         } | ({"http_url": f"http://127.0.0.1:{self.ports.http}", **{
             f"{name}_url": f"http://127.0.0.1:{getattr(self.ports, name)}/metrics"
             for name in ("metrics", "sdk_metrics")}} if serving else {})
