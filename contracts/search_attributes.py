@@ -23,11 +23,34 @@ REVIEW_DUE = "TollgateReviewDue"
 #: (``tollgate.ops.wake``); `ops status` and `tollgate trace` show it.
 HELD_BY = "TollgateHeldBy"
 
+#: The open review's ticket, ``"<draft_version>:<request_id>"``: what a decision must name, set
+#: in the same upsert as AWAITING_REVIEW, so a reviewer that lists the queue decides without a
+#: ``review_ticket`` query first (issue 33). Runs from before it carry none: ask the query then.
+REVIEW_TICKET = "TollgateReviewTicket"
+
 #: Name -> kind as the Temporal CLI spells it (``--search-attribute NAME=KIND``).
 SEARCH_ATTRIBUTES = MappingProxyType({
     STATE: "Keyword", TENANT: "Keyword", EVENT_TYPE: "Keyword", REVIEW_DUE: "Datetime",
-    HELD_BY: "KeywordList",
+    HELD_BY: "KeywordList", REVIEW_TICKET: "Keyword",
 })
+
+
+def review_ticket_value(request_id: str, draft_version: int) -> str:
+    """The ``REVIEW_TICKET`` value of one open review."""
+    return f"{draft_version}:{request_id}"
+
+
+def parse_review_ticket(value: object) -> tuple[str, int] | None:
+    """``(request_id, draft_version)`` from a ``REVIEW_TICKET`` value; None when there is none or
+    it is not one (a list query hands keyword values back as they were set, or as a list)."""
+    if isinstance(value, list | tuple):
+        value = value[0] if len(value) == 1 else None
+    if not isinstance(value, str):
+        return None
+    version, sep, request_id = value.partition(":")
+    if not sep or not request_id or not version.isdigit():
+        return None
+    return request_id, int(version)
 
 
 def kill_switch_key(adapter: str, tenant_id: str) -> str:
