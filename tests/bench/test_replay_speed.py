@@ -63,3 +63,27 @@ def test_replay_in_processes_replays_everything_and_counts_failures() -> None:
         '"name": "ProcessEvent"', '"name": "NoSuchFlow"'))
     found = replay_in_processes([*histories, broken], keys, "worker sandbox", 2)
     assert (found["histories"], found["processes"], found["failures"]) == (5, 2, 1)
+
+
+async def test_every_variant_replays_is_printed_and_the_codec_share_is_reported_apart() -> None:
+    from tollgate.bench.replay import VARIANTS, replay_set
+    from tollgate.bench.report import replay_lines
+
+    keys = load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)}))
+    histories = committed_histories()[:4]
+    found = await replay_set(histories, keys)
+    variants = found["variants"]
+    assert list(variants) == [label for label, *_ in VARIANTS]
+    assert all((f["histories"], f["failures"]) == (4, 0) for f in variants.values())
+    # Each pair that differs in the codec alone gets its share, from that pair's own figures.
+    share = found["codec_share"]
+    assert set(share) == {"worker sandbox", "worker sandbox, per core"}
+    for label, c in share.items():
+        assert c["with_ms"] == variants[label]["cpu_ms_per_history"]
+        no_codec = label.replace("sandbox", "sandbox, no codec")
+        assert c["without_ms"] == variants[no_codec]["cpu_ms_per_history"]
+        assert c["share_ms"] == round(c["with_ms"] - c["without_ms"], 2)
+    printed = "\n".join(replay_lines({"committed": found, "committed_passes": 1}))
+    for label in variants:
+        assert f"    {label} " in printed
+    assert printed.count("codec's share") == 2

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,27 @@ async def replay_set(histories: list[WorkflowHistory], keys: KeyRing) -> dict[st
             figures = await replay_speed(chosen, converter if codec else without_codec(converter),
                                          RUNNERS[sandbox])
         found[label] = {**figures, "codec": codec}
-    return {"variants": found, "decode_ms_per_history": round(decode_ms, 2)}
+    return {"variants": found, "decode_ms_per_history": round(decode_ms, 2),
+            "codec_share": codec_share(found)}
+
+
+def codec_share(variants: dict[str, Any]) -> dict[str, Any]:
+    """CPU per history with the codec and without it, for each pair of variants that differ in
+    the codec alone, and the difference: what the codec costs a replay, its own decryption and
+    the SDK's work for a codec together (``decode_ms_per_history`` is the decryption alone)."""
+    shares = {}
+    for label, clear in variants.items():
+        sealed = variants.get(label.replace(", no codec", ""))
+        if clear["codec"] or sealed is None or sealed is clear:
+            continue
+        with_ms, without_ms = sealed["cpu_ms_per_history"], clear["cpu_ms_per_history"]
+        if with_ms is None or without_ms is None:
+            continue
+        shares[label.replace(", no codec", "")] = {
+            "with_ms": with_ms, "without_ms": without_ms,
+            "share_ms": round(with_ms - without_ms, 2),
+            "share_pct": round(100 * (with_ms - without_ms) / with_ms, 1) if with_ms else None}
+    return shares
 
 
 def best(variants: dict[str, Any]) -> dict[str, Any]:
@@ -129,12 +150,17 @@ async def replay_report(recorded: list[WorkflowHistory], run_keys: KeyRing) -> d
     return report
 
 
-async def main() -> None:
-    """``python -m tollgate.bench.replay``: the committed set only, no stack (seconds)."""
-    report = await replay_report([], load_key_ring(CodecSettings.from_env(
-        {"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})))
-    print(json.dumps(report, indent=2))
+def main(json_path: str | None = None) -> None:
+    """``python -m tollgate.bench.replay [FILE.json]``: the committed set only, no stack (about
+    a minute); the report's replay part, and the figures as JSON in ``FILE.json`` if named."""
+    from tollgate.bench.report import replay_lines
+
+    report = asyncio.run(replay_report([], load_key_ring(CodecSettings.from_env(
+        {"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)}))))
+    print("\n".join(replay_lines(report)).strip("\n"))
+    if json_path:
+        Path(json_path).write_text(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main(*sys.argv[1:2])

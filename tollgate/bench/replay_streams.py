@@ -11,8 +11,9 @@ from collections.abc import AsyncIterator, Iterable
 from temporalio.client import WorkflowHistory
 from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from tollgate.runtime.sandbox import workflow_runner
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import ProcessEventWorkflow
 from workflows.reconcile_write import ReconcileWriteWorkflow
@@ -23,10 +24,11 @@ WORKFLOWS = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
              TagItemWorkflow, FanOutWorkflow, ConsumeEventWorkflow]
 #: Histories replayed at once, each stream through the same ``Replayer`` (``replay_speed``).
 REPLAY_STREAMS = 4
+#: The SDK's default sandbox (workflow modules re-imported for every run) and the worker's own,
+#: the very runner ``tollgate.runtime.workers`` builds.
 RUNNERS = {
     "default sandbox": SandboxedWorkflowRunner(),
-    "worker sandbox": SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_all_modules()),
+    "worker sandbox": workflow_runner(),
 }
 
 

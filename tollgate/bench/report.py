@@ -160,7 +160,8 @@ def _parked(parked: dict[str, Any], plain: dict[str, Any]) -> list[str]:
 REPLAY_GOAL_PER_S = 80
 
 
-def _replay(found: dict[str, Any] | None) -> list[str]:
+def replay_lines(found: dict[str, Any] | None) -> list[str]:
+    """The replay part of the report: every variant of each set, and the codec's share."""
     if not found:
         return []
     lines = [f"\n== replay (goal >= {REPLAY_GOAL_PER_S} histories/s with the sandbox and the "
@@ -176,6 +177,10 @@ def _replay(found: dict[str, Any] | None) -> list[str]:
             lines.append(f"    {variant:36}{f['histories']:>6} histories {_fmt(f['per_s']):>8}/s"
                          f"  {_fmt(f['cpu_ms_per_history'])} ms CPU each, {f['failures']} "
                          f"failed, {f.get('processes', 1)} process(es)")
+        for variant, c in (part.get("codec_share") or {}).items():
+            lines.append(f"    codec's share, {variant}: {_fmt(c['share_ms'])} of "
+                         f"{_fmt(c['with_ms'])} ms CPU per history ({_fmt(c['share_pct'])} %; "
+                         f"{_fmt(c['without_ms'])} ms without the codec)")
     return lines
 
 
@@ -207,7 +212,7 @@ def render(report: dict[str, Any]) -> str:
             lines.append(f"  {key.replace('_', ' '):30}"
                          + "".join(f"{_fmt(v[key]):>12}" for v in shape.values()))
     lines += _scenarios(report)
-    lines += _replay(report.get("replay"))
+    lines += replay_lines(report.get("replay"))
     lines.append("\n== throughput, tollgate / baseline (plain phase)")
     lines += [f"  {b:12}{_fmt(r):>8}" for b, r in headline(report).items()]
     lines += render_goals(report)

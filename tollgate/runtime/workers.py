@@ -11,7 +11,6 @@ from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.action_token import ActionTokenActivities, TokenGuard
 from activities.circuit import Circuit
@@ -54,6 +53,7 @@ from tollgate.runtime.client import build_client
 from tollgate.runtime.deployment import deployment_config
 from tollgate.runtime.identity import install_decision_verifier
 from tollgate.runtime.models import build_provider, triage_provider
+from tollgate.runtime.sandbox import workflow_runner
 from tollgate.runtime.tag_models import build_tag_provider
 from tollgate.runtime.token_key import action_token_key
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
@@ -131,11 +131,8 @@ async def main_worker(client: Client, settings: Settings, *,
         # Versioned: the same types with their declared behaviour (workflows/versioned.py).
         workflows=VERSIONED_WORKFLOWS if version else MAIN_WORKFLOWS,
         interceptors=[ActivityContextInterceptor(watch)],
-        # Workflow modules are imported once instead of once per run (-21 % worker CPU,
-        # docs/performance.md). They hold constants only (tests/workflows/test_module_state.py);
-        # the sandbox still refuses clocks, randomness and I/O inside workflow code.
-        workflow_runner=SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_all_modules()),
+        # Workflow modules imported once per process, not per run (tollgate/runtime/sandbox.py).
+        workflow_runner=workflow_runner(),
         graceful_shutdown_timeout=drain,
         max_cached_workflows=settings.worker.max_cached_workflows,
         activities=[
