@@ -20,7 +20,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from contracts import TERMINAL_STATES, EventState, FinalOutcome, ReviewDecision
+from contracts import EventState, FinalOutcome, ReviewDecision
 from policies.keys import action_key
 from policies.signing import sign_json
 from tollgate.bench.worker import WorkerProcess
@@ -33,6 +33,7 @@ from tollgate.dev.demo import care_due
 from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import StackError
 from tollgate.intake.submit import submit
+from tollgate.ops.review_ticket import open_review
 from tollgate.runtime.client import build_client
 
 TENANT = "acme"
@@ -125,27 +126,28 @@ class ChaosRun:
                 raise RestartFailed(f"{server} did not come back: {exc}") from None
 
     async def _review(self, wf_id: str, e: EventPlan) -> None:
+        # describe (no worker needed) shows when the run waits and its ticket (issue 33).
         handle = self.client.get_workflow_handle(wf_id)
         deadline = time.monotonic() + EVENT_DEADLINE_S
         while time.monotonic() < deadline:
             try:
-                ticket = await handle.query("review_ticket")
+                found = await open_review(handle)
             except Exception:
                 await asyncio.sleep(0.5)
                 continue
-            state = EventState(ticket["state"])
-            if state in TERMINAL_STATES:
+            if not found.running:
                 return
-            if state == EventState.AWAITING_REVIEW:
+            if found.ticket is not None:
+                ticket = found.ticket
                 break
             await asyncio.sleep(0.2)
         else:
             return
 
         def decision(kind: str, reviewer: str, role: str) -> ReviewDecision:
-            return ReviewDecision(request_id=ticket["request_id"], decision=kind,
+            return ReviewDecision(request_id=ticket.request_id, decision=kind,
                                   reviewer=reviewer, role=role, reason="chaos run",
-                                  draft_version=ticket["draft_version"], tenant_id=TENANT)
+                                  draft_version=ticket.draft_version, tenant_id=TENANT)
 
         calls = [decision("reject" if e.review == "reject" else "approve", "an.tran",
                           "care_lead")]

@@ -1,6 +1,8 @@
 """`tollgate review list|show`: a reviewer's queue and one record, without Temporal internals.
 
-``list`` reads the search attributes (state, tenant, review SLA); ``show`` reads the workflow's
+``list`` reads the search attributes (state, tenant, review SLA, and the open review's ticket, so
+each row carries the ``--seen`` token a decision may send without a ``show`` first); ``show``
+reads the workflow's
 ``review_ticket`` query and PostgreSQL (the newest draft, every decision) and prints the
 ``--seen`` token a decision must carry: the draft version and review request it answers.
 """
@@ -40,6 +42,7 @@ def seen_token(draft_version: int, request_id: str) -> str:
 async def review_list(client: Client, *, tenant: str | None, now: datetime | None = None,
                       as_json: bool = False) -> int:
     """Records waiting for review, the nearest SLA first."""
+    from tollgate.ops.review_ticket import listed_ticket
     from workflows.search_attributes import REVIEW_DUE, TENANT
 
     query = "TollgateState = 'AWAITING_REVIEW'"
@@ -53,10 +56,13 @@ async def review_list(client: Client, *, tenant: str | None, now: datetime | Non
         attrs = wf.typed_search_attributes
         due = attrs.get(REVIEW_DUE)
         ticket = await _ticket_or_none(client, wf.id)
+        listed = listed_ticket(wf)
         rows.append({"workflow_id": wf.id, "tenant_id": attrs.get(TENANT),
                      "started_at": wf.start_time, "review_due_at": due,
                      "waiting": _span(now - wf.start_time), "sla": _sla_left(due, now),
-                     "flags": len(ticket.flags) if ticket else None})
+                     "flags": len(ticket.flags) if ticket else None,
+                     "draft_version": listed.draft_version if listed else None,
+                     "seen": listed.seen if listed else None})
     rows.sort(key=lambda r: (r["review_due_at"] or datetime.max.replace(tzinfo=UTC),
                              r["workflow_id"]))
     if as_json:
@@ -64,9 +70,10 @@ async def review_list(client: Client, *, tenant: str | None, now: datetime | Non
     elif not rows:
         click.echo("nothing waiting for review" + (f" for {tenant}" if tenant else ""))
     else:
-        table(["workflow", "tenant", "waiting", "flags", "SLA"],
-              [(r["workflow_id"], r["tenant_id"] or "-", r["waiting"], _flag_mark(r["flags"]),
-                r["sla"]) for r in rows])
+        table(["workflow", "tenant", "draft", "waiting", "flags", "SLA"],
+              [(r["workflow_id"], r["tenant_id"] or "-",
+                f"v{r['draft_version']}" if r["draft_version"] is not None else "-",
+                r["waiting"], _flag_mark(r["flags"]), r["sla"]) for r in rows])
     return Exit.OK
 
 

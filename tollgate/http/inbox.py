@@ -158,7 +158,8 @@ async def decide(request: Request, svc: Svc, workflow_id: str) -> Response:
     try:
         body = rs.DecisionIn(decision=form.get("decision"), reason=form.get("reason"),
                              request_id=form.get("request_id"),
-                             draft_version=form.get("draft_version"))
+                             draft_version=form.get("draft_version"),
+                             role=form.get("role") or None)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise HTTPException(422, f"{first['loc'][0]}: {first['msg']}") from None

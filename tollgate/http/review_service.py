@@ -7,6 +7,7 @@ which refuses it ``cross_tenant`` and records the attempt.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from datetime import UTC, datetime, timedelta
@@ -24,6 +25,9 @@ from tollgate.http.identity import Identity
 from tollgate.http.review_evidence import evidence_fields
 
 QUERY_TIMEOUT = timedelta(seconds=10)
+#: A decision waits this long for a worker to take it, then answers 503 (the update may still
+#: be delivered later: the reviewer reads the review again before deciding again).
+DECISION_TIMEOUT = timedelta(seconds=30)
 #: What a workflow id of this project can look like (``event/{tenant}/{key}``,
 #: ``quarantine/{hash}``); anything else cannot be a review, so it is not looked up.
 _WORKFLOW_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,299}")
@@ -39,6 +43,10 @@ class ReviewSummary(BaseModel):
     event_type: str | None
     waiting_since: datetime
     review_due_at: datetime | None
+    #: The open review's ticket from the listing (``TollgateReviewTicket``): a decision may name
+    #: these without reading the review first. None for a run from before the attribute.
+    request_id: str | None = None
+    draft_version: int | None = None
 
 
 class DecisionIn(BaseModel):
@@ -46,14 +54,19 @@ class DecisionIn(BaseModel):
     reason: str = Field(min_length=1, max_length=1000)
     request_id: str = Field(min_length=1, max_length=100)
     draft_version: int = Field(ge=0, le=1_000_000)
+    #: Which of the token's roles the decision is made in (the inbox page sends the one the
+    #: review needs); without it, the token's only role, or the one the review needs.
+    role: str | None = Field(default=None, min_length=1, max_length=100)
 
-    @field_validator("reason", "request_id")
+    @field_validator("reason", "request_id", "role")
     @classmethod
-    def _edge_text(cls, value: str, info: Any) -> str:
+    def _edge_text(cls, value: str | None, info: Any) -> str | None:
         """NUL, lone surrogates and control characters are refused before the decision is
         accepted: accepted, it could never be recorded (issue 25)."""
         from policies.edge_text import check_string
 
+        if value is None:
+            return None
         bad = check_string(value, f"$.{info.field_name}", free_text=info.field_name == "reason")
         if bad is not None:
             raise ValueError(f"{bad.rule}: {bad.message}")
@@ -69,6 +82,7 @@ class DecisionOut(BaseModel):
 
 async def list_reviews(svc: Services, who: Identity) -> list[ReviewSummary]:
     """The identity's tenant's open reviews, nearest SLA first."""
+    from tollgate.ops.review_ticket import listed_ticket
     from workflows.search_attributes import EVENT_TYPE, REVIEW_DUE
 
     if not re.fullmatch(ID_PATTERN, who.tenant):  # it goes into the query text
@@ -77,10 +91,12 @@ async def list_reviews(svc: Services, who: Identity) -> list[ReviewSummary]:
     query = f"TollgateState = 'AWAITING_REVIEW' AND TollgateTenant = '{who.tenant}'"
     rows = []
     async for wf in client.list_workflows(query):
-        attrs = wf.typed_search_attributes
+        attrs, listed = wf.typed_search_attributes, listed_ticket(wf)
         rows.append(ReviewSummary(workflow_id=wf.id, event_type=attrs.get(EVENT_TYPE),
                                   waiting_since=wf.start_time,
-                                  review_due_at=attrs.get(REVIEW_DUE)))
+                                  review_due_at=attrs.get(REVIEW_DUE),
+                                  request_id=listed.request_id if listed else None,
+                                  draft_version=listed.draft_version if listed else None))
     far = datetime.max.replace(tzinfo=UTC)
     return sorted(rows, key=lambda r: (r.review_due_at or far, r.workflow_id))
 
@@ -132,7 +148,12 @@ async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[
 async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionIn
                  ) -> DecisionOut:
     """Send the decision as the ``review`` update; the workflow judges it (SoD, roles, tenant,
-    request id and draft version) and says why when it refuses."""
+    request id and draft version) and says why when it refuses.
+
+    The body names the review (from the page, the review's detail or the listing's ticket), so
+    no ``review_ticket`` query precedes the update: one message to the workflow (issue 33). A
+    stale name is the validator's to refuse, as before.
+    """
     from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
     from temporalio.exceptions import ApplicationError
     from temporalio.service import RPCError
@@ -141,22 +162,18 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
     client = await svc.temporal.client()
     handle = client.get_workflow_handle(workflow_id)
     try:
-        status = (await handle.describe()).status
+        running = (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
     except RPCError:
         raise HTTPException(404, "no such review") from None
-    found = await ticket(svc, workflow_id) if status == WorkflowExecutionStatus.RUNNING else None
     decision = ReviewDecision(
         request_id=body.request_id, decision=body.decision, reviewer=who.reviewer,
-        role=who.role_for(found.required_roles if found else []), reason=body.reason,
-        draft_version=body.draft_version, tenant_id=who.tenant, token=who.token)
-    if found is None:
-        code = await PostgresStore(svc.pool).record_undelivered_decision(
-            workflow_id=workflow_id, decision=decision,
-            decision_key=f"{workflow_id}#h{body.request_id[:40]}:{who.reviewer}")
-        return DecisionOut(accepted=False, state="CLOSED", reason_code=code or "review_closed",
-                           message="the review has finished; the decision changes nothing")
+        role=await _role(svc, who, workflow_id, body) if running else who.roles[0],
+        reason=body.reason, draft_version=body.draft_version, tenant_id=who.tenant,
+        token=who.token)
     try:
-        ack = await handle.execute_update("review", decision, result_type=ReviewAck)
+        ack = (await asyncio.wait_for(
+            handle.execute_update("review", decision, result_type=ReviewAck),
+            DECISION_TIMEOUT.total_seconds()) if running else None)
     except WorkflowUpdateFailedError as exc:  # the update validator refused it
         if not isinstance(exc.cause, ApplicationError):
             raise
@@ -166,10 +183,35 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
                                        exc.cause.type or "refused")
         return DecisionOut(accepted=False, state="AWAITING_REVIEW", message=exc.cause.message,
                            reason_code=exc.cause.type)
+    except TimeoutError:
+        raise HTTPException(503, "no worker took the decision in time; read the review "
+                            "again before deciding again") from None
+    except RPCError:
+        # Finished since the describe: the decision is recorded as undelivered below.
+        if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            raise
+        ack = None
+    if ack is None:
+        code = await PostgresStore(svc.pool).record_undelivered_decision(
+            workflow_id=workflow_id, decision=decision,
+            decision_key=f"{workflow_id}#h{body.request_id[:40]}:{who.reviewer}")
+        return DecisionOut(accepted=False, state="CLOSED", reason_code=code or "review_closed",
+                           message="the review has finished; the decision changes nothing")
     if ack.accepted:
         await wake_gate(client, who.tenant)
     return DecisionOut(accepted=ack.accepted, state=ack.state.value, message=ack.message,
                        reason_code=ack.reason_code)
+
+
+async def _role(svc: Services, who: Identity, workflow_id: str, body: DecisionIn) -> str:
+    """The role the decision is made in. Only a token with several roles and a body that names
+    none needs the review's required roles, so only then is the workflow asked for them."""
+    if body.role is not None:
+        return body.role  # not one of the token's: the validator refuses role_not_in_token
+    if len(who.roles) == 1:
+        return who.roles[0]
+    found = await ticket(svc, workflow_id)
+    return who.role_for(found.required_roles if found else [])
 
 
 async def wake_gate(client: Any, tenant: str) -> None:

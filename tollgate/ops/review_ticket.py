@@ -1,0 +1,73 @@
+"""The open review's ticket as a listing carries it (issue 33, docs/review.md).
+
+A run waiting for review shows ``TollgateReviewTicket`` (``"<draft_version>:<request_id>"``) in
+the same upsert as ``TollgateState = AWAITING_REVIEW``, so whoever lists the queue (or describes
+one run) can name the review in its decision without asking the ``review_ticket`` query first:
+one message instead of two. The ticket is a hint, never an authority: the ``review`` update's
+validator still compares it with the review now open and refuses a stale one
+(``wrong_request``, ``stale_draft_version``). A run from before the attribute carries none;
+callers ask the query then, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, WorkflowHandle
+
+from contracts import EventState, ReviewTicket
+from contracts.search_attributes import parse_review_ticket
+from workflows.search_attributes import REVIEW_TICKET, STATE
+
+
+@dataclass(frozen=True)
+class ListedTicket:
+    """What a decision must name, read from a listing entry's search attributes."""
+
+    request_id: str
+    draft_version: int
+
+    @property
+    def seen(self) -> str:
+        """The ``--seen`` token the CLI's decisions carry (``vN:REQUEST``)."""
+        return f"v{self.draft_version}:{self.request_id}"
+
+
+def listed_ticket(execution: WorkflowExecution) -> ListedTicket | None:
+    """The open review's ticket from a ``list_workflows`` entry or a ``describe()``; None when the
+    run shows none (from before the attribute, not waiting for review, or unreadable)."""
+    attrs = execution.typed_search_attributes
+    if attrs.get(STATE) != EventState.AWAITING_REVIEW.value:
+        return None  # a ticket names an open review only: left on another state it names none
+    found = parse_review_ticket(attrs.get(REVIEW_TICKET))
+    return ListedTicket(request_id=found[0], draft_version=found[1]) if found else None
+
+
+@dataclass(frozen=True)
+class RunReview:
+    """One run's review as ``open_review`` found it."""
+
+    running: bool
+    #: The open review; None while the run is not waiting for one.
+    ticket: ListedTicket | None
+    #: The ticket came from the ``review_ticket`` query (a run that shows none).
+    asked: bool = False
+
+
+async def open_review(handle: WorkflowHandle[Any, Any]) -> RunReview:
+    """The open review of one run, from ``describe()`` (its search attributes, as current as the
+    run itself and answered without a worker); the ``review_ticket`` query only for a run that
+    waits for review and shows no ticket."""
+    described = await handle.describe()
+    if described.status != WorkflowExecutionStatus.RUNNING:
+        return RunReview(running=False, ticket=None)
+    listed = listed_ticket(described)
+    waiting = described.typed_search_attributes.get(STATE) == EventState.AWAITING_REVIEW.value
+    if listed is not None or not waiting:
+        return RunReview(running=True, ticket=listed)
+    asked = await handle.query("review_ticket", result_type=ReviewTicket)
+    if asked.state != EventState.AWAITING_REVIEW or asked.request_id is None:
+        return RunReview(running=True, ticket=None, asked=True)
+    return RunReview(running=True, asked=True, ticket=ListedTicket(
+        request_id=asked.request_id, draft_version=asked.draft_version or 1))
