@@ -1,0 +1,58 @@
+"""Counting what a review path asks the workflow: a client interceptor that tallies every query
+by name, so a test can show that a decision took no ``review_ticket`` round trip (issue 33)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    Interceptor,
+    OutboundInterceptor,
+    QueryWorkflowInput,
+    WorkflowExecution,
+)
+from temporalio.common import TypedSearchAttributes
+
+from workflows.search_attributes import REVIEW_TICKET
+
+
+class QueryCounter(Interceptor):
+    """``names[query]`` counts the queries sent through the clients built with it."""
+
+    def __init__(self) -> None:
+        self.names: Counter[str] = Counter()
+
+    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
+        names = self.names
+
+        class Counting(OutboundInterceptor):
+            async def query_workflow(self, input: QueryWorkflowInput) -> Any:
+                names[input.query] += 1
+                return await super().query_workflow(input)
+
+        return Counting(next)
+
+
+def counting(client: Client) -> tuple[Client, QueryCounter]:
+    """The same connection and converter as ``client``, its queries counted."""
+    counter = QueryCounter()
+    config = client.config()
+    config["interceptors"] = [*config["interceptors"], counter]
+    return Client(**config), counter
+
+
+def without_ticket(entry: WorkflowExecution) -> WorkflowExecution:
+    """A listing entry as a run from before ``TollgateReviewTicket`` shows it: no ticket."""
+    kept = [p for p in entry.typed_search_attributes if p.key.name != REVIEW_TICKET.name]
+    return dataclasses.replace(entry, typed_search_attributes=TypedSearchAttributes(kept))
+
+
+async def listed_entry(client: Client, workflow_id: str) -> WorkflowExecution | None:
+    """``workflow_id`` as a reviewer's listing shows it while it waits for review."""
+    query = f"WorkflowId = '{workflow_id}' AND TollgateState = 'AWAITING_REVIEW'"
+    async for entry in client.list_workflows(query):
+        return entry
+    return None
