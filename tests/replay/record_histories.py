@@ -69,6 +69,8 @@ async def record() -> None:
                 "duplicate_in_flight_approved": care_due("acme", "C-1001", "rec-dup", now=now),
                 # The CRM answers 403 for the record: DEAD_LETTERED (step-failure-dead-letters).
                 "context_refused_dead_lettered": care_due("acme", "C-1001", "rec-crm", now=now),
+                # Approved and sent with no fault: the plain shape the bench measures (issue 33).
+                "approved_sent": care_due("acme", "C-1001", "rec-sent", now=now),
             }
 
             async def submit_event(key: str) -> WorkflowHandle[Any, Any]:
@@ -92,10 +94,12 @@ async def record() -> None:
                     continue
                 if name == "context_refused_dead_lettered":
                     stack.standins.crm.inject("reject", key="C-1001")
+                if name == "approved_sent":  # the 504 above is for approved_504_reconciled
+                    stack.standins.messaging.clear_faults()
                 ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
                 handle = client.get_workflow_handle(ack.workflow_id)
                 if name in ("approved_504_reconciled", "rejected_by_reviewer",
-                            "duplicate_in_flight_approved"):
+                            "duplicate_in_flight_approved", "approved_sent"):
                     await wait_state(client, ack.workflow_id, EventState.AWAITING_REVIEW)
                     if name == "duplicate_in_flight_approved":
                         again = await submit(client, signed(event, secrets),
