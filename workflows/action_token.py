@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.actions import MintedToken, MintRequest
     from workflows import timeouts as t
     from workflows.failures import dead_letter_failure
+    from workflows.shape import taken
 
 #: workflow.patched() id: the mint before the send. Never reuse or remove while histories
 #: recorded before it may run (tests/replay keeps both paths).
@@ -27,7 +28,7 @@ async def with_action_token(execute: ExecuteRequest,
                             decision: ReviewDecision) -> ExecuteRequest | StepFailure:
     """``execute`` with the token minted for ``decision``; a mint refused for good (no
     approval on record) comes back as the ``StepFailure`` already dead-lettered."""
-    if not workflow.patched(MINT_BEFORE_SEND):
+    if not taken(MINT_BEFORE_SEND):
         return execute
     action = execute.action
     try:

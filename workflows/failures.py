@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts import ActionRequest, EventRef, StepFailure
     from contracts.actions import FailedStep
     from workflows import timeouts as t
+    from workflows.shape import taken
 
 #: workflow.patched() id: a step that fails for good is dead-lettered. Runs started before it
 #: failed, and replay keeps them failing (tests/replay, ``pre-step-dlq-*``).
@@ -29,7 +30,7 @@ async def dead_letter_failure(ref: EventRef, step: FailedStep,
     recorded before the patch). A local activity's failure may arrive as the ApplicationError
     itself, not wrapped in an ActivityError."""
     cause = err.cause if isinstance(err, ActivityError) else err
-    if isinstance(cause, CancelledError) or not workflow.patched(STEP_FAILURE_DEAD_LETTERS):
+    if isinstance(cause, CancelledError) or not taken(STEP_FAILURE_DEAD_LETTERS):
         return None
     failure = _failure(ref, step, cause, action)
     await workflow.execute_activity_method(

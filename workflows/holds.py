@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.actions import WakeUp
     from workflows.budget import WOKEN_HOLDS, budget_spent, fallback_delay
     from workflows.search_attributes import HELD_BY
+    from workflows.shape import taken
 
 
 class Hold:
@@ -34,7 +35,7 @@ class Hold:
     def woken(self) -> bool:
         """Whether this run waits for wake-ups (``workflow.patched``, asked once per run)."""
         if self._woken is None:
-            self._woken = workflow.patched(WOKEN_HOLDS)
+            self._woken = taken(WOKEN_HOLDS)
         return self._woken
 
     async def wait(self, keys: list[str], legacy: timedelta, first: timedelta) -> bool:

@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.events import DUPLICATE_REFUSAL, DuplicateSeen
     from policies.keys import payload_fingerprint
     from workflows import timeouts as t
+    from workflows.shape import taken
 
 #: workflow.patched() id (never reuse or remove while older histories may run).
 COUNT_DUPLICATE_DELIVERIES = "count-duplicate-deliveries"
@@ -64,7 +65,7 @@ async def answer(wf: Intake, delivery: IntakeRequest) -> IntakeAck:
         return IntakeAck(status="invalid", workflow_id=wf_id, state=wf._state,
                          reason_code=intake.reason_code, message=intake.message)
     if intake.status == "duplicate" or not first:
-        if not first and intake.event is not None and workflow.patched(
+        if not first and intake.event is not None and taken(
                 COUNT_DUPLICATE_DELIVERIES):
             # Only this handler sees the delivery; the count must outlive the worker
             # (docs/metrics.md). The gate counted this run's own first delivery.

@@ -31,7 +31,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.policy import PolicySnapshot
     from workflows import timeouts as t
-    from workflows.search_attributes import REVIEW_DUE, STATE
+    from workflows.search_attributes import REVIEW_DUE, REVIEW_TICKET, STATE
+    from workflows.shape import new_shape
 
 #: workflow.patched() id: the search attribute changes only where an operator filters.
 COALESCED_SEARCH_ATTRIBUTES = "coalesced-search-attributes"
@@ -88,6 +89,9 @@ class EventLedger:
         shown = state != self._shown and state != EventState.APPROVED and (
             state in SHOWN or self._shown in QUEUES)
         updates = [*with_, *([STATE.value_set(state.value)] if shown else [])]
+        if shown and self._shown == EventState.AWAITING_REVIEW and new_shape():
+            # Off the queue, off its ticket: a stale ticket never lists (issue 33).
+            updates.append(REVIEW_TICKET.value_unset())
         if shown:
             self._shown = state
         if updates:
@@ -96,9 +100,11 @@ class EventLedger:
     async def _record(self, states: list[EventState], reason: str, *,
                       draft: DraftResult | None = None, decision: ReviewDecision | None = None,
                       outcome: FinalOutcome | None = None, reason_code: str | None = None,
-                      review_due_at: datetime | None = None) -> None:
+                      review_due_at: datetime | None = None,
+                      shown_with: Sequence[SearchAttributeUpdate] = ()) -> None:
         """One local activity writing the transitions and the step's own write; entering a
-        review (``review_due_at`` given) also stamps its SLA on the events row."""
+        review (``review_due_at`` given) also stamps its SLA on the events row, and its upsert
+        carries ``shown_with`` (the review's ticket) besides the due time."""
         assert self._ref is not None
         transitions = []
         previous = self._state
@@ -121,7 +127,8 @@ class EventLedger:
                 start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
             )
             if self._coalesce:  # older runs upserted the due time on its own (ReviewDesk)
-                self._set_state(states[-1], with_=[REVIEW_DUE.value_set(review_due_at)])
+                self._set_state(states[-1], with_=[REVIEW_DUE.value_set(review_due_at),
+                                                   *shown_with])
                 return
         self._set_state(states[-1])
 

@@ -10,13 +10,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from temporalio import workflow
-from temporalio.common import SearchAttributeUpdate
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.context import ContextActivities
     from activities.draft import DraftActivities
-    from activities.intake import IntakeActivities
     from contracts import (
         ContextRequest,
         DraftRequest,
@@ -37,24 +35,20 @@ with workflow.unsafe.imports_passed_through():
     from contracts.contacts import TenantContact
     from contracts.policy import PolicySnapshot
     from policies.gate import GateDecision, evaluate_gate
-    from policies.keys import payload_fingerprint
     from policies.prompts import PROMPT_VERSION
+    from workflows import shape
     from workflows import timeouts as t
     from workflows.decision_guard import guard_decision, validate_decision, without_token
     from workflows.failures import dead_letter_failure
     from workflows.gate import count_gate_inputs, pass_gate
     from workflows.intake import answer, refuse_known_duplicate
-    from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES
+    from workflows.opening import open_event
     from workflows.resume import carry_of, restore
     from workflows.review import ReviewDesk
-    from workflows.search_attributes import EVENT_TYPE, TENANT
     from workflows.sending import CARRY_MEMO, SendingLedger
     from workflows.triage import auto_routable, auto_route, is_triage, triage_version
 
 DRAFT_TASK_QUEUE = "tollgate-draft"
-#: workflow.patched() ids, one per change of the command sequence; never reuse or remove one
-#: while histories recorded before it may still be running (tests/replay keeps both paths).
-INTAKE_AS_LOCAL_ACTIVITY = "intake-as-local-activity"
 
 @workflow.defn(name="ProcessEvent")
 class ProcessEventWorkflow(SendingLedger):
@@ -68,6 +62,8 @@ class ProcessEventWorkflow(SendingLedger):
         self._generation = 0
         #: The tenant's own contact points, as the context step read them (ADR 0039).
         self._contacts: tuple[TenantContact, ...] = ()
+        #: Whether this run took the one-marker shape: asked first thing in ``run``.
+        self._new_shape: bool | None = None
 
     # --- producer ------------------------------------------------------------------------
 
@@ -134,6 +130,8 @@ class ProcessEventWorkflow(SendingLedger):
 
     @workflow.run
     async def run(self, request: IntakeRequest) -> FinalOutcome:
+        # First of all: one patch marker for the run's whole shape (workflows/shape.py).
+        shape.begin()
         # A run that continues one past its history budget finds the carry in its memo (the
         # input stays the producer's request: one payload, typed, as every start sends it).
         carry = workflow.memo_value(CARRY_MEMO, None, type_hint=RunCarry)
@@ -155,49 +153,9 @@ class ProcessEventWorkflow(SendingLedger):
         return await self._resume_send(request, carry)
 
     async def _run(self, request: IntakeRequest) -> FinalOutcome:
-        self._fingerprint = payload_fingerprint(request.raw)
-        if workflow.patched(INTAKE_AS_LOCAL_ACTIVITY):
-            # Store-only and idempotent per run: one workflow task fewer, the producer's
-            # acknowledgement about twice as fast (docs/performance.md).
-            intake = await workflow.execute_local_activity_method(
-                IntakeActivities.validate_event, request,
-                start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
-            )
-        else:
-            intake = await workflow.execute_activity_method(
-                IntakeActivities.validate_event, request,
-                start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
-            )
-        self._ref, self._policy = intake.ref, intake.policy
-        # Tenant and type go with the first state shown: one upsert, not two (older runs: two).
-        self._coalesce = workflow.patched(COALESCED_SEARCH_ATTRIBUTES)
-        found: list[SearchAttributeUpdate] = []
-        if intake.event is not None:
-            self._review.requester = intake.event.source
-            found = [TENANT.value_set(intake.event.tenant_id),
-                     EVENT_TYPE.value_set(intake.event.event_type)]
-            if not self._coalesce:
-                workflow.upsert_search_attributes(found)
-                found = []
-        terminal = {
-            "quarantined": EventState.QUARANTINED, "duplicate": EventState.DUPLICATE,
-            "dead_lettered": EventState.DEAD_LETTERED, "superseded": EventState.SUPERSEDED,
-        }.get(intake.status)
-        if terminal is not None:
-            self._set_state(terminal, with_=found)
-            self._intake = intake
-            previous = intake.previous
-            return FinalOutcome(
-                workflow_id=workflow.info().workflow_id, state=terminal,
-                tenant_id=intake.ref.tenant_id if intake.ref else None,
-                event_id=intake.ref.event_id if intake.ref else None,
-                reason_code=intake.reason_code, receipt=previous.receipt if previous else None,
-                policy_version=previous.policy_version if previous else None,
-                payload_fingerprint=self._fingerprint,
-            )
-        self._seq = 2
-        self._set_state(EventState.VALIDATED, with_=found)
-        self._intake = intake
+        intake = await open_event(self, request)
+        if isinstance(intake, FinalOutcome):
+            return intake
         assert intake.ref is not None and intake.policy is not None and intake.event is not None
         return await self._process(request, intake.ref, intake.policy, intake.event.payload)
 

@@ -28,11 +28,13 @@ with workflow.unsafe.imports_passed_through():
         ReviewTicket,
     )
     from contracts.policy import PolicySnapshot
+    from contracts.search_attributes import review_ticket_value
     from policies.evidence import cited_evidence, review_route
     from policies.gate import Authorization, GateDecision, authorize_decision
     from workflows import timeouts as t
     from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES
-    from workflows.search_attributes import REVIEW_DUE
+    from workflows.search_attributes import REVIEW_DUE, REVIEW_TICKET
+    from workflows.shape import new_shape, taken
 
 
 #: workflow.patched() id: separation of duties compares ``identity_key``s (issue 25), so a
@@ -130,14 +132,14 @@ class ReviewDesk:
         if ref is None or policy is None:
             return ReviewAck(accepted=False, state=state,
                              message=f"not waiting for review (state {state})")
-        if by_signal and workflow.patched(SIGNALS_UNVERIFIED):
+        if by_signal and taken(SIGNALS_UNVERIFIED):
             verdict = Authorization(
                 ok=False, reason_code="unverified_signal", policy_version=policy.version,
                 message="a decision by signal carries no verified identity: decide through "
                         "`tollgate review` or the review API")
         else:
             verdict = self.authorize(decision, state=state, ref=ref, policy=policy,
-                                     draft=draft, fold=workflow.patched(IDENTITY_KEY_SOD))
+                                     draft=draft, fold=taken(IDENTITY_KEY_SOD))
         if not verdict.ok:
             self.refusals += 1
             await workflow.execute_local_activity_method(
@@ -168,12 +170,16 @@ class ReviewDesk:
         start = workflow.now()
         self.due = start + gate.review_sla
         self.deadline = start + gate.review_deadline
-        if not workflow.patched(COALESCED_SEARCH_ATTRIBUTES):  # else set with the state
+        if not taken(COALESCED_SEARCH_ATTRIBUTES):  # else set with the state
             workflow.upsert_search_attributes([REVIEW_DUE.value_set(self.due)])
         opening = ([EventState.AWAITING_REVIEW] if state == EventState.HELD_AT_GATE
                    else [EventState.DRAFTED, EventState.AWAITING_REVIEW])
+        # The ticket a decision names goes with AWAITING_REVIEW: a reviewer listing the queue
+        # decides without a query first (new-shape runs; the upsert leaving the queue unsets it).
+        ticket = ([REVIEW_TICKET.value_set(review_ticket_value(self.request_id, draft.version))]
+                  if new_shape() else [])
         await record(opening, "draft validated, waiting for an authorised reviewer",
-                     draft=draft, review_due_at=self.due)
+                     draft=draft, review_due_at=self.due, shown_with=ticket)
         try:
             await workflow.wait_condition(lambda: self.decision is not None,
                                           timeout=gate.review_sla)

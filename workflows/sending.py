@@ -38,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.reconcile_write import ReconcileWriteWorkflow
     from workflows.review import ReviewDesk
     from workflows.send import BUDGET_SPENT, send
+    from workflows.shape import taken
 
 #: workflow.patched() id: the send runs on its target's queue, whose workers carry its rate
 #: limit (never reuse or remove while older histories may run; tests/replay keeps both paths).
@@ -89,7 +90,7 @@ class SendingLedger(EventLedger):
         exec_seq = self._next_seq()
         # Older runs send from the main queue (its workers still serve execute_action there).
         queue = (target_task_queue(workflow.info().task_queue, action.adapter)
-                 if workflow.patched(TARGET_TASK_QUEUE) else None)
+                 if taken(TARGET_TASK_QUEUE) else None)
         execute = await with_action_token(
             ExecuteRequest(action=action, draft_version=draft.version, seq=exec_seq), decision)
         if isinstance(execute, StepFailure):

@@ -7,12 +7,15 @@ the fan-out parent, two plain children (one delivered, one dead-lettered), the n
 that hands the order to the control core and that child ProcessEvent (the order confirmation,
 approved and sent). A file already there is kept, never overwritten: it is a run already in
 flight (the first three fan-out files are from the subscriptions of 2026-12-01, before notify).
+`python -m tests.replay.record_domain_histories shape- order_confirmation_approved_sent` writes
+only the runs named, each as `<prefix><name>.json`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import tempfile
 from pathlib import Path
 
@@ -24,6 +27,8 @@ from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker
 
 OUT = Path(__file__).parent / "histories"
+PREFIX = sys.argv[1] if len(sys.argv) > 1 else ""
+ONLY = set(sys.argv[2:])
 RUNS = {
     "tag_item_exact_similar_new": "tag-item/1/run-1",
     "fan_out_three_consumers": "fan-out/order-demo-1001",
@@ -51,11 +56,12 @@ async def record() -> None:
                                            OrderDesk(settings.state_dir, stack.standins.messaging))
             assert not problems, problems
             for name, workflow_id in RUNS.items():
-                if (OUT / f"{name}.json").exists():
+                path = OUT / f"{PREFIX}{name}.json"
+                if path.exists() or (ONLY and name not in ONLY):
                     continue
                 history = await client.get_workflow_handle(workflow_id).fetch_history()
                 data = json.loads(history.to_json())
-                (OUT / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")
+                path.write_text(json.dumps(data, indent=1) + "\n")
     finally:
         await asyncio.to_thread(stack.stop)
 

@@ -84,18 +84,20 @@ async def record() -> None:
             if "held_continued_as_new" in ONLY:
                 await _with_ops(settings, lambda ops: record_waits.held_continued_as_new(
                     client, ops, submit_event, _write))
-            stack.standins.messaging.inject("fail_after_write", times=1)
             if not ONLY or "send_refused_dead_lettered" in ONLY:
                 await _send_refused(client, settings, secrets, now)
             if not ONLY or "held_then_woken" in ONLY:
                 await _held_then_woken(client, settings, secrets, now)
+            # The 504 is approved_504_reconciled's: the held run above must not take it.
+            stack.standins.messaging.inject("fail_after_write", times=1)
             for name, event in scenarios.items():
                 if ONLY and name not in ONLY:
                     continue
                 if name == "context_refused_dead_lettered":
                     stack.standins.crm.inject("reject", key="C-1001")
-                if name == "approved_sent":  # the 504 above is for approved_504_reconciled
+                if name == "approved_sent":  # no fault left from the scenarios before it
                     stack.standins.messaging.clear_faults()
+                    stack.standins.crm.clear_faults()
                 ack = await submit(client, signed(event, secrets), task_queue=settings.task_queue)
                 handle = client.get_workflow_handle(ack.workflow_id)
                 if name in ("approved_504_reconciled", "rejected_by_reviewer",

@@ -4,8 +4,9 @@
 On a fresh embedded stack: a booking question auto-routed by the policy, a refund question whose
 reply a support lead approves (the helpdesk answers 504 after storing it, so the reconciler finds
 it by key), and globex's refund refused for its route. Written as
-`tests/replay/histories/triage-<scenario>.json` under the committed test keys. Keep old files
-when re-recording: they are the runs already in flight.
+`tests/replay/histories/triage-<scenario>.json` under the committed test keys (another prefix
+as the first argument: `... record_triage_histories shape-triage-`). Keep old files when
+re-recording: they are the runs already in flight.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +30,7 @@ from tollgate.runtime.identity import issue_dev_token
 from worker import draft_worker, main_worker
 
 OUT = Path(__file__).parent / "histories"
+PREFIX = sys.argv[1] if len(sys.argv) > 1 else "triage-"
 SCENARIOS = {
     "auto_routed": ("acme", "C-1001", "Hello, can I book an appointment for Miu?"),
     "reviewed_504_reconciled": ("acme", "C-1001", "I was charged twice. Can I get a refund?"),
@@ -74,7 +77,7 @@ async def record() -> None:
                 print(name, outcome["state"] if isinstance(outcome, dict) else outcome)
                 history = await handle.fetch_history()
                 data = json.loads(history.to_json())
-                (OUT / f"triage-{name}.json").write_text(json.dumps(data, indent=1) + "\n")
+                (OUT / f"{PREFIX}{name}.json").write_text(json.dumps(data, indent=1) + "\n")
     finally:
         await asyncio.to_thread(stack.stop)
 

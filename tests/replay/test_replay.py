@@ -86,6 +86,9 @@ PRE_PATCH: dict[str, tuple[str, ...]] = {
     "identity-key-separation-of-duties": ("pre-sod-lookalike_requester_approved",),
     # Approved and sent before the mint existed: forced to mint, it meets a marker it never had.
     "action-token": ("target-queue-approved_504_reconciled",),
+    # Forced into the one-marker shape, a run from before it takes every patch's new branch
+    # without the markers it wrote (and, from the pre-intake-local era, a local activity).
+    "one-marker-shape": ("pre-shape-approved_sent", "approved_504_reconciled"),
 }
 #: Patch ids with no pre-patch history that fails when the old branch goes, and why.
 KNOWN_EXCEPTIONS: dict[str, str] = {
@@ -112,17 +115,28 @@ KNOWN_EXCEPTIONS: dict[str, str] = {
 }
 
 
-def patch_calls(name: str) -> set[str]:
-    """The ids passed to ``workflow.<name>()`` anywhere in workflows/ (literals or the module
-    constants they are named by)."""
+def patch_calls(*names: str) -> set[str]:
+    """The ids passed to ``workflow.<name>()`` (or ``taken()``, workflows/shape.py, which asks
+    ``workflow.patched()`` for a run of the old shape) anywhere in workflows/, as literals or
+    the module constants they are named by. A call passing on its own parameter (``taken``'s
+    ``patched(patch_id)``) is the helper, not a patch."""
     trees = [ast.parse(module.read_text()) for module in sorted(WORKFLOW_DIR.glob("*.py"))]
     constants = {target.id: node.value.value for tree in trees for node in tree.body
                  if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
                  for target in node.targets if isinstance(target, ast.Name)}
+    helpers = {call for tree in trees for fn in ast.walk(tree)
+               if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+               for call in ast.walk(fn) if isinstance(call, ast.Call) and call.args
+               and isinstance(call.args[0], ast.Name)
+               and call.args[0].id in {a.arg for a in fn.args.args}}
     found: set[str] = set()
     for call in (n for tree in trees for n in ast.walk(tree)):
-        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr == name and call.args):
+        if not isinstance(call, ast.Call) or not call.args or call in helpers:
+            continue
+        func = call.func
+        callee = (func.attr if isinstance(func, ast.Attribute)
+                  else func.id if isinstance(func, ast.Name) else None)
+        if callee in names:
             arg = call.args[0]
             value = arg.value if isinstance(arg, ast.Constant) else (
                 constants.get(arg.id) if isinstance(arg, ast.Name) else None)
@@ -142,7 +156,7 @@ def markers(path: Path) -> set[str]:
 
 
 def test_every_patch_in_workflows_has_a_pre_patch_history_or_a_stated_exception() -> None:
-    patched = patch_calls("patched")
+    patched = patch_calls("patched", "taken")
     assert patched, "no workflow.patched() call found: the scan is broken"
     assert patched - set(PRE_PATCH) - set(KNOWN_EXCEPTIONS) == set(), (
         "record the run before the patch from the code before it (docs/patches.md)")

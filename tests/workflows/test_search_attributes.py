@@ -5,6 +5,7 @@ reviewer's list at once."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -13,9 +14,10 @@ from temporalio.client import Client
 from temporalio.converter import default
 
 from contracts import EventState, ReviewDecision
+from contracts.search_attributes import parse_review_ticket
 from tests.conftest import Handle, signed_event, start, wait_review
 from tollgate.dev.standins import StandIns
-from workflows.search_attributes import REVIEW_DUE, STATE, TENANT
+from workflows.search_attributes import REVIEW_DUE, REVIEW_TICKET, STATE, TENANT
 
 
 def new_customer(standins: StandIns) -> str:
@@ -38,6 +40,15 @@ async def upserts(handle: Handle) -> list[dict[str, Any]]:
     return [u for u in found if "TemporalChangeVersion" not in u]
 
 
+async def patch_markers(handle: Handle) -> list[str]:
+    """The patch ids the run's history recorded markers for, in order."""
+    history = await handle.fetch_history()
+    return [json.loads(payload.data)["id"] for event in history.events
+            if event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+            for payload in event.marker_recorded_event_attributes.details["patch-data"].payloads
+            if "patch-data" in event.marker_recorded_event_attributes.details]
+
+
 async def decide(handle: Handle, ticket: dict[str, Any], decision: str) -> None:
     await handle.execute_update("review", ReviewDecision(
         request_id=ticket["request_id"], decision=decision, reviewer="an.tran",
@@ -54,6 +65,9 @@ async def test_an_approved_event_shows_its_four_filtered_states_in_four_upserts(
     assert waiting.get(STATE) == "AWAITING_REVIEW"
     assert waiting.get(TENANT) == "acme"
     assert waiting.get(REVIEW_DUE) is not None
+    # The ticket a decision names is listed with the queue: no query needed to decide.
+    assert parse_review_ticket(waiting.get(REVIEW_TICKET)) == (
+        ticket["request_id"], ticket["draft_version"])
 
     await decide(handle, ticket, "approve")
     assert (await handle.result()).state == EventState.SUCCEEDED
@@ -61,8 +75,14 @@ async def test_an_approved_event_shows_its_four_filtered_states_in_four_upserts(
     assert [u.get("TollgateState") for u in done] == [
         "VALIDATED", "AWAITING_REVIEW", "EXECUTING", "SUCCEEDED"]
     assert set(done[0]) == {"TollgateState", "TollgateTenant", "TollgateEventType"}
-    assert set(done[1]) == {"TollgateState", "TollgateReviewDue"}
-    assert (await handle.describe()).typed_search_attributes.get(STATE) == "SUCCEEDED"
+    assert set(done[1]) == {"TollgateState", "TollgateReviewDue", "TollgateReviewTicket"}
+    # Leaving the queue unsets the ticket in the same upsert: a decided review never lists.
+    assert set(done[2]) == {"TollgateState", "TollgateReviewTicket"}
+    final = (await handle.describe()).typed_search_attributes
+    assert final.get(STATE) == "SUCCEEDED"
+    assert final.get(REVIEW_TICKET) is None
+    # One patch marker for the run's whole shape, not one per patch (ADR 0053).
+    assert await patch_markers(handle) == ["one-marker-shape"]
 
 
 async def test_asking_for_information_takes_the_record_off_the_reviewers_list(
@@ -73,6 +93,8 @@ async def test_asking_for_information_takes_the_record_off_the_reviewers_list(
     await decide(handle, await wait_review(handle), "request_info")
     second = await wait_review(handle)
     assert second["draft_version"] == 2
+    listed = (await handle.describe()).typed_search_attributes.get(REVIEW_TICKET)
+    assert parse_review_ticket(listed) == (second["request_id"], 2)
     await decide(handle, second, "reject")
     assert (await handle.result()).state == EventState.REJECTED
     states = [u["TollgateState"] for u in await upserts(handle) if "TollgateState" in u]

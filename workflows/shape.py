@@ -1,0 +1,50 @@
+"""One patch marker for the whole command sequence of a ProcessEventWorkflow run (ADR 0053).
+
+Every ``workflow.patched(X)`` writes a marker and, from sdk-core, a ``TemporalChangeVersion``
+search-attribute upsert: two history events per patch a run reaches. A run started on this
+code asks one patch, ``ONE_MARKER_SHAPE``, at the very top of its ``run`` and keeps the answer
+on the workflow instance; ``taken(X)`` then answers True for every older patch without asking
+it. A run started before this code replays its first workflow task without that marker, so the
+flag is False and ``taken(X)`` asks ``workflow.patched(X)`` exactly as the run did then (core
+memoises each answer). Changes made with the one marker (the new shape) check ``new_shape()``.
+
+The flag lives on the instance (``workflow.instance()``), never in a module global: a replay may
+run unsandboxed, where module state is shared by every run of the process. A workflow type that
+never asks the shape patch (no ``_new_shape`` attribute) gets ``workflow.patched(X)`` as before.
+Deterministic like any workflow code.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+#: workflow.patched() id of the new shape: one marker, every earlier ProcessEvent patch taken,
+#: and the run's own changes of issue 33. Never reuse or remove while older histories may run.
+ONE_MARKER_SHAPE = "one-marker-shape"
+#: The instance attribute holding the answer: None until asked. Only ProcessEventWorkflow
+#: declares it (``__init__``).
+FLAG = "_new_shape"
+
+
+def begin() -> bool:
+    """Ask the shape patch once for this run and keep the answer on the instance. Called first
+    thing in ``ProcessEventWorkflow.run``; any later call returns the kept answer. A handler
+    that ran before ``run`` (the intake update of the first activation runs first, but waits
+    for validation before it could ask) would ask it here instead: whoever asks first fixes
+    the answer, at the same point on replay."""
+    instance = workflow.instance()
+    flag = getattr(instance, FLAG, None)
+    if flag is None:
+        flag = workflow.patched(ONE_MARKER_SHAPE)
+        setattr(instance, FLAG, flag)
+    return bool(flag)
+
+
+def new_shape() -> bool:
+    """Whether this run took the new shape (always False for a type that never asks it)."""
+    return hasattr(workflow.instance(), FLAG) and begin()
+
+
+def taken(patch_id: str) -> bool:
+    """``workflow.patched(patch_id)``, answered True with no marker in a new-shape run."""
+    return True if new_shape() else workflow.patched(patch_id)
