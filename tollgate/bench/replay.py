@@ -146,7 +146,8 @@ async def replay_report(recorded: list[WorkflowHistory], run_keys: KeyRing) -> d
                                                           str(TEST_KEYS_FILE)}))
         report["committed"] = await replay_set(committed * passes, test_keys)
         report["best"] = best(report["committed"]["variants"])
-    report["run"] = await replay_set(recorded, run_keys)
+    if recorded:
+        report["run"] = await replay_set(recorded, run_keys)
     return report
 
 
