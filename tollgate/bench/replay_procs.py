@@ -19,7 +19,7 @@ from temporalio.api.history.v1 import History
 from temporalio.client import WorkflowHistory
 
 from tollgate.bench.replay_decode import plain_converter
-from tollgate.bench.replay_streams import RUNNERS, replay_streams
+from tollgate.bench.replay_streams import REPLAY_STREAMS, RUNNERS, replay_streams
 from tollgate.codec.payload import KeyRing, encrypted_data_converter
 from tollgate.runtime.exits import Exit, Failure
 
@@ -32,7 +32,7 @@ def processes_per_core() -> int:
         (os.cpu_count() or 1)
 
 
-def _child(share: list[tuple[str, bytes]], keys: KeyRing | None, sandbox: str,
+def _child(share: list[tuple[str, bytes]], keys: KeyRing | None, sandbox: str, streams: int,
            barrier: Any, out: Any) -> None:
 
     converter = encrypted_data_converter(keys) if keys is not None else plain_converter()
@@ -40,13 +40,13 @@ def _child(share: list[tuple[str, bytes]], keys: KeyRing | None, sandbox: str,
     asyncio.run(replay_streams(histories[:1], converter, RUNNERS[sandbox]))  # warm-up
     barrier.wait(CHILD_TIMEOUT_S)
     started, cpu = time.time(), time.process_time()
-    failures = asyncio.run(replay_streams(histories, converter, RUNNERS[sandbox]))
+    failures = asyncio.run(replay_streams(histories, converter, RUNNERS[sandbox], streams))
     out.put({"started": started, "ended": time.time(), "failures": failures,
              "cpu_s": time.process_time() - cpu, "histories": len(histories)})
 
 
 def replay_in_processes(histories: list[WorkflowHistory], keys: KeyRing | None, sandbox: str,
-                        processes: int) -> dict[str, Any]:
+                        processes: int, streams: int = REPLAY_STREAMS) -> dict[str, Any]:
     """Replays ``histories`` over ``processes`` children (``keys`` None: the histories were
     decoded up front and replay without the codec); the same figures as ``replay_speed``."""
     if not histories:
@@ -56,7 +56,7 @@ def replay_in_processes(histories: list[WorkflowHistory], keys: KeyRing | None, 
     barrier, out = context.Barrier(processes), context.Queue()
     raw = [(h.workflow_id, History(events=h.events).SerializeToString()) for h in histories]
     children = [context.Process(target=_child, args=(raw[i::processes], keys, sandbox,
-                                                     barrier, out), daemon=True)
+                                                     streams, barrier, out), daemon=True)
                 for i in range(processes)]
     for child in children:
         child.start()
@@ -73,4 +73,5 @@ def replay_in_processes(histories: list[WorkflowHistory], keys: KeyRing | None, 
     return {"histories": len(histories), "per_s": round(len(histories) / wall, 1),
             "cpu_ms_per_history": round(sum(f["cpu_s"] for f in found) * 1000
                                         / len(histories), 2),
-            "failures": sum(f["failures"] for f in found), "processes": processes}
+            "failures": sum(f["failures"] for f in found), "processes": processes,
+            "streams": streams}

@@ -38,7 +38,7 @@ async def _each(histories: Iterable[WorkflowHistory]) -> AsyncIterator[WorkflowH
 
 
 async def replay_streams(histories: list[WorkflowHistory], converter: DataConverter,
-                         runner: SandboxedWorkflowRunner) -> int:
+                         runner: SandboxedWorkflowRunner, streams: int = REPLAY_STREAMS) -> int:
     """Replays every history once, ``REPLAY_STREAMS`` at a time, each stream through one
     ``Replayer`` iterator (one SDK worker and one runner reused for its whole share); the
     number of histories that did not replay."""
@@ -47,9 +47,8 @@ async def replay_streams(histories: list[WorkflowHistory], converter: DataConver
     # its thread pool and back through the core: a single stream left ≈ 40 % of the wall time
     # idle (py-spy, docs/performance.md). A worker replays evicted runs concurrently too.
     results = await asyncio.gather(*(
-        replayer.replay_workflows(_each(histories[i::REPLAY_STREAMS]),
-                                  raise_on_replay_failure=False)
-        for i in range(REPLAY_STREAMS)))
+        replayer.replay_workflows(_each(histories[i::streams]), raise_on_replay_failure=False)
+        for i in range(streams)))
     return sum(len(r.replay_failures) for r in results)
 
 
