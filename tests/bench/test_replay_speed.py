@@ -75,14 +75,17 @@ async def test_every_variant_replays_is_printed_and_the_codec_share_is_reported_
     variants = found["variants"]
     assert list(variants) == [label for label, *_ in VARIANTS]
     assert all((f["histories"], f["failures"]) == (4, 0) for f in variants.values())
-    # Each pair that differs in the codec alone gets its share, from that pair's own figures.
+    # Each pair that differs in the codec alone gets its share: the CPU spent inside the codec
+    # while the variant with it replayed (none without it), beside the pair's own figures.
     share = found["codec_share"]
     assert set(share) == {"worker sandbox", "worker sandbox, per core"}
     for label, c in share.items():
-        assert c["with_ms"] == variants[label]["cpu_ms_per_history"]
         no_codec = label.replace("sandbox", "sandbox, no codec")
+        assert 0 < c["codec_cpu_ms"] == variants[label]["codec_cpu_ms_per_history"]
+        assert c["codec_cpu_ms"] < c["with_ms"] == variants[label]["cpu_ms_per_history"]
         assert c["without_ms"] == variants[no_codec]["cpu_ms_per_history"]
-        assert c["share_ms"] == round(c["with_ms"] - c["without_ms"], 2)
+        assert variants[no_codec]["codec_cpu_ms_per_history"] is None
+        assert c["difference_ms"] == round(c["with_ms"] - c["without_ms"], 2)
     printed = "\n".join(replay_lines({"committed": found, "committed_passes": 1}))
     for label in variants:
         assert f"    {label} " in printed

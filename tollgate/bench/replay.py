@@ -23,10 +23,11 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.converter import DataConverter
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from tollgate.bench.replay_codec import TimedCodec, codec_spent, timed_converter
 from tollgate.bench.replay_decode import decoded_history, without_codec
 from tollgate.bench.replay_procs import processes_per_core, replay_in_processes
 from tollgate.bench.replay_streams import REPLAY_STREAMS, RUNNERS, replay_streams
-from tollgate.codec.payload import EncryptionCodec, KeyRing, encrypted_data_converter, load_key_ring
+from tollgate.codec.payload import EncryptionCodec, KeyRing, load_key_ring
 from tollgate.config.service import CodecSettings
 
 #: Six variants each: 300 keep the replay part of the bench near a minute per set.
@@ -62,11 +63,15 @@ async def replay_speed(histories: list[WorkflowHistory], converter: DataConverte
     """Replays every history once in this process; histories/s by wall time and CPU."""
     if not histories:
         return {"histories": 0, "per_s": None, "cpu_ms_per_history": None, "failures": 0}
+    in_codec = codec_spent()[0]
     wall, cpu = time.perf_counter(), time.process_time()
     failures = await replay_streams(histories, converter, runner)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    in_codec = codec_spent()[0] - in_codec
     return {"histories": len(histories), "per_s": round(len(histories) / wall, 1),
             "cpu_ms_per_history": round(cpu * 1000 / len(histories), 2),
+            "codec_cpu_ms_per_history": round(in_codec * 1000 / len(histories), 2)
+            if isinstance(converter.payload_codec, TimedCodec) else None,
             "failures": failures, "streams": REPLAY_STREAMS, "processes": 1}
 
 
@@ -87,7 +92,7 @@ async def replay_set(histories: list[WorkflowHistory], keys: KeyRing) -> dict[st
     wall = time.perf_counter()
     decoded = [decoded_history(h, EncryptionCodec(keys)) for h in histories]
     decode_ms = (time.perf_counter() - wall) * 1000 / max(len(histories), 1)
-    converter = encrypted_data_converter(keys)
+    converter = timed_converter(keys)
     found: dict[str, Any] = {}
     for label, sandbox, codec, per_core in VARIANTS:
         chosen = histories if codec else decoded
@@ -104,21 +109,23 @@ async def replay_set(histories: list[WorkflowHistory], keys: KeyRing) -> dict[st
 
 
 def codec_share(variants: dict[str, Any]) -> dict[str, Any]:
-    """CPU per history with the codec and without it, for each pair of variants that differ in
-    the codec alone, and the difference: what the codec costs a replay, its own decryption and
-    the SDK's work for a codec together (``decode_ms_per_history`` is the decryption alone)."""
+    """What the codec costs a replay, per variant with the codec that has a twin without it:
+    the CPU inside the codec per history (``replay_codec``: steady on a shared machine), and
+    beside it the two variants' CPU per history and their difference (which also holds
+    whatever else a codec makes the SDK do, and the noise of two runs)."""
     shares = {}
     for label, clear in variants.items():
         sealed = variants.get(label.replace(", no codec", ""))
         if clear["codec"] or sealed is None or sealed is clear:
             continue
         with_ms, without_ms = sealed["cpu_ms_per_history"], clear["cpu_ms_per_history"]
-        if with_ms is None or without_ms is None:
+        in_codec = sealed.get("codec_cpu_ms_per_history")
+        if with_ms is None or without_ms is None or in_codec is None:
             continue
         shares[label.replace(", no codec", "")] = {
-            "with_ms": with_ms, "without_ms": without_ms,
-            "share_ms": round(with_ms - without_ms, 2),
-            "share_pct": round(100 * (with_ms - without_ms) / with_ms, 1) if with_ms else None}
+            "codec_cpu_ms": in_codec, "with_ms": with_ms, "without_ms": without_ms,
+            "codec_pct": round(100 * in_codec / with_ms, 1) if with_ms else None,
+            "difference_ms": round(with_ms - without_ms, 2)}
     return shares
 
 

@@ -18,9 +18,10 @@ from typing import Any
 from temporalio.api.history.v1 import History
 from temporalio.client import WorkflowHistory
 
+from tollgate.bench.replay_codec import codec_spent, timed_converter
 from tollgate.bench.replay_decode import plain_converter
 from tollgate.bench.replay_streams import REPLAY_STREAMS, RUNNERS, replay_streams
-from tollgate.codec.payload import KeyRing, encrypted_data_converter
+from tollgate.codec.payload import KeyRing
 from tollgate.runtime.exits import Exit, Failure
 
 #: A child that does not reach the barrier or report by then is a failed measurement.
@@ -35,14 +36,15 @@ def processes_per_core() -> int:
 def _child(share: list[tuple[str, bytes]], keys: KeyRing | None, sandbox: str, streams: int,
            barrier: Any, out: Any) -> None:
 
-    converter = encrypted_data_converter(keys) if keys is not None else plain_converter()
+    converter = timed_converter(keys) if keys is not None else plain_converter()
     histories = [WorkflowHistory(wf_id, History.FromString(raw).events) for wf_id, raw in share]
     asyncio.run(replay_streams(histories[:1], converter, RUNNERS[sandbox]))  # warm-up
     barrier.wait(CHILD_TIMEOUT_S)
-    started, cpu = time.time(), time.process_time()
+    started, cpu, in_codec = time.time(), time.process_time(), codec_spent()[0]
     failures = asyncio.run(replay_streams(histories, converter, RUNNERS[sandbox], streams))
     out.put({"started": started, "ended": time.time(), "failures": failures,
-             "cpu_s": time.process_time() - cpu, "histories": len(histories)})
+             "cpu_s": time.process_time() - cpu, "codec_s": codec_spent()[0] - in_codec,
+             "histories": len(histories)})
 
 
 def replay_in_processes(histories: list[WorkflowHistory], keys: KeyRing | None, sandbox: str,
@@ -73,5 +75,7 @@ def replay_in_processes(histories: list[WorkflowHistory], keys: KeyRing | None, 
     return {"histories": len(histories), "per_s": round(len(histories) / wall, 1),
             "cpu_ms_per_history": round(sum(f["cpu_s"] for f in found) * 1000
                                         / len(histories), 2),
+            "codec_cpu_ms_per_history": round(sum(f["codec_s"] for f in found) * 1000
+                                              / len(histories), 2) if keys else None,
             "failures": sum(f["failures"] for f in found), "processes": processes,
             "streams": streams}

@@ -178,9 +178,10 @@ def replay_lines(found: dict[str, Any] | None) -> list[str]:
                          f"  {_fmt(f['cpu_ms_per_history'])} ms CPU each, {f['failures']} "
                          f"failed, {f.get('processes', 1)} process(es)")
         for variant, c in (part.get("codec_share") or {}).items():
-            lines.append(f"    codec's share, {variant}: {_fmt(c['share_ms'])} of "
-                         f"{_fmt(c['with_ms'])} ms CPU per history ({_fmt(c['share_pct'])} %; "
-                         f"{_fmt(c['without_ms'])} ms without the codec)")
+            lines.append(f"    codec's share, {variant}: {_fmt(c['codec_cpu_ms'])} of "
+                         f"{_fmt(c['with_ms'])} ms CPU per history in the codec "
+                         f"({_fmt(c['codec_pct'])} %); {_fmt(c['without_ms'])} ms without it "
+                         f"(difference {_fmt(c['difference_ms'])})")
     return lines
 
 
