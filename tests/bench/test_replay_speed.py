@@ -75,6 +75,7 @@ async def test_every_variant_replays_is_printed_and_the_codec_share_is_reported_
     variants = found["variants"]
     assert list(variants) == [label for label, *_ in VARIANTS]
     assert all((f["histories"], f["failures"]) == (4, 0) for f in variants.values())
+    assert all(f["cores_used"] > 0 for f in variants.values())
     # Each pair that differs in the codec alone gets its share: the CPU spent inside the codec
     # while the variant with it replayed (none without it), beside the pair's own figures.
     share = found["codec_share"]

@@ -70,6 +70,7 @@ async def replay_speed(histories: list[WorkflowHistory], converter: DataConverte
     in_codec = codec_spent()[0] - in_codec
     return {"histories": len(histories), "per_s": round(len(histories) / wall, 1),
             "cpu_ms_per_history": round(cpu * 1000 / len(histories), 2),
+            "cores_used": round(cpu / wall, 2),
             "codec_cpu_ms_per_history": round(in_codec * 1000 / len(histories), 2)
             if isinstance(converter.payload_codec, TimedCodec) else None,
             "failures": failures, "streams": REPLAY_STREAMS, "processes": 1}

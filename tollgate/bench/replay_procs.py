@@ -75,6 +75,8 @@ def replay_in_processes(histories: list[WorkflowHistory], keys: KeyRing | None, 
     return {"histories": len(histories), "per_s": round(len(histories) / wall, 1),
             "cpu_ms_per_history": round(sum(f["cpu_s"] for f in found) * 1000
                                         / len(histories), 2),
+            # Fewer than the processes: other work on the machine had the rest of the cores.
+            "cores_used": round(sum(f["cpu_s"] for f in found) / wall, 2),
             "codec_cpu_ms_per_history": round(sum(f["codec_s"] for f in found) * 1000
                                               / len(histories), 2) if keys else None,
             "failures": sum(f["failures"] for f in found), "processes": processes,

@@ -176,7 +176,8 @@ def replay_lines(found: dict[str, Any] | None) -> list[str]:
         for variant, f in part["variants"].items():
             lines.append(f"    {variant:36}{f['histories']:>6} histories {_fmt(f['per_s']):>8}/s"
                          f"  {_fmt(f['cpu_ms_per_history'])} ms CPU each, {f['failures']} "
-                         f"failed, {f.get('processes', 1)} process(es)")
+                         f"failed, {f.get('processes', 1)} process(es) using "
+                         f"{_fmt(f.get('cores_used'))} cores")
         for variant, c in (part.get("codec_share") or {}).items():
             lines.append(f"    codec's share, {variant}: {_fmt(c['codec_cpu_ms'])} of "
                          f"{_fmt(c['with_ms'])} ms CPU per history in the codec "
