@@ -48,6 +48,9 @@ SHOWN = frozenset({
 })
 #: Leaving one of these must show at once, or the record stays in a reviewer's list.
 QUEUES = frozenset({EventState.HELD_AT_GATE, EventState.AWAITING_REVIEW})
+#: A one-marker-shape run (ADR 0053) shows no VALIDATED: its first upsert is the first state an
+#: operator filters on (a queue or a final state), carrying tenant and type if the start did not.
+SHOWN_ONE_MARKER = SHOWN - {EventState.VALIDATED}
 
 
 #: Where an execute or reconcile result ends the event.
@@ -69,6 +72,9 @@ class EventLedger:
         #: which upserted the state on every transition.
         self._coalesce = False
         self._shown: EventState | None = None
+        #: Attributes due with the next state shown (new shape: tenant and type, held from
+        #: VALIDATED, which is not shown, to the first state that is).
+        self._unshown: tuple[SearchAttributeUpdate, ...] = ()
 
     def _next_seq(self) -> int:
         self._seq += 1
@@ -86,10 +92,15 @@ class EventLedger:
         if not self._coalesce:
             workflow.upsert_search_attributes([STATE.value_set(state.value)])
             return
+        one_marker = new_shape()
         shown = state != self._shown and state != EventState.APPROVED and (
-            state in SHOWN or self._shown in QUEUES)
-        updates = [*with_, *([STATE.value_set(state.value)] if shown else [])]
-        if shown and self._shown == EventState.AWAITING_REVIEW and new_shape():
+            state in (SHOWN_ONE_MARKER if one_marker else SHOWN) or self._shown in QUEUES)
+        if one_marker and not shown:
+            self._unshown = (*self._unshown, *with_)
+            return
+        updates = [*self._unshown, *with_, *([STATE.value_set(state.value)] if shown else [])]
+        self._unshown = ()
+        if shown and self._shown == EventState.AWAITING_REVIEW and one_marker:
             # Off the queue, off its ticket: a stale ticket never lists (issue 33).
             updates.append(REVIEW_TICKET.value_unset())
         if shown:

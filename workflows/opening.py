@@ -1,7 +1,8 @@
-"""The first step of a ProcessEventWorkflow run: validation and the idempotency gate (one
-intake activity), the search attributes it makes known, and the intake's terminal states
-(quarantined, duplicate, dead-lettered, superseded). The producer's ``intake`` update answers
-from what this step keeps (``workflows/intake.py``). Deterministic like any workflow code.
+"""The first steps of a ProcessEventWorkflow run: validation and the idempotency gate (one
+intake activity), the search attributes it makes known, the intake's terminal states
+(quarantined, duplicate, dead-lettered, superseded), and the read of the customer record. The
+producer's ``intake`` update answers from what this step keeps (``workflows/intake.py``).
+Deterministic like any workflow code.
 """
 
 from __future__ import annotations
@@ -13,13 +14,21 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
+    from activities.context import ContextActivities
     from activities.intake import IntakeActivities
-    from contracts import EventState, FinalOutcome, IntakeRequest, IntakeResult
+    from contracts import (
+        ContextRequest,
+        ContextResult,
+        EventState,
+        FinalOutcome,
+        IntakeRequest,
+        IntakeResult,
+    )
     from policies.keys import payload_fingerprint
     from workflows import timeouts as t
     from workflows.ledger import COALESCED_SEARCH_ATTRIBUTES
     from workflows.search_attributes import EVENT_TYPE, TENANT
-    from workflows.shape import taken
+    from workflows.shape import new_shape, taken
 
 if TYPE_CHECKING:
     from workflows.sending import SendingLedger
@@ -54,14 +63,7 @@ async def open_event(wf: SendingLedger, request: IntakeRequest) -> IntakeResult 
     wf._ref, wf._policy = intake.ref, intake.policy
     # Tenant and type go with the first state shown: one upsert, not two (older runs: two).
     wf._coalesce = taken(COALESCED_SEARCH_ATTRIBUTES)
-    found: list[SearchAttributeUpdate] = []
-    if intake.event is not None:
-        wf._review.requester = intake.event.source
-        found = [TENANT.value_set(intake.event.tenant_id),
-                 EVENT_TYPE.value_set(intake.event.event_type)]
-        if not wf._coalesce:
-            workflow.upsert_search_attributes(found)
-            found = []
+    found = _found(wf, intake)
     terminal = _TERMINAL.get(intake.status)
     if terminal is not None:
         wf._set_state(terminal, with_=found)
@@ -79,3 +81,41 @@ async def open_event(wf: SendingLedger, request: IntakeRequest) -> IntakeResult 
     wf._set_state(EventState.VALIDATED, with_=found)
     wf._intake = intake
     return intake
+
+
+def _found(wf: SendingLedger, intake: IntakeResult) -> list[SearchAttributeUpdate]:
+    """The tenant and type the first shown state's upsert carries. A new-shape run was started
+    with the producer's claim of both (tollgate/intake/visibility.py, from the start event, so
+    the same on replay): it upserts only what validation corrects, and unsets a claim for an
+    event it did not admit, so the attributes only ever keep validated values."""
+    started = workflow.info().typed_search_attributes
+    if intake.event is None:
+        return ([key.value_unset() for key in (TENANT, EVENT_TYPE) if started.get(key)]
+                if new_shape() else [])
+    wf._review.requester = intake.event.source
+    pairs = ((TENANT, intake.event.tenant_id), (EVENT_TYPE, intake.event.event_type))
+    if new_shape():
+        return [key.value_set(value) for key, value in pairs if started.get(key) != value]
+    found = [key.value_set(value) for key, value in pairs]
+    if not wf._coalesce:
+        workflow.upsert_search_attributes(found)
+        return []
+    return found
+
+
+async def load_context(read: ContextRequest) -> ContextResult:
+    """The customer record, consent and freshness checked (raises when the read failed for
+    good). A new-shape run reads it as a local activity, five history events fewer (ADR 0053):
+    one HTTP read with no side effect, the same policy (20 attempts; bounded by it, so no
+    schedule-to-close is needed), each retry after a workflow timer so a failed read never
+    holds the producer's acknowledgement (``READ_LOCAL_RETRY_THRESHOLD``). Its failure may
+    come unwrapped (an ``ApplicationError``, not an ``ActivityError``)."""
+    summary = "read the minimal customer record; check consent and freshness"
+    if new_shape():
+        return await workflow.execute_local_activity_method(
+            ContextActivities.load_context, read,
+            start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY,
+            local_retry_threshold=t.READ_LOCAL_RETRY_THRESHOLD, summary=summary)
+    return await workflow.execute_activity_method(
+        ContextActivities.load_context, read,
+        start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY, summary=summary)

@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.context import ContextActivities
     from activities.draft import DraftActivities
     from contracts import (
         ContextRequest,
@@ -42,7 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.failures import dead_letter_failure
     from workflows.gate import count_gate_inputs, pass_gate
     from workflows.intake import answer, refuse_known_duplicate
-    from workflows.opening import open_event
+    from workflows.opening import load_context, open_event
     from workflows.resume import carry_of, restore
     from workflows.review import ReviewDesk
     from workflows.sending import CARRY_MEMO, SendingLedger
@@ -163,14 +162,10 @@ class ProcessEventWorkflow(SendingLedger):
         self, request: IntakeRequest, ref: EventRef, policy: PolicySnapshot,
         payload: dict[str, Any],
     ) -> FinalOutcome:
+        read = ContextRequest(ref=ref, payload=payload, policy=policy, seq=self._next_seq())
         try:
-            context = await workflow.execute_activity_method(
-                ContextActivities.load_context,
-                ContextRequest(ref=ref, payload=payload, policy=policy, seq=self._next_seq()),
-                start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY,
-                summary="read the minimal customer record; check consent and freshness",
-            )
-        except ActivityError as err:
+            context = await load_context(read)
+        except (ActivityError, ApplicationError) as err:  # a local activity's may be unwrapped
             if (failure := await dead_letter_failure(ref, "load_context", err)) is None:
                 raise
             return await self._finish(EventState.DEAD_LETTERED, failure.code)

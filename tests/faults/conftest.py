@@ -117,6 +117,25 @@ async def activity_attempts(client: Client, workflow_id: str, name: str) -> list
     return list(found.values())
 
 
+async def local_activity_attempts(client: Client, workflow_id: str,
+                                  name: str) -> list[tuple[int, bool]]:
+    """Local activities of type ``name`` in the workflow's history, in order, as (attempt,
+    failed). A local activity retries inside the worker; the one marker it leaves carries the
+    attempt that ended it and, when it failed for good, the failure."""
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    found = []
+    for event in history.events:
+        if event.event_type != EventType.EVENT_TYPE_MARKER_RECORDED:
+            continue
+        attrs = event.marker_recorded_event_attributes
+        if attrs.marker_name != "core_local_activity":
+            continue
+        data = json.loads(attrs.details["data"].payloads[0].data)
+        if data["activity_type"] == name:
+            found.append((data["attempt"], attrs.HasField("failure")))
+    return found
+
+
 async def timers_started(client: Client, workflow_id: str) -> int:
     history = await client.get_workflow_handle(workflow_id).fetch_history()
     return sum(1 for e in history.events

@@ -27,7 +27,9 @@ async def test_a_run_is_summarised_by_type_tenant_and_state_without_customer_dat
 
     summaries = []
     async for event in handle.fetch_history_events():
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        # A local activity's summary is on its marker (the context read, ADR 0053).
+        if event.event_type in (EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+                                EventType.EVENT_TYPE_MARKER_RECORDED):
             summary = event.user_metadata.summary
             if summary.data:
                 summaries.append(await client.data_converter.decode([summary]))

@@ -1,7 +1,7 @@
 """What an operator's filter sees: the search attribute ``TollgateState`` changes only at the
-states an operator or reviewer filters on (patch ``coalesced-search-attributes``), each change
-one upsert carrying every attribute due at that point, and a decided record leaves the
-reviewer's list at once."""
+states an operator or reviewer filters on (patch ``coalesced-search-attributes``; no VALIDATED
+in a one-marker-shape run, ADR 0053), each change one upsert carrying every attribute due at
+that point, and a decided record leaves the reviewer's list at once."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.converter import default
 
-from contracts import EventState, ReviewDecision
+from contracts import EventState, FinalOutcome, ReviewDecision
 from contracts.search_attributes import parse_review_ticket
 from tests.conftest import Handle, signed_event, start, wait_review
 from tollgate.dev.standins import StandIns
-from workflows.search_attributes import REVIEW_DUE, REVIEW_TICKET, STATE, TENANT
+from tollgate.intake.submit import submit
+from workflows.search_attributes import EVENT_TYPE, REVIEW_DUE, REVIEW_TICKET, STATE, TENANT
 
 
 def new_customer(standins: StandIns) -> str:
@@ -55,7 +56,7 @@ async def decide(handle: Handle, ticket: dict[str, Any], decision: str) -> None:
         role="care_lead", reason="checked", draft_version=ticket["draft_version"]))
 
 
-async def test_an_approved_event_shows_its_four_filtered_states_in_four_upserts(
+async def test_an_approved_event_shows_its_three_filtered_states_in_three_upserts(
     worker_client: tuple[Client, str], standins: StandIns
 ) -> None:
     client, queue = worker_client
@@ -73,11 +74,12 @@ async def test_an_approved_event_shows_its_four_filtered_states_in_four_upserts(
     assert (await handle.result()).state == EventState.SUCCEEDED
     done = await upserts(handle)
     assert [u.get("TollgateState") for u in done] == [
-        "VALIDATED", "AWAITING_REVIEW", "EXECUTING", "SUCCEEDED"]
-    assert set(done[0]) == {"TollgateState", "TollgateTenant", "TollgateEventType"}
-    assert set(done[1]) == {"TollgateState", "TollgateReviewDue", "TollgateReviewTicket"}
+        "AWAITING_REVIEW", "EXECUTING", "SUCCEEDED"]
+    # Started without them (a bare start), tenant and type come with the first state shown.
+    assert set(done[0]) == {"TollgateState", "TollgateTenant", "TollgateEventType",
+                            "TollgateReviewDue", "TollgateReviewTicket"}
     # Leaving the queue unsets the ticket in the same upsert: a decided review never lists.
-    assert set(done[2]) == {"TollgateState", "TollgateReviewTicket"}
+    assert set(done[1]) == {"TollgateState", "TollgateReviewTicket"}
     final = (await handle.describe()).typed_search_attributes
     assert final.get(STATE) == "SUCCEEDED"
     assert final.get(REVIEW_TICKET) is None
@@ -98,5 +100,38 @@ async def test_asking_for_information_takes_the_record_off_the_reviewers_list(
     await decide(handle, second, "reject")
     assert (await handle.result()).state == EventState.REJECTED
     states = [u["TollgateState"] for u in await upserts(handle) if "TollgateState" in u]
-    assert states == ["VALIDATED", "AWAITING_REVIEW", "CONTEXT_READY", "AWAITING_REVIEW",
-                      "REJECTED"]
+    assert states == ["AWAITING_REVIEW", "CONTEXT_READY", "AWAITING_REVIEW", "REJECTED"]
+
+
+async def test_a_submitted_event_is_listed_by_tenant_and_type_from_its_start(
+    worker_client: tuple[Client, str], standins: StandIns
+) -> None:
+    client, queue = worker_client
+    ack = await submit(client, signed_event(new_customer(standins)), task_queue=queue)
+    handle = client.get_workflow_handle(ack.workflow_id, result_type=FinalOutcome)
+    ticket = await wait_review(handle)
+    waiting = (await handle.describe()).typed_search_attributes
+    assert (waiting.get(TENANT), waiting.get(EVENT_TYPE)) == ("acme", "CARE_DUE")
+    await decide(handle, ticket, "reject")
+    assert (await handle.result()).state == EventState.REJECTED
+    done = await upserts(handle)
+    # Validation agreed with the start: the run never upserts them itself.
+    assert [u.get("TollgateState") for u in done] == ["AWAITING_REVIEW", "REJECTED"]
+    assert not any({"TollgateTenant", "TollgateEventType"} & set(u) for u in done)
+
+
+async def test_a_claim_validation_refuses_is_not_left_listed(
+    worker_client: tuple[Client, str], standins: StandIns
+) -> None:
+    """The start lists the producer's claim (patterns checked only); a forged event is
+    quarantined, and its tenant and type leave the listing in the same upsert."""
+    client, queue = worker_client
+    event = json.loads(signed_event(new_customer(standins)))
+    event["payload"]["customer_id"] = new_customer(standins)  # the signature no longer matches
+    ack = await submit(client, json.dumps(event), task_queue=queue)
+    assert ack.status == "invalid"
+    handle = client.get_workflow_handle(ack.workflow_id, result_type=FinalOutcome)
+    assert (await handle.result()).state == EventState.QUARANTINED
+    final = (await handle.describe()).typed_search_attributes
+    assert final.get(STATE) == "QUARANTINED"
+    assert (final.get(TENANT), final.get(EVENT_TYPE)) == (None, None)

@@ -18,6 +18,7 @@ from contracts import EventState, ReviewDecision, target_task_queue
 from tests.conftest import CONVERTER, Handle, signed_event, start, wait_review, worker_settings
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
+from workflows.process_event import DRAFT_TASK_QUEUE
 
 #: The dev server's default partitions per task queue (matching.numTaskqueueReadPartitions).
 PARTITIONS = 4
@@ -52,7 +53,10 @@ async def test_the_send_is_scheduled_on_its_targets_queue(
         async for e in handle.fetch_history_events()
         if e.HasField("activity_task_scheduled_event_attributes")}
     assert scheduled["execute_action"] == target_task_queue(queue, "messaging")
-    assert scheduled["load_context"] == queue  # everything else stays where it was
+    # Everything else stays where it was: the draft on the model's queue, and no other normal
+    # activity (the context read is local in a one-marker-shape run, ADR 0053).
+    assert set(scheduled) == {"execute_action", "draft_message"}
+    assert scheduled["draft_message"] == DRAFT_TASK_QUEUE
 
 
 async def test_a_rate_limit_spaces_a_burst_of_sends_across_workers(

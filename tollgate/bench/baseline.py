@@ -34,7 +34,7 @@ Kind = Literal["activity", "draft", "local", "ack", "wait"]
 SHAPE: tuple[tuple[str, Kind], ...] = (
     ("validate_event", "local"),
     ("intake answered", "ack"),
-    ("load_context", "activity"),
+    ("load_context", "local"),  # local in a one-marker-shape run (ADR 0053)
     ("draft_message", "draft"),
     ("count_gate_inputs", "local"),
     ("open_review (DRAFTED, AWAITING_REVIEW)", "local"),

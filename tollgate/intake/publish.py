@@ -15,6 +15,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from contracts.fanout import BusinessEvent, FanOutRequest, SubscriptionSet
 from policies.subscriptions import load_subscriptions
+from tollgate.intake.visibility import event_attributes
 from workflows.fan_out import FanOutWorkflow, fan_out_id
 
 
@@ -27,7 +28,9 @@ async def publish_event(client: Client, task_queue: str, event: BusinessEvent,
         await client.start_workflow(
             FanOutWorkflow.run, FanOutRequest(event=event, subscriptions=subs),
             id=fan_out_id(event.event_id), task_queue=task_queue,
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            # Findable by tenant and type at once, as an event's run is (ADR 0053).
+            search_attributes=event_attributes(event.tenant_id, event.event_type))
     except WorkflowAlreadyStartedError:
         return "duplicate"
     return "accepted"

@@ -24,17 +24,17 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
-from contracts.base import EVENT_TYPE_PATTERN, ID_PATTERN
+from contracts.base import ID_PATTERN
 from contracts.events import DUPLICATE_REFUSAL, MAX_EVENT_CHARS, IntakeRefusal
 from policies import edge_text
 from policies.keys import event_workflow_id, payload_fingerprint, quarantine_workflow_id
 from policies.redaction import personal_data_kind
 from tollgate.intake.edge import refusal_of, text_refusal
+from tollgate.intake.visibility import start_attributes, summary_of
 from tollgate.observability.tracing import submit_span
 from workflows.process_event import ProcessEventWorkflow
 
 _ID = re.compile(ID_PATTERN)
-_EVENT_TYPE = re.compile(EVENT_TYPE_PATTERN)
 #: How long one delivery keeps being offered while the server is busy with the same workflow's
 #: other deliveries, and the first and longest wait between offers (doubling, jittered in full
 #: so a crowd of copies spreads out instead of returning together).
@@ -184,6 +184,8 @@ async def _offer(client: Client, request: IntakeRequest, wf_id: str,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             static_summary=summary_of(request.raw),
+            # Tenant and type listed from the start: the run need not upsert them (ADR 0053).
+            search_attributes=start_attributes(request.raw),
         )
         try:
             ack: IntakeAck = await client.execute_update_with_start_workflow(
@@ -217,23 +219,6 @@ def _known_duplicate(exc: WorkflowUpdateFailedError, wf_id: str) -> IntakeAck | 
         return None
     state = EventState(cause.details[0]) if cause.details else EventState.RECEIVED
     return IntakeAck(status="duplicate", workflow_id=wf_id, state=state, reason_code="duplicate")
-
-
-def summary_of(raw: str) -> str | None:
-    """The run's static summary in the Web UI: event type and tenant, nothing personal. Only
-    values that pass the id patterns are used, so a producer cannot put free text there."""
-    try:
-        data = json.loads(raw) if len(raw) <= MAX_EVENT_CHARS else None
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    kind, tenant = data.get("event_type"), data.get("tenant_id")
-    if not (isinstance(kind, str) and _EVENT_TYPE.fullmatch(kind)):
-        return None
-    if isinstance(tenant, str) and _ID.fullmatch(tenant):
-        return f"{kind} for tenant {tenant}"
-    return kind
 
 
 def _retrieve_start_error(start: WithStartWorkflowOperation) -> None:
