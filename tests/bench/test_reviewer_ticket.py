@@ -4,6 +4,7 @@ precedes the update; a run that shows none is asked the query first, and the tal
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -38,6 +39,28 @@ def new_event(standins: StandIns) -> str:
     standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
                         consent_messaging=True)
     return signed_event(customer)
+
+
+async def test_listed_run_is_approved_with_no_query(
+        served: tuple[Client, str], standins: StandIns) -> None:
+    client, queue = served
+    handle = await start(client, queue, new_event(standins))
+    await wait_review(handle)
+    entry = await eventually(lambda: listed_entry(client, handle.id),
+                             f"{handle.id} listed with its ticket",
+                             until=lambda e: e is not None and listed_ticket(e) is not None)
+    assert entry is not None
+    counted, queries = counting(client)
+    tally, stop = Tally(), asyncio.Event()
+    reviewing = asyncio.create_task(Reviewer(counted, "tollgate", tally).run(stop, set(), 0.1))
+    try:
+        outcome = await client.get_workflow_handle(handle.id, result_type=FinalOutcome).result()
+    finally:
+        stop.set()
+        await reviewing
+    assert outcome.state == EventState.SUCCEEDED
+    assert tally.reviewer["approved"] == 1 and tally.reviewer["one_message"] == 1
+    assert tally.reviewer["queries"] == 0 and queries.names["review_ticket"] == 0
 
 
 async def test_run_showing_no_ticket_is_asked_the_query_first(

@@ -6,18 +6,21 @@ review to show the draft, posts what it showed (role included), so the decision 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from contracts import EventState, FinalOutcome
 from tests.eventually import eventually
-from tests.http.test_reviews import produce, stack
+from tests.http.test_reviews import produce, stack, token
 from tests.review_queries import QueryCounter, counting
 from tollgate.dev.standins import StandIns
 from tollgate.http.deps import Services
 from tollgate.http.identity import issue_dev_token
+from tollgate.http.inbox import CSRF_COOKIE
 
 pytestmark = pytest.mark.e2e
 __all__ = ["stack"]  # the fixture, shared with the review API's tests
@@ -40,6 +43,60 @@ async def listed_ticket(api: httpx.AsyncClient, headers: dict[str, str], wanted:
         row, f"{wanted} listed with the ticket of draft v{version}", timeout=20, interval=0.1,
         until=lambda r: r is not None and r["draft_version"] == version)
     return found
+
+
+async def test_decision_from_the_listing_needs_no_query_and_a_stale_one_is_refused(
+        stack: tuple[Services, httpx.AsyncClient], standins: StandIns,
+        dev_server: WorkflowEnvironment) -> None:
+    svc, api = stack
+    lan = token(svc)
+    mine = await produce(svc, api, standins, "acme")
+    queries = await counted(svc)
+    first = await listed_ticket(api, lan, mine)
+    asked = await api.post(f"/v1/reviews/{mine}/decision", headers=lan, json={
+        "decision": "request_info", "reason": "Is the due date the 12th?",
+        "request_id": first["request_id"], "draft_version": first["draft_version"]})
+    assert asked.status_code == 200, asked.text
+    second = await listed_ticket(api, lan, mine, version=2)
+    assert second["request_id"] != first["request_id"]
+
+    stale = await api.post(f"/v1/reviews/{mine}/decision", headers=lan, json={
+        "decision": "approve", "reason": "from an old listing",
+        "request_id": first["request_id"], "draft_version": first["draft_version"]})
+    assert stale.status_code == 409
+    assert stale.json()["reason_code"] in ("wrong_request", "stale_draft_version")
+    approved = await api.post(f"/v1/reviews/{mine}/decision", headers=lan, json={
+        "decision": "approve", "reason": "v2 is right",
+        "request_id": second["request_id"], "draft_version": second["draft_version"]})
+    assert approved.status_code == 200, approved.text
+    outcome = await dev_server.client.get_workflow_handle(
+        mine, result_type=FinalOutcome).result()
+    assert outcome.state == EventState.SUCCEEDED
+    assert queries.names["review_ticket"] == 0
+
+
+async def test_inbox_decision_posts_what_the_page_showed_and_asks_nothing(
+        stack: tuple[Services, httpx.AsyncClient], standins: StandIns,
+        dev_server: WorkflowEnvironment) -> None:
+    svc, api = stack
+    mine = await produce(svc, api, standins, "acme")
+    # A token whose first role may not approve: the page names the one the review needs.
+    raw = issue_dev_token(svc.settings.state_dir, reviewer="lan.nguyen", role="trainee",
+                          tenant="acme", roles=("care_lead",))
+    csrf = (await api.get("/inbox/login")).cookies[CSRF_COOKIE]
+    assert (await api.post("/inbox/login", data={"token": raw, "csrf": csrf})).status_code == 303
+    await listed_ticket(api, {}, mine)
+    page = (await api.get(f"/inbox/review/{mine}")).text
+    form = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', page))
+    assert form["role"] == "care_lead" and form["request_id"] and form["draft_version"] == "1"
+    queries = await counted(svc)
+    done = await api.post(f"/inbox/review/{mine}/decision",
+                          data={**form, "csrf": csrf, "decision": "approve", "reason": "ok"})
+    assert done.status_code == 303, done.text
+    outcome = await dev_server.client.get_workflow_handle(
+        mine, result_type=FinalOutcome).result()
+    assert outcome.state == EventState.SUCCEEDED
+    assert queries.names["review_ticket"] == 0
 
 
 async def test_several_roles_and_none_named_ask_the_review_which_it_needs(

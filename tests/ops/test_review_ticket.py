@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from contracts import ReviewAck, ReviewDecision
+from contracts import EventState, FinalOutcome, ReviewAck, ReviewDecision
 from tests.conftest import signed_event, start, wait_review, worker_settings
 from tests.eventually import eventually
 from tests.review_queries import counting, without_ticket
@@ -51,6 +52,45 @@ async def reviewed(handle: WorkflowHandle[Any, Any], version: int) -> ListedTick
         until=lambda r: r.ticket is not None and r.ticket.draft_version == version)
     assert found.ticket is not None and not found.asked
     return found.ticket
+
+
+async def test_decision_from_the_runs_ticket_needs_no_query(
+        served: tuple[Client, str], standins: StandIns) -> None:
+    client, queue = served
+    counted, queries = counting(client)
+    handle = counted.get_workflow_handle(
+        (await start(client, queue, new_event(standins))).id, result_type=FinalOutcome)
+    shown = await wait_review(handle)  # what the workflow itself says is open
+    queries.names.clear()
+    ticket = await reviewed(handle, shown["draft_version"])
+    assert ticket.request_id == shown["request_id"]
+    ack = await handle.execute_update("review", decision(ticket, "approve", "checked"),
+                                      result_type=ReviewAck)
+    assert ack.accepted
+    assert (await handle.result()).state == EventState.SUCCEEDED
+    assert queries.names["review_ticket"] == 0
+    assert await open_review(handle) == RunReview(running=False, ticket=None)
+
+
+async def test_stale_ticket_is_refused_by_the_validator(
+        served: tuple[Client, str], standins: StandIns) -> None:
+    client, queue = served
+    handle = await start(client, queue, new_event(standins))
+    first = await reviewed(handle, 1)
+    asked = await handle.execute_update(
+        "review", decision(first, "request_info", "Is the due date the 12th?"),
+        result_type=ReviewAck)
+    assert asked.accepted
+    second = await reviewed(handle, 2)
+    assert second != first
+    with pytest.raises(WorkflowUpdateFailedError) as refused:
+        await handle.execute_update("review", decision(first, "approve", "old page"))
+    assert isinstance(refused.value.cause, ApplicationError)
+    assert refused.value.cause.type in ("wrong_request", "stale_draft_version")
+    assert (await handle.query("state")) == EventState.AWAITING_REVIEW
+    ack = await handle.execute_update("review", decision(second, "approve", "v2 is right"),
+                                      result_type=ReviewAck)
+    assert ack.accepted and (await handle.result()).state == EventState.SUCCEEDED
 
 
 class _ShowsNoTicket:
