@@ -89,7 +89,9 @@ def test_scenarios_and_replay_are_judged_when_they_ran() -> None:
     dup = {"settings": {"parked": 0}, "tollgate": {"events_per_s": 14.0}}
     parked = {"settings": {"parked": 2000, "worker_rss_mb_once_parked": 172.0},
               "tollgate": {"events_per_s": 14.0, "worker_peak_rss_mb": 205.0}}
-    replay = {"best": {"with_codec": {"per_s": 81.0, "label": "worker sandbox, 2 processes"},
+    replay = {"best": {"with_codec": {"per_s": 81.0, "label": "worker sandbox, 2 processes",
+                                      "cpu_ms_per_history": 14.0,
+                                      "codec_cpu_ms_per_history": 0.42},
                        "without_codec": {"per_s": 120.0}}}
     goals = by_name(report(toll_eps=15.0, phases={"duplicates": dup, "parked": parked},
                            replay=replay))
@@ -98,6 +100,7 @@ def test_scenarios_and_replay_are_judged_when_they_ran() -> None:
     assert goals["parked throughput"].met is True  # 0.93 x the plain phase: 7 % lost
     assert goals["replay"].met is True
     assert "120.0/s without" in goals["replay"].figure
+    assert "the codec 0.42 of 14.0 ms CPU per history" in goals["replay"].figure
     slower = by_name(report(phases={"parked": {**parked, "tollgate": {"events_per_s": 13.0}}}))
     assert slower["parked throughput"].met is False  # 0.87 x: 13 % lost
 

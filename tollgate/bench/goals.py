@@ -131,6 +131,9 @@ def _replay_goal(replay: dict[str, Any] | None) -> Goal:
         return Goal("replay", goal, "not run", None)
     figure = (f"{_f(with_codec['per_s'])}/s with the codec ({with_codec['label']}), "
               f"{_f((without or {}).get('per_s'))}/s without")
+    if with_codec.get("codec_cpu_ms_per_history") is not None:
+        figure += (f"; the codec {_f(with_codec['codec_cpu_ms_per_history'])} of "
+                   f"{_f(with_codec.get('cpu_ms_per_history'))} ms CPU per history")
     return Goal("replay", goal, figure, _at_least(with_codec["per_s"], REPLAY_PER_S))
 
 
