@@ -83,7 +83,7 @@ async def record() -> None:
                 await record_waits.lookalike_requester_refused(client, submit_event, _write)
             if "held_continued_as_new" in ONLY:
                 await _with_ops(settings, lambda ops: record_waits.held_continued_as_new(
-                    client, ops, submit_event, _write))
+                    client, ops, submit_event, _write, settings))
             if not ONLY or "send_refused_dead_lettered" in ONLY:
                 await _send_refused(client, settings, secrets, now)
             if not ONLY or "held_then_woken" in ONLY:

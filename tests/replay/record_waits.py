@@ -54,13 +54,13 @@ async def lookalike_requester_refused(client: Client, submit_event: Any,
 
 
 async def held_continued_as_new(client: Client, ops: Any, submit_event: Any,
-                                write: Any) -> None:
+                                write: Any, settings: Any) -> None:
     from tests.replay.record_histories import _decide
 
     await ops.set_switch(adapter="messaging", tenant_id="acme", closed=True,
                          reason="recording", actor="recorder")
     handle = await submit_event("rec-carry")
-    await _decide(handle, "approve")
+    await _decide(handle, "approve", settings)
     first = (await handle.describe()).run_id
     for _ in range(200):  # wake the hold round after round until the run continues as new
         if (await handle.describe()).run_id != first:
