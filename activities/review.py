@@ -2,9 +2,10 @@
 and the escalation notice to the fallback owner.
 
 ``count_gate_inputs`` and ``open_review`` are store-only and run as local activities (one
-round trip each). ``notify_fallback_owner`` is a regular activity: it is the port a real
-channel (mail, pager) will sit behind, and every attempt of a notification should be visible in
-the history. For now the channel is the ``audit`` table plus one structlog line.
+round trip each; a one-marker-shape run does both in one, ``gate_and_open_review``).
+``notify_fallback_owner`` is a regular activity: it is the port a real channel (mail, pager)
+will sit behind, and every attempt of a notification should be visible in the history. For now
+the channel is the ``audit`` table plus one structlog line.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from temporalio import activity
 
 from adapters.ports.stores import ReviewStore
 from contracts import EscalationNotice, GateCounts, GateCountsRequest, ReviewOpening
+from contracts.fused_steps import GatedOpening
+from policies.gate import evaluate_gate
 
 log = structlog.get_logger("tollgate.review")
 
@@ -34,6 +37,18 @@ class ReviewActivities:
     @activity.defn
     async def open_review(self, opening: ReviewOpening) -> None:
         await self.store.open_review(opening.step, opening.review_due_at)
+
+    @activity.defn
+    async def gate_and_open_review(self, request: GatedOpening) -> GateCounts:
+        """``count_gate_inputs`` then, only when the pure gate on those counts says review,
+        ``open_review``: one local activity for both (a one-marker-shape run, ADR 0053). The
+        workflow applies the same gate to the counts returned, so it knows what was written."""
+        counts = await self.count_gate_inputs(request.counts)
+        gate = evaluate_gate(request.policy, request.draft, sends_today=counts.sends_today,
+                             overdue_reviews=counts.overdue_reviews)
+        if gate.route == "review":
+            await self.open_review(request.opening)
+        return counts
 
     @activity.defn
     async def notify_fallback_owner(self, notice: EscalationNotice) -> None:

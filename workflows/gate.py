@@ -31,16 +31,19 @@ async def count_gate_inputs(ref: EventRef, policy: PolicySnapshot) -> GateCounts
 async def pass_gate(
     ref: EventRef, policy: PolicySnapshot, draft: DraftResult, *,
     state: Callable[[], EventState], record: Callable[..., Awaitable[None]], hold: Hold,
+    count: Callable[[], Awaitable[GateCounts]] | None = None,
 ) -> GateDecision | None:
     """The gate on fresh counts. While it says ``hold`` the event waits here
     (HELD_AT_GATE, written once through ``record``) and asks again when woken (a decided review
     of the tenant) or on the fallback timer: a hold never approves and never sends. None: the
-    history budget is spent; the run continues as new and resumes here."""
+    history budget is spent; the run continues as new and resumes here. ``count``: what reads
+    the counts, when not ``count_gate_inputs`` (a new-shape run opens the review in the same
+    local activity: ``workflows.fused.ReviewOpener``)."""
     draft_only = evaluate_gate(policy, draft)
     if draft_only.route == "stop":  # a refused or missing draft: final, nothing to count
         return draft_only
     while True:
-        counts = await count_gate_inputs(ref, policy)
+        counts = await (count() if count is not None else count_gate_inputs(ref, policy))
         gate = evaluate_gate(policy, draft, sends_today=counts.sends_today,
                              overdue_reviews=counts.overdue_reviews)
         if gate.route != "hold":

@@ -108,14 +108,12 @@ class EventLedger:
         if updates:
             workflow.upsert_search_attributes(updates)
 
-    async def _record(self, states: list[EventState], reason: str, *,
-                      draft: DraftResult | None = None, decision: ReviewDecision | None = None,
-                      outcome: FinalOutcome | None = None, reason_code: str | None = None,
-                      review_due_at: datetime | None = None,
-                      shown_with: Sequence[SearchAttributeUpdate] = ()) -> None:
-        """One local activity writing the transitions and the step's own write; entering a
-        review (``review_due_at`` given) also stamps its SLA on the events row, and its upsert
-        carries ``shown_with`` (the review's ticket) besides the due time."""
+    def _step(self, states: list[EventState], reason: str, *,
+              draft: DraftResult | None = None, decision: ReviewDecision | None = None,
+              outcome: FinalOutcome | None = None,
+              reason_code: str | None = None) -> StepRecord:
+        """``states`` as numbered transitions from the current state (``_seq`` advances) with
+        the step's own write: what a store step writes. The run's state is not changed here."""
         assert self._ref is not None
         transitions = []
         previous = self._state
@@ -124,9 +122,20 @@ class EventLedger:
                                           to_state=state, actor=self._actor(decision),
                                           reason=reason))
             previous = state
-        step = StepRecord(ref=self._ref, transitions=transitions, draft=draft, decision=decision,
+        return StepRecord(ref=self._ref, transitions=transitions, draft=draft, decision=decision,
                           outcome=outcome, reason_code=reason_code,
                           policy_version=self._policy.version if self._policy else None)
+
+    async def _record(self, states: list[EventState], reason: str, *,
+                      draft: DraftResult | None = None, decision: ReviewDecision | None = None,
+                      outcome: FinalOutcome | None = None, reason_code: str | None = None,
+                      review_due_at: datetime | None = None,
+                      shown_with: Sequence[SearchAttributeUpdate] = ()) -> None:
+        """One local activity writing the transitions and the step's own write; entering a
+        review (``review_due_at`` given) also stamps its SLA on the events row, and its upsert
+        carries ``shown_with`` (the review's ticket) besides the due time."""
+        step = self._step(states, reason, draft=draft, decision=decision, outcome=outcome,
+                          reason_code=reason_code)
         if review_due_at is None:
             await workflow.execute_local_activity_method(
                 StepActivities.record_step, step,
@@ -137,11 +146,16 @@ class EventLedger:
                 ReviewActivities.open_review, ReviewOpening(step=step, review_due_at=review_due_at),
                 start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
             )
-            if self._coalesce:  # older runs upserted the due time on its own (ReviewDesk)
-                self._set_state(states[-1], with_=[REVIEW_DUE.value_set(review_due_at),
-                                                   *shown_with])
-                return
-        self._set_state(states[-1])
+        self._entered(states[-1], review_due_at=review_due_at, shown_with=shown_with)
+
+    def _entered(self, state: EventState, *, review_due_at: datetime | None = None,
+                 shown_with: Sequence[SearchAttributeUpdate] = ()) -> None:
+        """``state`` once its step is written; a review's due time (and ``shown_with``) go in
+        the same upsert (older runs upserted the due time on its own: ReviewDesk)."""
+        if review_due_at is not None and self._coalesce:
+            self._set_state(state, with_=[REVIEW_DUE.value_set(review_due_at), *shown_with])
+        else:
+            self._set_state(state)
 
     def _actor(self, decision: ReviewDecision | None) -> str:
         return f"reviewer:{decision.reviewer}" if decision else "workflow"

@@ -39,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import timeouts as t
     from workflows.decision_guard import guard_decision, validate_decision, without_token
     from workflows.failures import dead_letter_failure
+    from workflows.fused import ReviewOpener, approve_and_send
     from workflows.gate import count_gate_inputs, pass_gate
     from workflows.intake import answer, refuse_known_duplicate
     from workflows.opening import load_context, open_event
@@ -190,8 +191,11 @@ class ProcessEventWorkflow(SendingLedger):
                 return await self._finish(EventState.FAILED_VALIDATION, "draft_failed")
             if auto_routable(ref, policy, draft):  # triage only, and never with a reply
                 return await auto_route(self, request, ref, policy, draft)
+            # A new-shape run opens the review in the gate's own local activity.
+            opener = ReviewOpener(self, ref, policy, draft) if shape.new_shape() else None
             gate = await pass_gate(ref, policy, draft, state=lambda: self._state,
-                                   record=self._record, hold=self._hold)
+                                   record=self._record, hold=self._hold,
+                                   count=opener.count if opener else None)
             if gate is None:
                 self._continue(request, self._carry("gate", draft, fields=fields))
             self._gate = gate
@@ -199,8 +203,9 @@ class ProcessEventWorkflow(SendingLedger):
                 state = (EventState.FAILED_VALIDATION if draft.status == "failed_validation"
                          else EventState.STOPPED)
                 return await self._finish(state, self._gate.reason_code, draft=draft)
-            decision = await self._review.await_decision(ref, self._gate, draft,
-                                                         state=self._state, record=self._record)
+            decision = await self._review.await_decision(
+                ref, self._gate, draft, state=self._state, record=self._record,
+                opened=opener.opened if opener else None, entered=self._entered)
             if decision is None:
                 return await self._finish(EventState.EXPIRED, "review_deadline_passed")
             if decision.decision == "reject":
@@ -216,6 +221,8 @@ class ProcessEventWorkflow(SendingLedger):
         if draft.draft is None:
             # An unreadable draft has nothing to send: the reviewer should have asked for info.
             return await self._finish(EventState.STOPPED, "nothing_to_send", decision=decision)
+        if shape.new_shape():  # re-count, record and mint in one local activity
+            return await approve_and_send(self, request, ref, policy, draft, decision)
         # Counted again: another approved event for this customer may have sent meanwhile.
         counts = await count_gate_inputs(ref, policy)
         final = evaluate_gate(policy, draft, sends_today=counts.sends_today)

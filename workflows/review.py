@@ -9,6 +9,7 @@ never changes the event's state itself: the workflow passes its state in and its
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from temporalio import workflow
@@ -43,6 +44,20 @@ IDENTITY_KEY_SOD = "identity-key-separation-of-duties"
 #: workflow.patched() id: a decision by signal decides nothing (no validator ran on it, so no
 #: identity was verified: ADR 0026); it is recorded as refused ``unverified_signal``.
 SIGNALS_UNVERIFIED = "signal-decisions-refused"
+
+
+#: Why a review opens, as its transitions say.
+OPENING_REASON = "draft validated, waiting for an authorised reviewer"
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A review the gate's local activity already opened (``workflows.fused``): its
+    transitions' last state, its start and its SLA."""
+
+    state: EventState
+    start: datetime
+    due: datetime
 
 
 class ReviewDesk:
@@ -156,10 +171,14 @@ class ReviewDesk:
         return ReviewAck(accepted=True, state=state, message=f"{decision.decision} accepted")
 
     async def await_decision(self, ref: EventRef, gate: GateDecision, draft: DraftResult, *,
-                             state: EventState,
-                             record: Callable[..., Awaitable[None]]) -> ReviewDecision | None:
+                             state: EventState, record: Callable[..., Awaitable[None]],
+                             opened: Opened | None = None,
+                             entered: Callable[..., None] | None = None,
+                             ) -> ReviewDecision | None:
         """Open a review and wait for a valid decision; at the SLA tell the fallback owner and
-        keep waiting, at the deadline expire (None). A timeout never approves."""
+        keep waiting, at the deadline expire (None). A timeout never approves. ``opened``: the
+        gate's local activity already wrote the opening (a new-shape run); only the state is
+        entered then, through ``entered``."""
         self.request_id = str(workflow.uuid4())
         if self.shown is not None and self.shown is not draft:
             # A new version after request-info: the ticket shows what changed and why.
@@ -167,8 +186,8 @@ class ReviewDesk:
             self.answering = self.decision.reason if self.decision else None
         self.shown, self.escalated = draft, False
         self.decision = None
-        start = workflow.now()
-        self.due = start + gate.review_sla
+        start = opened.start if opened else workflow.now()
+        self.due = opened.due if opened else start + gate.review_sla
         self.deadline = start + gate.review_deadline
         if not taken(COALESCED_SEARCH_ATTRIBUTES):  # else set with the state
             workflow.upsert_search_attributes([REVIEW_DUE.value_set(self.due)])
@@ -178,8 +197,11 @@ class ReviewDesk:
         # decides without a query first (new-shape runs; the upsert leaving the queue unsets it).
         ticket = ([REVIEW_TICKET.value_set(review_ticket_value(self.request_id, draft.version))]
                   if new_shape() else [])
-        await record(opening, "draft validated, waiting for an authorised reviewer",
-                     draft=draft, review_due_at=self.due, shown_with=ticket)
+        if opened is not None and entered is not None:
+            entered(opened.state, review_due_at=self.due, shown_with=ticket)
+        else:
+            await record(opening, OPENING_REASON, draft=draft, review_due_at=self.due,
+                         shown_with=ticket)
         try:
             await workflow.wait_condition(lambda: self.decision is not None,
                                           timeout=gate.review_sla)

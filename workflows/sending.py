@@ -72,13 +72,12 @@ class SendingLedger(EventLedger):
         workflow.logger.info("history budget spent at %s: continuing as new", carry.at)
         workflow.continue_as_new(request, memo={CARRY_MEMO: carry})
 
-    async def _execute(
-        self, request: IntakeRequest, ref: EventRef, policy: PolicySnapshot, draft: DraftResult,
-        decision: ReviewDecision,
-    ) -> FinalOutcome:
+    def _action(self, ref: EventRef, policy: PolicySnapshot, draft: DraftResult,
+                decision: ReviewDecision) -> ActionRequest:
+        """The approved action, keyed by business data."""
         assert draft.draft is not None
         rule = policy.rule
-        action = ActionRequest(
+        return ActionRequest(
             ref=ref, adapter=rule.adapter, action=rule.action,
             action_key=action_key(ref.tenant_id, ref.event_id, rule.adapter, rule.action),
             # A triage assignment goes out on the ticket (contracts/triage.py).
@@ -86,6 +85,12 @@ class SendingLedger(EventLedger):
             policy_version=policy.version,
             approved_by=decision.reviewer,
         )
+
+    async def _execute(
+        self, request: IntakeRequest, ref: EventRef, policy: PolicySnapshot, draft: DraftResult,
+        decision: ReviewDecision,
+    ) -> FinalOutcome:
+        action = self._action(ref, policy, draft, decision)
         self._set_state(EventState.EXECUTING)
         exec_seq = self._next_seq()
         # Older runs send from the main queue (its workers still serve execute_action there).

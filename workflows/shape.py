@@ -21,6 +21,14 @@ from temporalio import workflow
 #: workflow.patched() id of the new shape: one marker, every earlier ProcessEvent patch taken,
 #: and the run's own changes of issue 33. Never reuse or remove while older histories may run.
 ONE_MARKER_SHAPE = "one-marker-shape"
+#: The patches the shape takes, all older than it. A patch added after it is not one of them:
+#: a shape run started before that patch must still answer False for it, so a later change to
+#: ProcessEvent asks ``workflow.patched()`` itself (docs/patches.md).
+COVERED = frozenset({
+    "intake-as-local-activity", "coalesced-search-attributes", "count-duplicate-deliveries",
+    "step-failure-dead-letters", "woken-holds", "identity-key-separation-of-duties",
+    "signal-decisions-refused", "target-task-queue", "action-token",
+})
 #: The instance attribute holding the answer: None until asked. Only ProcessEventWorkflow
 #: declares it (``__init__``).
 FLAG = "_new_shape"
@@ -46,5 +54,8 @@ def new_shape() -> bool:
 
 
 def taken(patch_id: str) -> bool:
-    """``workflow.patched(patch_id)``, answered True with no marker in a new-shape run."""
+    """``workflow.patched(patch_id)``, answered True with no marker in a new-shape run; only
+    for a patch older than the shape (``COVERED``: any other id is a programming error)."""
+    if patch_id not in COVERED:
+        raise ValueError(f"{patch_id} is newer than the shape: ask workflow.patched() for it")
     return True if new_shape() else workflow.patched(patch_id)

@@ -1,7 +1,8 @@
 """Issue 25: "a recording step that keeps failing shows in ops status", through the real
 pipeline. PostgreSQL is made to refuse the review's opening (a trigger on its transition), so
-`open_review` fails on every try and the event stays where it was (CONTEXT_READY: the opening
-writes DRAFTED and AWAITING_REVIEW in one statement); `ops status` names the step and
+the review's opening (`gate_and_open_review` in a one-marker-shape run, ADR 0053) fails on
+every try and the event stays where it was (CONTEXT_READY: the opening writes DRAFTED and
+AWAITING_REVIEW in one statement); `ops status` names the step and
 the event and exits 6; once PostgreSQL takes the row again the review opens and the sign goes."""
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from tests.eventually import eventually
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.exits import Exit
 
+#: The step that opens a review: the gate's counts and the opening in one local activity.
+OPENING = "gate_and_open_review"
 REFUSE_REVIEWS = """
 CREATE FUNCTION refuse_reviews() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION 'review rows refused for this test'; END $$;
@@ -49,14 +52,14 @@ async def test_a_review_that_cannot_be_recorded_shows_until_it_can(
         async def failing_tries() -> int:
             return int(await pool.fetchval(
                 "SELECT coalesce(max(attempts), 0) FROM failing_steps"
-                " WHERE workflow_id = $1 AND step = 'open_review'", handle.id) or 0)
+                " WHERE workflow_id = $1 AND step = $2", handle.id, OPENING) or 0)
 
-        await eventually(failing_tries, "open_review recorded as failing")
+        await eventually(failing_tries, f"{OPENING} recorded as failing")
         code, report = status(database_url, tmp_path)
         assert code == Exit.ATTENTION
         failing = report["failing_steps"]
         assert isinstance(failing, dict)
-        assert failing["by_step"] == {"open_review": 1}
+        assert failing["by_step"] == {OPENING: 1}
         assert failing["oldest"]["workflow_id"] == handle.id
         assert failing["oldest"]["error_class"] == "unclassified"
         assert await pool.fetchval("SELECT state FROM events WHERE workflow_id = $1",

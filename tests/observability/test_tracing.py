@@ -102,7 +102,10 @@ async def test_one_event_is_one_trace_from_submit_to_receipt_and_reconciler(
     for expected in ("tollgate.submit", "StartUpdateWithStartWorkflow:ProcessEvent",
                      "RunWorkflow:ProcessEvent", "RunActivity:validate_event",
                      "RunActivity:load_context", "RunActivity:draft_message",
-                     "RunActivity:open_review", "RunActivity:execute_action",
+                     # The gate's counts and the review's opening: one local activity in a
+                     # one-marker-shape run (ADR 0053), as the approval and its mint are.
+                     "RunActivity:gate_and_open_review", "RunActivity:approve_and_mint",
+                     "RunActivity:execute_action",
                      "StartChildWorkflow:ReconcileWrite", "RunWorkflow:ReconcileWrite",
                      "RunActivity:lookup_write", "RunActivity:record_step"):
         assert expected in names, expected

@@ -328,13 +328,19 @@ async def test_daily_limit_stops_further_sends_to_a_customer(
     assert (await decide(second, tickets[1])).accepted
     late = await second.result()
     assert (late.state, late.reason_code) == (EventState.STOPPED, "daily_limit")
+    # Stopped by the re-count: no approval written, and the numbers go on without a gap.
+    rows = await fetch(database_url, "SELECT seq, to_state FROM state_transitions"
+                       " WHERE workflow_id = $1 ORDER BY seq", second.id)
+    assert "APPROVED" not in [r["to_state"] for r in rows]
+    assert [r["seq"] for r in rows] == list(range(rows[0]["seq"], rows[0]["seq"] + len(rows)))
     # A new event stops at the gate: nobody is asked to review it.
     third = await start(client, queue, signed_event(customer, tenant="globex"))
     stopped = await third.result()
     assert (stopped.state, stopped.reason_code) == (EventState.STOPPED, "daily_limit")
-    states = [r["to_state"] for r in await fetch(
-        database_url, "SELECT to_state FROM state_transitions WHERE workflow_id = $1", third.id)]
-    assert "AWAITING_REVIEW" not in states
+    rows = await fetch(database_url, "SELECT seq, to_state FROM state_transitions"
+                       " WHERE workflow_id = $1 ORDER BY seq", third.id)
+    assert "AWAITING_REVIEW" not in [r["to_state"] for r in rows]
+    assert [r["seq"] for r in rows] == list(range(rows[0]["seq"], rows[0]["seq"] + len(rows)))
     assert sent_to(standins, customer) == 1
 
 

@@ -36,11 +36,11 @@ SHAPE: tuple[tuple[str, Kind], ...] = (
     ("intake answered", "ack"),
     ("load_context", "local"),  # local in a one-marker-shape run (ADR 0053)
     ("draft_message", "draft"),
-    ("count_gate_inputs", "local"),
-    ("open_review (DRAFTED, AWAITING_REVIEW)", "local"),
+    # Fused in a one-marker-shape run (ADR 0053): the gate's counts with the review's opening,
+    # the re-count with the approval's record and the action token's mint.
+    ("gate_and_open_review (counts, DRAFTED, AWAITING_REVIEW)", "local"),
     ("review", "wait"),
-    ("count_gate_inputs", "local"),
-    ("record_step (APPROVED)", "local"),
+    ("approve_and_mint (re-count, APPROVED, action token)", "local"),
     ("execute_action", "activity"),
     ("record_step (SUCCEEDED)", "local"),
 )

@@ -13,6 +13,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.action_token import ActionTokenActivities, TokenGuard
+from activities.approval import ApprovalActivities
 from activities.circuit import Circuit
 from activities.consumer_intake import ConsumerIntakeActivities
 from activities.context import ContextActivities
@@ -102,6 +103,7 @@ async def main_worker(client: Client, settings: Settings, *,
     token_store = ActionTokenStore(pool)
     tokens = ActionTokenActivities(token_store, token_key,
                                    timedelta(seconds=settings.worker.action_token_ttl_s))
+    approval = ApprovalActivities(review, steps, tokens)
     execute = ExecuteActivities(
         store, receipts, ops, adapters, crm, RolloutStore(pool), circuit=circuit,
         lookup_windows={name: timedelta(seconds=c.lookup_window_s)
@@ -139,6 +141,7 @@ async def main_worker(client: Client, settings: Settings, *,
             intake.validate_event, intake.count_duplicate, context.load_context,
             steps.record_step, steps.record_refusal,
             review.count_gate_inputs, review.open_review, review.notify_fallback_owner,
+            review.gate_and_open_review, approval.approve_and_mint,
             tokens.mint_action_token, execute.execute_action, reconcile.lookup_write,
             reconcile.resend_write,
             reconcile.dead_letter_write, sweep.sweep_receipts, dead_letters.dead_letter_step,
