@@ -105,17 +105,11 @@ def _found(wf: SendingLedger, intake: IntakeResult) -> list[SearchAttributeUpdat
 
 async def load_context(read: ContextRequest) -> ContextResult:
     """The customer record, consent and freshness checked (raises when the read failed for
-    good). A new-shape run reads it as a local activity, five history events fewer (ADR 0053):
-    one HTTP read with no side effect, the same policy (20 attempts; bounded by it, so no
-    schedule-to-close is needed), each retry after a workflow timer so a failed read never
-    holds the producer's acknowledgement (``READ_LOCAL_RETRY_THRESHOLD``). Its failure may
-    come unwrapped (an ``ApplicationError``, not an ``ActivityError``)."""
-    summary = "read the minimal customer record; check consent and freshness"
-    if new_shape():
-        return await workflow.execute_local_activity_method(
-            ContextActivities.load_context, read,
-            start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY,
-            local_retry_threshold=t.READ_LOCAL_RETRY_THRESHOLD, summary=summary)
+    good). A regular activity in every run, new shape too: a workflow task completes only once
+    its local activities have, and the producer's acknowledgement goes out with the first task,
+    so a local read would make every producer wait for the CRM (ADR 0053: tried, measured, given
+    back)."""
     return await workflow.execute_activity_method(
         ContextActivities.load_context, read,
-        start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY, summary=summary)
+        start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY,
+        summary="read the minimal customer record; check consent and freshness")

@@ -8,6 +8,7 @@ never changes the event's state itself: the workflow passes its state in and its
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -202,10 +203,7 @@ class ReviewDesk:
         else:
             await record(opening, OPENING_REASON, draft=draft, review_due_at=self.due,
                          shown_with=ticket)
-        try:
-            await workflow.wait_condition(lambda: self.decision is not None,
-                                          timeout=gate.review_sla)
-        except TimeoutError:
+        if not await self._decided_within(gate.review_sla):
             notified = await self._notify_fallback_owner(ref, gate, draft)
             self.escalated = True
             await record([EventState.AWAITING_REVIEW],
@@ -218,6 +216,34 @@ class ReviewDesk:
             except TimeoutError:
                 return None
         return self.decision
+
+    async def _decided_within(self, sla: timedelta) -> bool:
+        """Wait for a decision until the SLA; False when the SLA passed first.
+
+        In a new-shape run the SLA's timer is left to lapse when an approval or a rejection
+        comes first, instead of being cancelled: the cancel is a history event, while a timer
+        still pending when the run ends writes nothing (a run still open when it fires, a send
+        held past the SLA, takes one idle wake-up). A request-info cancels it, since the run
+        goes on to another review. Older runs cancelled it, and replay keeps them so."""
+        if not new_shape():
+            try:
+                await workflow.wait_condition(lambda: self.decision is not None, timeout=sla)
+            except TimeoutError:
+                return False
+            return True
+        passed = False
+
+        def lapse() -> None:
+            nonlocal passed
+            passed = True
+
+        timer = asyncio.get_running_loop().call_later(sla.total_seconds(), lapse)
+        await workflow.wait_condition(lambda: self.decision is not None or passed)
+        if self.decision is None:
+            return False
+        if self.decision.decision == "request_info":
+            timer.cancel()
+        return True
 
     async def _notify_fallback_owner(
         self, ref: EventRef, gate: GateDecision, draft: DraftResult

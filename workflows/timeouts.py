@@ -25,11 +25,6 @@ STORE_RETRY = _retry(timedelta(milliseconds=200), timedelta(seconds=10))
 
 READ_TIMEOUT = timedelta(seconds=30)
 READ_RETRY = _retry(timedelta(milliseconds=500), timedelta(seconds=30), attempts=20)
-#: The context read as a local activity (one-marker shape, ADR 0053) retries on a workflow timer,
-#: not inside the worker: a workflow task completes only once its local activities have, and
-#: the producer's acknowledgement goes out with that task, so a CRM outage would hold the ack
-#: for the whole retry (up to the task's heartbeat). Every READ_RETRY backoff is above this.
-READ_LOCAL_RETRY_THRESHOLD = timedelta(milliseconds=100)
 
 DRAFT_TIMEOUT = timedelta(seconds=60)
 DRAFT_RETRY = _retry(timedelta(seconds=1), timedelta(seconds=20), attempts=DRAFT_MAX_ATTEMPTS)

@@ -16,7 +16,7 @@ from contracts import EventState
 from tests.cli.helpers import run_ops
 from tests.conftest import signed_event, start, worker_settings
 from tests.eventually import eventually
-from tests.faults.conftest import activity_attempts, local_activity_attempts, send_key
+from tests.faults.conftest import activity_attempts, send_key
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, sent
 from tollgate.dev.standins import StandIns
 
@@ -93,6 +93,5 @@ async def test_a_customer_record_the_crm_refuses_is_dead_lettered(
         " WHERE workflow_id = $1", handle.id)
     assert [tuple(r.values()) for r in letters] == [
         ("dead_letter", "crm_403", "integrations-oncall", None)]
-    # A local activity in a new-shape run (ADR 0053): one marker, its first attempt, failed.
-    assert await activity_attempts(client, handle.id, "load_context") == []
-    assert await local_activity_attempts(client, handle.id, "load_context") == [(1, True)]
+    assert [(a.attempt, a.result) for a in await activity_attempts(
+        client, handle.id, "load_context")] == [(1, None)]

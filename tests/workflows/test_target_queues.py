@@ -53,9 +53,10 @@ async def test_the_send_is_scheduled_on_its_targets_queue(
         async for e in handle.fetch_history_events()
         if e.HasField("activity_task_scheduled_event_attributes")}
     assert scheduled["execute_action"] == target_task_queue(queue, "messaging")
-    # Everything else stays where it was: the draft on the model's queue, and no other normal
-    # activity (the context read is local in a one-marker-shape run, ADR 0053).
-    assert set(scheduled) == {"execute_action", "draft_message"}
+    # Everything else stays where it was: the context read on the main queue, the draft on the
+    # model's, and no other normal activity.
+    assert set(scheduled) == {"load_context", "execute_action", "draft_message"}
+    assert scheduled["load_context"] == queue
     assert scheduled["draft_message"] == DRAFT_TASK_QUEUE
 
 

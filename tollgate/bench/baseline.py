@@ -34,7 +34,7 @@ Kind = Literal["activity", "draft", "local", "ack", "wait"]
 SHAPE: tuple[tuple[str, Kind], ...] = (
     ("validate_event", "local"),
     ("intake answered", "ack"),
-    ("load_context", "local"),  # local in a one-marker-shape run (ADR 0053)
+    ("load_context", "activity"),
     ("draft_message", "draft"),
     # Fused in a one-marker-shape run (ADR 0053): the gate's counts with the review's opening,
     # the re-count with the approval's record and the action token's mint.
