@@ -22,6 +22,11 @@ import functools
 import unicodedata
 from dataclasses import dataclass
 
+# Imported with this module and handed to ``files()`` as a module, not by name on the table's
+# first use: by name, the workflow sandbox imported the package (and its ``_version``) mid-run,
+# which the SDK warns about on every replay in its default sandbox.
+import confusable_homoglyphs
+
 #: ASCII characters read as one another in a name (``identity_key``'s last step).
 _ASCII_SKELETON = str.maketrans({"1": "l", "i": "l", "|": "l", "0": "o"})
 
@@ -158,6 +163,6 @@ def _table() -> dict[str, list[dict[str, str]]]:
     import json
     from importlib.resources import files
 
-    data = files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
+    data = files(confusable_homoglyphs).joinpath("confusables.json").read_text("utf-8")
     table: dict[str, list[dict[str, str]]] = json.loads(data)
     return table
