@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import click
@@ -127,17 +128,26 @@ for _name, _decision in DECISIONS.items():
 async def review_decide(
     client: Client, s: Settings, workflow_id: str, *, decision: str, reviewer: str,
     role: str, reason: str, tenant: str | None, draft_version: int, request_id: str,
-    token: str | None = None,
+    token: str | None = None, patience: timedelta | None = None,
 ) -> int:
     """Send one decision for the draft version and request the reviewer saw; 0 accepted,
-    1 refused (with the reason)."""
+    1 refused (with the reason). No worker taking it within ``patience`` (``DECISION_TIMEOUT``):
+    exit 3, one line."""
+    import asyncio
+
     from pydantic import ValidationError
-    from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+    from temporalio.client import (
+        WorkflowExecutionStatus,
+        WorkflowUpdateFailedError,
+        WorkflowUpdateRPCTimeoutOrCancelledError,
+    )
     from temporalio.exceptions import ApplicationError
     from temporalio.service import RPCError
 
     from contracts import ReviewAck, ReviewDecision
+    from tollgate.ops.review_ticket import DECISION_TIMEOUT
 
+    patience = patience or DECISION_TIMEOUT
     handle = client.get_workflow_handle(workflow_id)
     running = (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
     try:
@@ -149,7 +159,16 @@ async def review_decide(
         raise Failure(Exit.USAGE, f"invalid decision: {first['loc'][0]}: {first['msg']}") from None
     if running:
         try:
-            ack = await handle.execute_update("review", made, result_type=ReviewAck)
+            ack = await asyncio.wait_for(
+                handle.execute_update("review", made, result_type=ReviewAck),
+                patience.total_seconds())
+        except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+            # wait_for cancels the call, which the SDK reports as its own error.
+            raise Failure(Exit.UNREACHABLE,
+                          f"{workflow_id}: no worker took the decision within "
+                          f"{patience.total_seconds():g} s (it may still be delivered): read "
+                          "the review again (`tollgate review show`) before deciding again"
+                          ) from None
         except (WorkflowUpdateFailedError, RPCError) as exc:
             cause = exc.cause if isinstance(exc, WorkflowUpdateFailedError) else None
             if isinstance(cause, ApplicationError):  # the update validator said no

@@ -23,11 +23,9 @@ from contracts.triage import Assignment
 from tollgate.http.deps import Services
 from tollgate.http.identity import Identity
 from tollgate.http.review_evidence import evidence_fields
+from tollgate.ops.review_ticket import DECISION_TIMEOUT
 
 QUERY_TIMEOUT = timedelta(seconds=10)
-#: A decision waits this long for a worker to take it, then answers 503 (the update may still
-#: be delivered later: the reviewer reads the review again before deciding again).
-DECISION_TIMEOUT = timedelta(seconds=30)
 #: What a workflow id of this project can look like (``event/{tenant}/{key}``,
 #: ``quarantine/{hash}``); anything else cannot be a review, so it is not looked up.
 _WORKFLOW_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,299}")
@@ -154,7 +152,11 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
     no ``review_ticket`` query precedes the update: one message to the workflow (issue 33). A
     stale name is the validator's to refuse, as before.
     """
-    from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+    from temporalio.client import (
+        WorkflowExecutionStatus,
+        WorkflowUpdateFailedError,
+        WorkflowUpdateRPCTimeoutOrCancelledError,
+    )
     from temporalio.exceptions import ApplicationError
     from temporalio.service import RPCError
 
@@ -183,7 +185,8 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
                                        exc.cause.type or "refused")
         return DecisionOut(accepted=False, state="AWAITING_REVIEW", message=exc.cause.message,
                            reason_code=exc.cause.type)
-    except TimeoutError:
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+        # wait_for cancels the call, which the SDK reports as its own error, not a TimeoutError.
         raise HTTPException(503, "no worker took the decision in time; read the review "
                             "again before deciding again") from None
     except RPCError:

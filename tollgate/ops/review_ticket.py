@@ -12,6 +12,7 @@ callers ask the query then, as before.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, WorkflowHandle
@@ -19,6 +20,11 @@ from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, Workfl
 from contracts import EventState, ReviewTicket
 from contracts.search_attributes import parse_review_ticket
 from workflows.search_attributes import REVIEW_TICKET, STATE
+
+#: How long a decision waits for a worker to take it before the reviewer is told so (the HTTP
+#: API answers 503, the CLI exits 3): the update may still be delivered later, so the reviewer
+#: reads the review again before deciding again.
+DECISION_TIMEOUT = timedelta(seconds=30)
 
 
 @dataclass(frozen=True)

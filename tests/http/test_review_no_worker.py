@@ -1,0 +1,59 @@
+"""A decision that no worker takes: the review API answers 503 after its patience, never a 500
+and never a wait without end (the SDK reports the cancelled update call as its own error, not
+as a TimeoutError, which the API once missed)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from adapters.postgres.store import create_pool
+from tests.conftest import TENANT_SECRETS, worker_settings
+from tests.http.conftest import http_settings
+from tests.http.test_review_handshake import listed_ticket
+from tests.http.test_reviews import produce, token
+from tollgate.dev.standins import StandIns
+from tollgate.http import review_service
+from tollgate.http.app import create_app
+from tollgate.http.deps import Services, TemporalLink
+from tollgate.http.identity import verifier_from_settings
+from tollgate.http.ratelimit import TenantRateLimiter
+from worker import draft_worker, main_worker
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_a_decision_no_worker_takes_is_503(
+        dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(review_service, "DECISION_TIMEOUT", timedelta(seconds=1))
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    address = dev_server.client.service_client.config.target_host
+    settings = http_settings(database_url, tmp_path, address, queue)
+    pool = await create_pool(database_url)
+    svc = Services(settings=settings, pool=pool, tenant_secrets=TENANT_SECRETS,
+                   limiter=TenantRateLimiter(rate=1000, burst=1000),
+                   temporal=TemporalLink(address, settings.namespace, settings.env),
+                   verifier=verifier_from_settings(settings))
+    wsettings = worker_settings(database_url, standins, tmp_path, queue)
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(svc)),
+                                     base_url="http://tollgate.test") as api:
+            lan = token(svc)
+            async with main_worker(dev_server.client, wsettings), \
+                    draft_worker(dev_server.client, wsettings):
+                mine = await produce(svc, api, standins, "acme")
+                ticket = await listed_ticket(api, lan, mine)
+            # The workers are gone; the run still waits for its review.
+            answer = await api.post(f"/v1/reviews/{mine}/decision", headers=lan, json={
+                "decision": "approve", "reason": "nobody home",
+                "request_id": ticket["request_id"], "draft_version": ticket["draft_version"]})
+    finally:
+        await pool.close()
+    assert answer.status_code == 503, answer.text
+    assert "no worker took the decision in time" in answer.text
