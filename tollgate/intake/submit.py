@@ -30,7 +30,7 @@ from policies import edge_text
 from policies.keys import event_workflow_id, payload_fingerprint, quarantine_workflow_id
 from policies.redaction import personal_data_kind
 from tollgate.intake.edge import refusal_of, text_refusal
-from tollgate.intake.visibility import start_attributes, summary_of
+from tollgate.intake.visibility import start_view
 from tollgate.observability.tracing import submit_span
 from workflows.process_event import ProcessEventWorkflow
 
@@ -178,14 +178,14 @@ async def _offer(client: Client, request: IntakeRequest, wf_id: str,
     delivery_id = f"intake-{uuid.uuid4()}"
     deadline = time.monotonic() + BUSY_PATIENCE_S
     attempt = 0
+    # Tenant and type listed from the start: the run need not upsert them (ADR 0053).
+    summary, attributes = start_view(request.raw)
     while True:
         start = WithStartWorkflowOperation(
             ProcessEventWorkflow.run, request, id=wf_id, task_queue=task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-            static_summary=summary_of(request.raw),
-            # Tenant and type listed from the start: the run need not upsert them (ADR 0053).
-            search_attributes=start_attributes(request.raw),
+            static_summary=summary, search_attributes=attributes,
         )
         try:
             ack: IntakeAck = await client.execute_update_with_start_workflow(

@@ -35,18 +35,14 @@ def _named(raw: str) -> tuple[str | None, str | None]:
             tenant if isinstance(tenant, str) and _ID.fullmatch(tenant) else None)
 
 
-def summary_of(raw: str) -> str | None:
-    """The run's static summary in the Web UI: event type and tenant, nothing personal."""
+def start_view(raw: str) -> tuple[str | None, TypedSearchAttributes]:
+    """From one parse of ``raw``: the run's static summary in the Web UI (event type and
+    tenant, nothing personal) and the tenant and event type to start it with (empty when
+    neither passes)."""
     kind, tenant = _named(raw)
-    if kind is None:
-        return None
-    return f"{kind} for tenant {tenant}" if tenant is not None else kind
-
-
-def start_attributes(raw: str) -> TypedSearchAttributes:
-    """The tenant and event type to start the run with (empty when neither passes)."""
-    kind, tenant = _named(raw)
-    return event_attributes(tenant, kind)
+    summary = None if kind is None else (
+        f"{kind} for tenant {tenant}" if tenant is not None else kind)
+    return summary, event_attributes(tenant, kind)
 
 
 def event_attributes(tenant: str | None, kind: str | None) -> TypedSearchAttributes:
