@@ -21,6 +21,9 @@ from asyncpg.pool import PoolConnectionProxy
 CHAINED = {"state_transitions": "seq", "review_decisions": "decision_key",
            "receipts": "action_key", "tenant_contacts": "id"}
 
+#: How many head shards each tenant's chains are counted under (migration 0132).
+HEAD_SHARDS = 8
+
 
 @dataclass(frozen=True)
 class AuditProblem:
@@ -60,7 +63,7 @@ class AuditStore:
             return await _verify(conn, [workflow_id])
 
     async def verify_all(self, tenant_id: str | None = None) -> tuple[int, list[AuditProblem]]:
-        """Every event's chain (of one tenant, or all) and each tenant's head.
+        """Every event's chain (of one tenant, or all) and each tenant's heads (one per shard).
 
         Returns:
             The number of events checked and the problems found.
@@ -117,17 +120,26 @@ async def _verify(conn: PoolConnectionProxy, workflows: list[str]) -> list[Audit
 
 
 async def _verify_heads(conn: PoolConnectionProxy, tenant_id: str | None) -> list[AuditProblem]:
+    # One head per (tenant, shard) (migration 0132): each is held to its own shard's rows, so a
+    # whole event's chain deleted shows at the head of the shard the event belongs to.
     rows = await conn.fetch(
-        "SELECT h.tenant_id, h.entries, h.head_hash,"
-        " (SELECT count(*) FROM audit_chain c WHERE c.tenant_id = h.tenant_id) AS counted,"
-        " (SELECT c.hash FROM audit_chain c WHERE c.tenant_id = h.tenant_id"
+        "SELECT h.tenant_id, h.shard, h.entries, h.head_hash,"
+        " (SELECT count(*) FROM audit_chain c"
+        "  WHERE c.tenant_id = h.tenant_id AND c.shard = h.shard) AS counted,"
+        " (SELECT c.hash FROM audit_chain c WHERE c.tenant_id = h.tenant_id AND c.shard = h.shard"
         "  ORDER BY c.id DESC LIMIT 1) AS newest"
-        " FROM audit_chain_heads h WHERE $1::text IS NULL OR h.tenant_id = $1", tenant_id)
+        " FROM audit_chain_heads h WHERE $1::text IS NULL OR h.tenant_id = $1"
+        " ORDER BY h.tenant_id, h.shard", tenant_id)
     problems = []
     for r in rows:
         if r["entries"] != r["counted"] or r["head_hash"] != r["newest"]:
             problems.append(AuditProblem(
                 f"tenant/{r['tenant_id']}", "audit_chain_heads", r["tenant_id"],
-                f"head says {r['entries']} entries, the chains hold {r['counted']} (whole "
-                "entries were deleted or added)"))
+                f"head says {r['entries']} entries, the chains hold {r['counted']} in shard"
+                f" {r['shard']} (whole entries were deleted or added)"))
     return problems
+
+
+def chain_shard(workflow_id: str) -> int:
+    """The head shard of a chain id, as ``audit_chain_shard`` (migration 0132) computes it."""
+    return hashlib.sha256(workflow_id.encode()).digest()[0] % HEAD_SHARDS

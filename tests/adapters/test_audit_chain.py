@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.postgres.audit import AuditStore
+from adapters.postgres.audit import AuditStore, chain_shard
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
@@ -22,9 +22,20 @@ async def stores(database_url: str) -> AsyncIterator[tuple[AuditStore, ReceiptSt
     await pool.close()
 
 
-async def an_event(receipts: ReceiptStore, tenant: str = "acme") -> str:
+def event_ids_in_shards(tenant: str, shards: list[int]) -> list[str]:
+    """Event ids whose chain ids (``event/TENANT/ID``) fall in the given head shards, in order."""
+    ids: list[str] = []
+    for shard in shards:
+        i = 0
+        while f"evt-{i}" in ids or chain_shard(f"event/{tenant}/evt-{i}") != shard:
+            i += 1
+        ids.append(f"evt-{i}")
+    return ids
+
+
+async def an_event(receipts: ReceiptStore, tenant: str = "acme", event_id: str = "") -> str:
     """Two transitions, one review decision and a receipt settled after one attempt."""
-    event_id = f"evt-{uuid.uuid4().hex[:8]}"
+    event_id = event_id or f"evt-{uuid.uuid4().hex[:8]}"
     wf = f"event/{tenant}/{event_id}"
     pool = receipts.pool
     for seq, (a, b) in enumerate([(None, "RECEIVED"), ("RECEIVED", "VALIDATED")], start=1):
@@ -91,7 +102,9 @@ async def test_a_whole_chain_deleted_shows_at_the_tenant_head(
 ) -> None:
     audit, receipts = stores
     tenant = f"t{uuid.uuid4().hex[:6]}"
-    kept, gone = await an_event(receipts, tenant), await an_event(receipts, tenant)
+    # Both events under one head shard (migration 0132), so that head counts both chains.
+    ids = event_ids_in_shards(tenant, [3, 3])
+    kept, gone = [await an_event(receipts, tenant, event_id) for event_id in ids]
     assert (await audit.verify_all(tenant)) == (2, [])
     for table in ("state_transitions", "review_decisions", "receipts", "audit_chain"):
         await receipts.pool.execute(f"DELETE FROM {table} WHERE workflow_id = $1", gone)
@@ -99,3 +112,31 @@ async def test_a_whole_chain_deleted_shows_at_the_tenant_head(
     assert checked == 1 and kept
     assert [p.source for p in problems] == ["audit_chain_heads"]
     assert "head says 12 entries, the chains hold 6" in problems[0].problem
+
+
+async def test_a_whole_chain_deleted_alone_in_its_shard_shows_at_that_shards_head(
+    stores: tuple[AuditStore, ReceiptStore],
+) -> None:
+    audit, receipts = stores
+    tenant = f"t{uuid.uuid4().hex[:6]}"
+    ids = event_ids_in_shards(tenant, [2, 5])
+    kept, gone = [await an_event(receipts, tenant, event_id) for event_id in ids]
+    for table in ("state_transitions", "review_decisions", "receipts", "audit_chain"):
+        await receipts.pool.execute(f"DELETE FROM {table} WHERE workflow_id = $1", gone)
+    checked, problems = await audit.verify_all(tenant)
+    # The deleted event's shard is empty now, yet its head remembers six entries.
+    assert checked == 1 and await audit.verify_event(kept) == []
+    assert [p.line() for p in problems] == [
+        f"tenant/{tenant} audit_chain_heads {tenant}: head says 6 entries, the chains hold 0"
+        " in shard 5 (whole entries were deleted or added)"]
+
+
+async def test_python_and_postgresql_agree_on_every_chain_ids_shard(
+    stores: tuple[AuditStore, ReceiptStore],
+) -> None:
+    audit, _ = stores
+    ids = [f"event/acme/evt-{i}" for i in range(64)] + ["contacts/acme", "event/ü/é"]
+    rows = await audit.pool.fetch("SELECT w, audit_chain_shard(w) AS s FROM unnest($1::text[]) w",
+                                  ids)
+    assert {r["w"]: r["s"] for r in rows} == {w: chain_shard(w) for w in ids}
+    assert {chain_shard(w) for w in ids} == set(range(8))

@@ -12,7 +12,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from adapters.postgres.audit import link, row_digest
+from adapters.postgres.audit import chain_shard, link, row_digest
 from tests.cli.helpers import run_ops
 from tests.conftest import TEST_KEYS_FILE
 from tests.eventually import eventually
@@ -20,6 +20,17 @@ from tollgate.config.settings import Settings
 
 INSERT = ("INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor, reason)"
           " VALUES ($1, $2, 'RECEIVED', 'VALIDATED', 'system', 'ok')")
+
+
+def chain_ids_in_shards(tenant: str, shards: list[int]) -> list[str]:
+    """Distinct chain ids ``event/TENANT/eN`` falling in the given head shards, in order."""
+    ids: list[str] = []
+    for shard in shards:
+        i = 0
+        while f"event/{tenant}/e{i}" in ids or chain_shard(f"event/{tenant}/e{i}") != shard:
+            i += 1
+        ids.append(f"event/{tenant}/e{i}")
+    return ids
 
 
 async def expected_chain(conn: asyncpg.Connection, writes: list[tuple[str, int]]) -> dict[
@@ -53,9 +64,10 @@ async def test_a_writer_that_waits_appends_after_the_holder_as_if_sequential(
 ) -> None:
     # A new head: the first writer also creates the head row the second must wait for.
     tenant = f"c{uuid.uuid4().hex[:8]}"
-    x, y = f"event/{tenant}/x", f"event/{tenant}/y"
+    # Every event here under one head shard (migration 0132), so the writers share one lock.
+    x, y, earlier = chain_ids_in_shards(tenant, [4, 4, 4])
     if head == "existing":
-        await pool.execute(INSERT, f"event/{tenant}/earlier", 1)
+        await pool.execute(INSERT, earlier, 1)
     a, b, watch = [await asyncpg.connect(database_url) for _ in range(3)]
     try:
         ta, tb = a.transaction(), b.transaction()
@@ -81,7 +93,7 @@ async def test_a_writer_that_waits_appends_after_the_holder_as_if_sequential(
         assert await stored_chain(watch, x) == expected[x]
         assert await stored_chain(watch, y) == expected[y]
         row = await watch.fetchrow("SELECT entries, head_hash FROM audit_chain_heads"
-                                   " WHERE tenant_id = $1", tenant)
+                                   " WHERE tenant_id = $1 AND shard = 4", tenant)
         assert row["entries"] == 5 + (head == "existing")
         assert bytes(row["head_hash"]) == expected[y][-1][2]  # B's last row, committed last
     finally:
@@ -105,8 +117,8 @@ async def test_ops_audit_verify_passes_after_a_burst_of_concurrent_writers(
 
     await asyncio.gather(*(writer(w) for w in range(8)))
 
-    entries = await pool.fetchval("SELECT entries FROM audit_chain_heads WHERE tenant_id = $1",
-                                  tenant)
+    entries = await pool.fetchval("SELECT sum(entries) FROM audit_chain_heads"
+                                  " WHERE tenant_id = $1", tenant)
     assert entries == 8 * (3 * 1 + 3 * 3)
     s = Settings.from_env({"DATABASE_URL": database_url, "TOLLGATE_STATE_DIR": str(tmp_path),
                            "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
@@ -114,3 +126,36 @@ async def test_ops_audit_verify_passes_after_a_burst_of_concurrent_writers(
     assert await run_ops(["audit", "--verify", "--tenant", tenant], s) == 0
     out = capsys.readouterr().out
     assert "!" not in out
+
+
+@pytest.mark.parametrize("shards", ["different shards", "the same shard"])
+async def test_events_of_one_tenant_wait_for_each_other_only_within_a_head_shard(
+    database_url: str, shards: str,
+) -> None:
+    tenant = f"s{uuid.uuid4().hex[:8]}"
+    x, y = chain_ids_in_shards(tenant, [1, 6 if shards == "different shards" else 1])
+    a, b, watch = [await asyncpg.connect(database_url) for _ in range(3)]
+    try:
+        ta = a.transaction()
+        await ta.start()
+        await a.execute(INSERT, x, 1)  # A holds x's shard head until it commits
+        second = asyncio.create_task(b.execute(INSERT, y, 1))  # B: autocommit
+        if shards == "different shards":
+            # B commits while A still holds its lock (were B waiting, this would fail).
+            await eventually(second.done, "the other shard's writer committing")
+            await second
+            assert await stored_chain(watch, y) != [] and await stored_chain(watch, x) == []
+            await ta.commit()
+        else:
+            await eventually(lambda: waiting_on_a_lock(watch, b.get_server_pid()),
+                             "the second writer waiting for the shard's head row")
+            assert not second.done()
+            await ta.commit()
+            await second
+        heads = await watch.fetch("SELECT shard, entries FROM audit_chain_heads"
+                                  " WHERE tenant_id = $1 ORDER BY shard", tenant)
+        expected = {1: 1, 6: 1} if shards == "different shards" else {1: 2}
+        assert {r["shard"]: r["entries"] for r in heads} == expected
+    finally:
+        for conn in (a, b, watch):
+            await conn.close()

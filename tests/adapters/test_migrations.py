@@ -14,6 +14,7 @@ import asyncpg
 import pytest
 
 from adapters.postgres import pool as pool_module
+from adapters.postgres.audit import AuditStore, chain_shard
 from adapters.postgres.pool import MigrationChecksumError, migrate
 from tests.conftest import _with_database
 
@@ -103,3 +104,38 @@ async def test_a_database_from_before_the_checksums_gets_them_filled(
     edited.write_text(edited.read_text() + "\n-- edited\n")
     with pytest.raises(MigrationChecksumError, match=older[0].name):
         await migrate(empty_pool, folder=folder)
+
+
+async def test_a_database_with_audit_chains_migrated_to_head_shards_verifies_clean(
+    empty_pool: asyncpg.Pool, folder: Path, tmp_path: Path
+) -> None:
+    # Chains written under the one-head-per-tenant schema (before 0132), then migrated.
+    later = tmp_path / "later"
+    later.mkdir()
+    for f in sorted(folder.glob("*.sql")):
+        if f.name >= "0132":
+            f.rename(later / f.name)
+    await migrate(empty_pool, folder=folder)
+    wfs = [f"event/t1/e{i}" for i in range(12)] + ["event/t2/e0", "event/t2/e1"]
+    for seq in (1, 2):
+        for wf in wfs:
+            await empty_pool.execute(
+                "INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor,"
+                " reason) VALUES ($1, $2, 'RECEIVED', 'VALIDATED', 'system', 'ok')", wf, seq)
+    for f in later.iterdir():
+        f.rename(folder / f.name)
+
+    assert "0132_audit_chain_head_shards.sql" in await migrate(empty_pool, folder=folder)
+
+    assert await AuditStore(empty_pool).verify_all() == (len(wfs), [])
+    heads = await empty_pool.fetch("SELECT tenant_id, shard, entries FROM audit_chain_heads")
+    expected: dict[tuple[str, int], int] = {}
+    for wf in wfs:
+        key = (wf.split("/")[1], chain_shard(wf))
+        expected[key] = expected.get(key, 0) + 2
+    assert {(r["tenant_id"], r["shard"]): r["entries"] for r in heads} == expected
+    # New entries chain on after the migrated ones and keep their shard's head in step.
+    await empty_pool.execute(
+        "INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor, reason)"
+        " VALUES ('event/t1/e0', 3, 'VALIDATED', 'DRAFTED', 'system', 'ok')")
+    assert await AuditStore(empty_pool).verify_all() == (len(wfs), [])
