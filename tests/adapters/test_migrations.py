@@ -139,3 +139,31 @@ async def test_a_database_with_audit_chains_migrated_to_head_shards_verifies_cle
         "INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor, reason)"
         " VALUES ('event/t1/e0', 3, 'VALIDATED', 'DRAFTED', 'system', 'ok')")
     assert await AuditStore(empty_pool).verify_all() == (len(wfs), [])
+
+
+async def test_a_head_that_disagreed_before_the_shards_still_disagrees_after(
+    empty_pool: asyncpg.Pool, folder: Path, tmp_path: Path
+) -> None:
+    # A whole chain deleted under the one-head-per-tenant schema: the migration's rebuild of the
+    # heads from the rows must not erase that evidence.
+    later = tmp_path / "later"
+    later.mkdir()
+    for f in sorted(folder.glob("*.sql")):
+        if f.name >= "0132":
+            f.rename(later / f.name)
+    await migrate(empty_pool, folder=folder)
+    for wf in ("event/t1/kept", "event/t1/gone"):
+        for seq in (1, 2):
+            await empty_pool.execute(
+                "INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor,"
+                " reason) VALUES ($1, $2, 'RECEIVED', 'VALIDATED', 'system', 'ok')", wf, seq)
+    await empty_pool.execute("DELETE FROM state_transitions WHERE workflow_id = 'event/t1/gone'")
+    await empty_pool.execute("DELETE FROM audit_chain WHERE workflow_id = 'event/t1/gone'")
+    for f in later.iterdir():
+        f.rename(folder / f.name)
+
+    assert "0132_audit_chain_head_shards.sql" in await migrate(empty_pool, folder=folder)
+
+    _, problems = await AuditStore(empty_pool).verify_all()
+    assert [p.source for p in problems] == ["audit_chain_heads"]
+    assert "entries" in problems[0].problem

@@ -21,9 +21,20 @@ ALTER TABLE audit_chain ALTER COLUMN shard SET NOT NULL;
 -- The verifier's per-shard count and newest hash (ORDER BY id DESC LIMIT 1) read this index.
 CREATE INDEX audit_chain_tenant_shard ON audit_chain (tenant_id, shard, id);
 
+-- Where a tenant's head disagreed with its rows before this migration (whole chains deleted or
+-- added), the disagreement must survive the rebuild below, or the migration would erase the
+-- evidence: kept here, carried into the new heads after.
+CREATE TEMP TABLE audit_heads_before ON COMMIT DROP AS
+SELECT h.tenant_id,
+       h.entries - (SELECT count(*) FROM audit_chain c WHERE c.tenant_id = h.tenant_id) AS missing,
+       h.head_hash IS DISTINCT FROM (SELECT c.hash FROM audit_chain c
+                                     WHERE c.tenant_id = h.tenant_id
+                                     ORDER BY c.id DESC LIMIT 1) AS moved,
+       h.head_hash
+FROM audit_chain_heads h;
+
 -- The heads, rebuilt per (tenant, shard) from the chain rows, so a database migrated with data
--- verifies clean. The old per-tenant numbers are not carried over: where they disagreed with
--- the rows, the rows are what the per-event check holds to.
+-- that verified clean still does.
 ALTER TABLE audit_chain_heads DROP CONSTRAINT audit_chain_heads_pkey;
 DELETE FROM audit_chain_heads;
 ALTER TABLE audit_chain_heads ADD COLUMN shard smallint NOT NULL;
@@ -32,6 +43,18 @@ INSERT INTO audit_chain_heads (tenant_id, shard, entries, head_hash)
 SELECT c.tenant_id, c.shard, count(*),
        (array_agg(c.hash ORDER BY c.id DESC))[1]
 FROM audit_chain c GROUP BY c.tenant_id, c.shard;
+
+-- A count that disagreed goes on disagreeing by as much, at the tenant's shard-0 head; a newest
+-- hash that disagreed stays on the head of the shard that holds the tenant's newest row.
+INSERT INTO audit_chain_heads (tenant_id, shard, entries, head_hash)
+SELECT b.tenant_id, 0, b.missing, NULL FROM audit_heads_before b WHERE b.missing <> 0
+ON CONFLICT (tenant_id, shard)
+    DO UPDATE SET entries = audit_chain_heads.entries + excluded.entries;
+UPDATE audit_chain_heads h SET head_hash = b.head_hash
+FROM audit_heads_before b
+WHERE b.moved AND b.missing = 0 AND h.tenant_id = b.tenant_id
+  AND h.shard = (SELECT c.shard FROM audit_chain c WHERE c.tenant_id = b.tenant_id
+                 ORDER BY c.id DESC LIMIT 1);
 
 -- Same signature and 0131's two-statement shape; the lock is the (tenant, shard) head row.
 CREATE OR REPLACE FUNCTION audit_chain_link(p_source text, p_workflow text, p_tenant text,
