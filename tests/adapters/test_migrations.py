@@ -106,24 +106,35 @@ async def test_a_database_from_before_the_checksums_gets_them_filled(
         await migrate(empty_pool, folder=folder)
 
 
+async def migrated_before(pool: asyncpg.Pool, folder: Path, tmp_path: Path, first: str) -> Path:
+    """``pool``'s database migrated up to the file before ``first``; the later files wait in
+    the returned folder (``restore`` puts them back)."""
+    later = tmp_path / "later"
+    later.mkdir()
+    for f in sorted(folder.glob("*.sql")):
+        if f.name >= first:
+            f.rename(later / f.name)
+    await migrate(pool, folder=folder)
+    return later
+
+
+def restore(later: Path, folder: Path) -> None:
+    for f in later.iterdir():
+        f.rename(folder / f.name)
+
+
 async def test_a_database_with_audit_chains_migrated_to_head_shards_verifies_clean(
     empty_pool: asyncpg.Pool, folder: Path, tmp_path: Path
 ) -> None:
     # Chains written under the one-head-per-tenant schema (before 0132), then migrated.
-    later = tmp_path / "later"
-    later.mkdir()
-    for f in sorted(folder.glob("*.sql")):
-        if f.name >= "0132":
-            f.rename(later / f.name)
-    await migrate(empty_pool, folder=folder)
+    later = await migrated_before(empty_pool, folder, tmp_path, "0132")
     wfs = [f"event/t1/e{i}" for i in range(12)] + ["event/t2/e0", "event/t2/e1"]
     for seq in (1, 2):
         for wf in wfs:
             await empty_pool.execute(
                 "INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor,"
                 " reason) VALUES ($1, $2, 'RECEIVED', 'VALIDATED', 'system', 'ok')", wf, seq)
-    for f in later.iterdir():
-        f.rename(folder / f.name)
+    restore(later, folder)
 
     assert "0132_audit_chain_head_shards.sql" in await migrate(empty_pool, folder=folder)
 
@@ -146,12 +157,7 @@ async def test_a_head_that_disagreed_before_the_shards_still_disagrees_after(
 ) -> None:
     # A whole chain deleted under the one-head-per-tenant schema: the migration's rebuild of the
     # heads from the rows must not erase that evidence.
-    later = tmp_path / "later"
-    later.mkdir()
-    for f in sorted(folder.glob("*.sql")):
-        if f.name >= "0132":
-            f.rename(later / f.name)
-    await migrate(empty_pool, folder=folder)
+    later = await migrated_before(empty_pool, folder, tmp_path, "0132")
     for wf in ("event/t1/kept", "event/t1/gone"):
         for seq in (1, 2):
             await empty_pool.execute(
@@ -159,8 +165,7 @@ async def test_a_head_that_disagreed_before_the_shards_still_disagrees_after(
                 " reason) VALUES ($1, $2, 'RECEIVED', 'VALIDATED', 'system', 'ok')", wf, seq)
     await empty_pool.execute("DELETE FROM state_transitions WHERE workflow_id = 'event/t1/gone'")
     await empty_pool.execute("DELETE FROM audit_chain WHERE workflow_id = 'event/t1/gone'")
-    for f in later.iterdir():
-        f.rename(folder / f.name)
+    restore(later, folder)
 
     assert "0132_audit_chain_head_shards.sql" in await migrate(empty_pool, folder=folder)
 

@@ -13,16 +13,12 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.store import create_pool
-from tests.conftest import TENANT_SECRETS, worker_settings
-from tests.http.conftest import http_settings
+from tests.conftest import worker_settings
 from tests.http.test_review_handshake import listed_ticket
-from tests.http.test_reviews import produce, token
+from tests.http.test_reviews import produce, review_services, token
 from tollgate.dev.standins import StandIns
 from tollgate.http import review_service
 from tollgate.http.app import create_app
-from tollgate.http.deps import Services, TemporalLink
-from tollgate.http.identity import verifier_from_settings
-from tollgate.http.ratelimit import TenantRateLimiter
 from worker import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e
@@ -33,13 +29,8 @@ async def test_a_decision_no_worker_takes_is_503(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(review_service, "DECISION_TIMEOUT", timedelta(seconds=1))
     queue = f"tq-{uuid.uuid4().hex[:8]}"
-    address = dev_server.client.service_client.config.target_host
-    settings = http_settings(database_url, tmp_path, address, queue)
     pool = await create_pool(database_url)
-    svc = Services(settings=settings, pool=pool, tenant_secrets=TENANT_SECRETS,
-                   limiter=TenantRateLimiter(rate=1000, burst=1000),
-                   temporal=TemporalLink(address, settings.namespace, settings.env),
-                   verifier=verifier_from_settings(settings))
+    svc = review_services(dev_server, pool, database_url, tmp_path, queue)
     wsettings = worker_settings(database_url, standins, tmp_path, queue)
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(svc)),

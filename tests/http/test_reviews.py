@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 import jwt
 import pytest
@@ -35,17 +36,23 @@ from worker import draft_worker, main_worker
 pytestmark = pytest.mark.e2e
 
 
+def review_services(dev_server: WorkflowEnvironment, pool: asyncpg.Pool, database_url: str,
+                    tmp_path: Path, queue: str) -> Services:
+    """The API's services against the dev server, its runs on ``queue``."""
+    address = dev_server.client.service_client.config.target_host
+    settings = http_settings(database_url, tmp_path, address, queue)
+    return Services(settings=settings, pool=pool, tenant_secrets=TENANT_SECRETS,
+                    limiter=TenantRateLimiter(rate=1000, burst=1000),
+                    temporal=TemporalLink(address, settings.namespace, settings.env),
+                    verifier=verifier_from_settings(settings))
+
+
 @pytest.fixture
 async def stack(dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
                 tmp_path: Path) -> AsyncIterator[tuple[Services, httpx.AsyncClient]]:
     queue = f"tq-{uuid.uuid4().hex[:8]}"
-    address = dev_server.client.service_client.config.target_host
-    settings = http_settings(database_url, tmp_path, address, queue)
     pool = await create_pool(database_url)
-    svc = Services(settings=settings, pool=pool, tenant_secrets=TENANT_SECRETS,
-                   limiter=TenantRateLimiter(rate=1000, burst=1000),
-                   temporal=TemporalLink(address, settings.namespace, settings.env),
-                   verifier=verifier_from_settings(settings))
+    svc = review_services(dev_server, pool, database_url, tmp_path, queue)
     wsettings = worker_settings(database_url, standins, tmp_path, queue)
     async with main_worker(dev_server.client, wsettings), \
             draft_worker(dev_server.client, wsettings), \
