@@ -1,12 +1,17 @@
 """Counting what a review path asks the workflow: a client interceptor that tallies every query
-by name, so a test can show that a decision took no ``review_ticket`` round trip (issue 33)."""
+by name, so a test can show that a decision took no ``review_ticket`` round trip (issue 33);
+and the workers and events those tests share (``served``, ``new_event``)."""
 
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio.client import (
     Client,
     Interceptor,
@@ -15,8 +20,31 @@ from temporalio.client import (
     WorkflowExecution,
 )
 from temporalio.common import TypedSearchAttributes
+from temporalio.testing import WorkflowEnvironment
 
+from tests.conftest import signed_event, worker_settings
+from tollgate.dev.standins import StandIns
+from worker import draft_worker, main_worker
 from workflows.search_attributes import REVIEW_TICKET
+
+
+@pytest.fixture
+async def served(dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
+                 tmp_path: Path) -> AsyncIterator[tuple[Client, str]]:
+    """The dev server's client with a main and a draft worker on a queue of their own."""
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    settings = worker_settings(database_url, standins, tmp_path, queue)
+    async with main_worker(dev_server.client, settings), \
+            draft_worker(dev_server.client, settings):
+        yield dev_server.client, queue
+
+
+def new_event(standins: StandIns) -> str:
+    """A signed care reminder for a new consenting customer."""
+    customer = f"C-{uuid.uuid4().hex[:8]}"
+    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
+                        consent_messaging=True)
+    return signed_event(customer)
 
 
 class QueryCounter(Interceptor):

@@ -5,40 +5,19 @@ precedes the update; a run that shows none is asked the query first, and the tal
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 
-import pytest
 from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome
-from tests.conftest import signed_event, start, wait_review, worker_settings
+from tests.conftest import start, wait_review
 from tests.eventually import eventually
-from tests.review_queries import counting, listed_entry, without_ticket
+from tests.review_queries import counting, listed_entry, new_event, served, without_ticket
 from tollgate.bench.reviewer import Reviewer
 from tollgate.bench.tally import Tally
 from tollgate.dev.standins import StandIns
 from tollgate.ops.review_ticket import listed_ticket
-from worker import draft_worker, main_worker
 
-
-@pytest.fixture
-async def served(dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
-                 tmp_path: Path) -> AsyncIterator[tuple[Client, str]]:
-    queue = f"tq-{uuid.uuid4().hex[:8]}"
-    settings = worker_settings(database_url, standins, tmp_path, queue)
-    async with main_worker(dev_server.client, settings), \
-            draft_worker(dev_server.client, settings):
-        yield dev_server.client, queue
-
-
-def new_event(standins: StandIns) -> str:
-    customer = f"C-{uuid.uuid4().hex[:8]}"
-    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
-                        consent_messaging=True)
-    return signed_event(customer)
+__all__ = ["served"]  # the fixture, from tests/review_queries.py
 
 
 async def test_listed_run_is_approved_with_no_query(
