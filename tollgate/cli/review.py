@@ -133,19 +133,13 @@ async def review_decide(
     """Send one decision for the draft version and request the reviewer saw; 0 accepted,
     1 refused (with the reason). No worker taking it within ``patience`` (``DECISION_TIMEOUT``):
     exit 3, one line."""
-    import asyncio
-
     from pydantic import ValidationError
-    from temporalio.client import (
-        WorkflowExecutionStatus,
-        WorkflowUpdateFailedError,
-        WorkflowUpdateRPCTimeoutOrCancelledError,
-    )
+    from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
     from temporalio.exceptions import ApplicationError
     from temporalio.service import RPCError
 
-    from contracts import ReviewAck, ReviewDecision
-    from tollgate.ops.review_ticket import DECISION_TIMEOUT
+    from contracts import ReviewDecision
+    from tollgate.ops.review_ticket import DECISION_TIMEOUT, DecisionNotTaken, deliver_decision
 
     patience = patience or DECISION_TIMEOUT
     handle = client.get_workflow_handle(workflow_id)
@@ -159,11 +153,8 @@ async def review_decide(
         raise Failure(Exit.USAGE, f"invalid decision: {first['loc'][0]}: {first['msg']}") from None
     if running:
         try:
-            ack = await asyncio.wait_for(
-                handle.execute_update("review", made, result_type=ReviewAck),
-                patience.total_seconds())
-        except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-            # wait_for cancels the call, which the SDK reports as its own error.
+            ack = await deliver_decision(handle, made, patience)
+        except DecisionNotTaken:
             raise Failure(Exit.UNREACHABLE,
                           f"{workflow_id}: no worker took the decision within "
                           f"{patience.total_seconds():g} s (it may still be delivered): read "

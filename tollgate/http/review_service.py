@@ -7,7 +7,6 @@ which refuses it ``cross_tenant`` and records the attempt.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 from datetime import UTC, datetime, timedelta
@@ -17,13 +16,13 @@ from fastapi import HTTPException
 from pydantic import BaseModel, Field, field_validator
 
 from adapters.postgres.store import PostgresStore
-from contracts import ReviewAck, ReviewDecision, ReviewTicket
+from contracts import ReviewDecision, ReviewTicket
 from contracts.base import ID_PATTERN
 from contracts.triage import Assignment
 from tollgate.http.deps import Services
 from tollgate.http.identity import Identity
 from tollgate.http.review_evidence import evidence_fields
-from tollgate.ops.review_ticket import DECISION_TIMEOUT
+from tollgate.ops.review_ticket import DECISION_TIMEOUT, DecisionNotTaken, deliver_decision
 
 QUERY_TIMEOUT = timedelta(seconds=10)
 #: What a workflow id of this project can look like (``event/{tenant}/{key}``,
@@ -152,11 +151,7 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
     no ``review_ticket`` query precedes the update: one message to the workflow (issue 33). A
     stale name is the validator's to refuse, as before.
     """
-    from temporalio.client import (
-        WorkflowExecutionStatus,
-        WorkflowUpdateFailedError,
-        WorkflowUpdateRPCTimeoutOrCancelledError,
-    )
+    from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
     from temporalio.exceptions import ApplicationError
     from temporalio.service import RPCError
 
@@ -173,9 +168,7 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
         reason=body.reason, draft_version=body.draft_version, tenant_id=who.tenant,
         token=who.token)
     try:
-        ack = (await asyncio.wait_for(
-            handle.execute_update("review", decision, result_type=ReviewAck),
-            DECISION_TIMEOUT.total_seconds()) if running else None)
+        ack = await deliver_decision(handle, decision, DECISION_TIMEOUT) if running else None
     except WorkflowUpdateFailedError as exc:  # the update validator refused it
         if not isinstance(exc.cause, ApplicationError):
             raise
@@ -185,8 +178,7 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
                                        exc.cause.type or "refused")
         return DecisionOut(accepted=False, state="AWAITING_REVIEW", message=exc.cause.message,
                            reason_code=exc.cause.type)
-    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-        # wait_for cancels the call, which the SDK reports as its own error, not a TimeoutError.
+    except DecisionNotTaken:
         raise HTTPException(503, "no worker took the decision in time; read the review "
                             "again before deciding again") from None
     except RPCError:

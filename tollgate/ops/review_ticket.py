@@ -11,13 +11,19 @@ callers ask the query then, as before.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import (
+    WorkflowExecution,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 
-from contracts import EventState, ReviewTicket
+from contracts import EventState, ReviewAck, ReviewDecision, ReviewTicket
 from contracts.search_attributes import parse_review_ticket
 from workflows.search_attributes import REVIEW_TICKET, STATE
 
@@ -25,6 +31,23 @@ from workflows.search_attributes import REVIEW_TICKET, STATE
 #: API answers 503, the CLI exits 3): the update may still be delivered later, so the reviewer
 #: reads the review again before deciding again.
 DECISION_TIMEOUT = timedelta(seconds=30)
+
+
+class DecisionNotTaken(Exception):
+    """No worker took the decision within its patience (it may still be delivered later)."""
+
+
+async def deliver_decision(handle: WorkflowHandle[Any, Any], decision: ReviewDecision,
+                           patience: timedelta = DECISION_TIMEOUT) -> ReviewAck:
+    """The ``review`` update, one message; ``DecisionNotTaken`` after ``patience``. The
+    validator's refusal and the server's errors come through as the SDK raises them."""
+    try:
+        return await asyncio.wait_for(
+            handle.execute_update("review", decision, result_type=ReviewAck),
+            patience.total_seconds())
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+        # wait_for cancels the call, which the SDK reports as its own error, not a TimeoutError.
+        raise DecisionNotTaken from None
 
 
 @dataclass(frozen=True)
