@@ -22,14 +22,15 @@ async def stores(database_url: str) -> AsyncIterator[tuple[AuditStore, ReceiptSt
     await pool.close()
 
 
-def event_ids_in_shards(tenant: str, shards: list[int]) -> list[str]:
-    """Event ids whose chain ids (``event/TENANT/ID``) fall in the given head shards, in order."""
+def event_ids_in_shards(tenant: str, shards: list[int], stem: str = "evt-") -> list[str]:
+    """Distinct event ids ``STEMn`` whose chain ids (``event/TENANT/ID``) fall in the given head
+    shards, in order."""
     ids: list[str] = []
     for shard in shards:
         i = 0
-        while f"evt-{i}" in ids or chain_shard(f"event/{tenant}/evt-{i}") != shard:
+        while f"{stem}{i}" in ids or chain_shard(f"event/{tenant}/{stem}{i}") != shard:
             i += 1
-        ids.append(f"evt-{i}")
+        ids.append(f"{stem}{i}")
     return ids
 
 

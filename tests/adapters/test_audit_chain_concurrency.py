@@ -12,7 +12,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from adapters.postgres.audit import chain_shard, link, row_digest
+from adapters.postgres.audit import link, row_digest
+from tests.adapters.test_audit_chain import event_ids_in_shards
 from tests.cli.helpers import run_ops
 from tests.conftest import TEST_KEYS_FILE
 from tests.eventually import eventually
@@ -24,13 +25,7 @@ INSERT = ("INSERT INTO state_transitions (workflow_id, seq, from_state, to_state
 
 def chain_ids_in_shards(tenant: str, shards: list[int]) -> list[str]:
     """Distinct chain ids ``event/TENANT/eN`` falling in the given head shards, in order."""
-    ids: list[str] = []
-    for shard in shards:
-        i = 0
-        while f"event/{tenant}/e{i}" in ids or chain_shard(f"event/{tenant}/e{i}") != shard:
-            i += 1
-        ids.append(f"event/{tenant}/e{i}")
-    return ids
+    return [f"event/{tenant}/{e}" for e in event_ids_in_shards(tenant, shards, stem="e")]
 
 
 async def expected_chain(conn: asyncpg.Connection, writes: list[tuple[str, int]]) -> dict[
