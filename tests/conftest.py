@@ -12,7 +12,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import asyncpg
 import pytest
@@ -23,6 +23,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome, IntakeRequest
+from contracts.events import QUIET_SHAPE
 from policies.signing import sign_json
 from tests.eventually import eventually
 from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
@@ -216,9 +217,13 @@ async def worker_client(
 Handle = WorkflowHandle[ProcessEventWorkflow, FinalOutcome]
 
 
-async def start(client: Client, queue: str, raw: str) -> Handle:
+async def start(client: Client, queue: str, raw: str, *,
+                shape: Literal[2] | None = QUIET_SHAPE) -> Handle:
+    """A bare start of ``raw`` (no intake update), in the shape this code starts runs with;
+    ``shape=None`` starts one as the code before ADR 0056 did (the one-marker shape)."""
     return await client.start_workflow(
-        ProcessEventWorkflow.run, IntakeRequest(raw=raw, received_at=datetime.now(UTC)),
+        ProcessEventWorkflow.run,
+        IntakeRequest(raw=raw, received_at=datetime.now(UTC), shape=shape),
         id=f"event/test/{uuid.uuid4().hex[:10]}", task_queue=queue,
     )
 

@@ -39,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.fused_steps import ApprovalResult, ApprovalStep, GatedOpening
     from contracts.policy import PolicySnapshot
     from policies.gate import evaluate_gate
+    from workflows import shape
     from workflows import timeouts as t
     from workflows.failures import dead_letter_failure
     from workflows.review import OPENING_REASON, Opened
@@ -117,7 +118,10 @@ async def approve_and_send(run: SendingLedger, request: IntakeRequest, ref: Even
         return await run._finish(EventState.STOPPED, final.reason_code or "daily_limit",
                                  decision=decision)
     run._set_state(EventState.APPROVED)
-    run._set_state(EventState.EXECUTING)
+    if shape.quiet():  # shown only if the send outlasts it (ADR 0056)
+        run._show_later(EventState.EXECUTING, t.EXECUTING_SHOWN_AFTER)
+    else:
+        run._set_state(EventState.EXECUTING)
     queue = target_task_queue(workflow.info().task_queue, action.adapter)
     return await run._send(request, draft, decision,
                            execute.model_copy(update={"action_token": result.minted.token}),

@@ -8,8 +8,9 @@ Deterministic like any workflow code.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import MappingProxyType
 
 from temporalio import workflow
@@ -107,6 +108,23 @@ class EventLedger:
             self._shown = state
         if updates:
             workflow.upsert_search_attributes(updates)
+
+    def _show_later(self, state: EventState, after: timedelta) -> None:
+        """Quiet shape (ADR 0056): ``state`` at once in the workflow query and the Web UI's
+        details, in the search attribute only if the run is still in it ``after`` from now. A
+        send that ends sooner shows its final state directly, in the upsert that also takes the
+        record off the reviewers' queue (one upsert fewer); one that outlasts it (a slow
+        target, a kill switch's hold) shows it then, so an operator still finds it. The timer
+        is left to lapse, never cancelled: a timer pending when the run completes writes
+        nothing, where a cancel is a history event."""
+        self._state = state
+        workflow.set_current_details(f"state {state.value}")
+
+        def show() -> None:
+            if self._state == state:
+                self._set_state(state)
+
+        asyncio.get_running_loop().call_later(after.total_seconds(), show)
 
     def _step(self, states: list[EventState], reason: str, *,
               draft: DraftResult | None = None, decision: ReviewDecision | None = None,

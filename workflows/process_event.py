@@ -64,6 +64,8 @@ class ProcessEventWorkflow(SendingLedger):
         self._contacts: tuple[TenantContact, ...] = ()
         #: Whether this run took the one-marker shape: asked first thing in ``run``.
         self._new_shape: bool | None = None
+        #: Whether its input asked the quiet shape (no marker at all, ADR 0056).
+        self._quiet_shape = False
 
     # --- producer ------------------------------------------------------------------------
 
@@ -130,8 +132,9 @@ class ProcessEventWorkflow(SendingLedger):
 
     @workflow.run
     async def run(self, request: IntakeRequest) -> FinalOutcome:
-        # First of all: one patch marker for the run's whole shape (workflows/shape.py).
-        shape.begin()
+        # First of all: the run's whole shape, from its input or one patch marker
+        # (workflows/shape.py).
+        shape.begin(request.shape)
         # A run that continues one past its history budget finds the carry in its memo (the
         # input stays the producer's request: one payload, typed, as every start sends it).
         carry = workflow.memo_value(CARRY_MEMO, None, type_hint=RunCarry)

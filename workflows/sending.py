@@ -38,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.reconcile_write import ReconcileWriteWorkflow
     from workflows.review import ReviewDesk
     from workflows.send import BUDGET_SPENT, send
-    from workflows.shape import taken
+    from workflows.shape import quiet, taken
 
 #: workflow.patched() id: the send runs on its target's queue, whose workers carry its rate
 #: limit (never reuse or remove while older histories may run; tests/replay keeps both paths).
@@ -106,6 +106,9 @@ class SendingLedger(EventLedger):
         """The send a continued run carried over, with its token minted again: the hold that
         spent the budget may have outlasted the carried token's life (ADR 0027)."""
         assert carry.send is not None and carry.decision is not None
+        if quiet() and self._shown != EventState.EXECUTING:
+            # The run before continued within the quiet delay (ADR 0056): show it now.
+            self._set_state(EventState.EXECUTING)
         execute = await with_action_token(carry.send, carry.decision)
         if isinstance(execute, StepFailure):
             return await self._finish(EventState.DEAD_LETTERED, execute.code)

@@ -11,12 +11,18 @@ memoises each answer). Changes made with the one marker (the new shape) check ``
 The flag lives on the instance (``workflow.instance()``), never in a module global: a replay may
 run unsandboxed, where module state is shared by every run of the process. A workflow type that
 never asks the shape patch (no ``_new_shape`` attribute) gets ``workflow.patched(X)`` as before.
-Deterministic like any workflow code.
+A run started by this code says its shape in its input instead (``IntakeRequest.shape``,
+ADR 0056): ``begin(QUIET_SHAPE)`` takes the new shape with no marker at all, since the input is
+in the run's first history event, the same on replay; ``quiet()`` tells those runs apart for the
+changes made with that shape. Deterministic like any workflow code.
 """
 
 from __future__ import annotations
 
 from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts.events import QUIET_SHAPE
 
 #: workflow.patched() id of the new shape: one marker, every earlier ProcessEvent patch taken,
 #: and the run's own changes of issue 33. Never reuse or remove while older histories may run.
@@ -32,20 +38,30 @@ COVERED = frozenset({
 #: The instance attribute holding the answer: None until asked. Only ProcessEventWorkflow
 #: declares it (``__init__``).
 FLAG = "_new_shape"
+#: The instance attribute set True when the run's input asked the quiet shape (ADR 0056).
+QUIET = "_quiet_shape"
 
 
-def begin() -> bool:
-    """Ask the shape patch once for this run and keep the answer on the instance. Called first
-    thing in ``ProcessEventWorkflow.run``; any later call returns the kept answer. A handler
-    that ran before ``run`` (the intake update of the first activation runs first, but waits
-    for validation before it could ask) would ask it here instead: whoever asks first fixes
-    the answer, at the same point on replay."""
+def begin(started: int | None = None) -> bool:
+    """Fix this run's shape once and keep it on the instance: from the run's input when it
+    asks ``QUIET_SHAPE`` (no command), else by asking the shape patch. Called first thing in
+    ``ProcessEventWorkflow.run`` with the input's ``shape``; any later call returns the kept
+    answer. A handler that ran before ``run`` (the intake update of the first activation runs
+    first, but waits for validation before it could ask) would fix it here without the input:
+    whoever asks first fixes the answer, at the same point on replay."""
     instance = workflow.instance()
     flag = getattr(instance, FLAG, None)
     if flag is None:
-        flag = workflow.patched(ONE_MARKER_SHAPE)
+        quiet = started == QUIET_SHAPE
+        flag = quiet or workflow.patched(ONE_MARKER_SHAPE)
         setattr(instance, FLAG, flag)
+        setattr(instance, QUIET, quiet)
     return bool(flag)
+
+
+def quiet() -> bool:
+    """Whether this run's input asked the quiet shape (ADR 0056): the new shape, no marker."""
+    return new_shape() and bool(getattr(workflow.instance(), QUIET, False))
 
 
 def new_shape() -> bool:

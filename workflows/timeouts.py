@@ -44,6 +44,11 @@ RECONCILE_FIRST_DELAY = timedelta(seconds=1)
 RECONCILE_MAX_DELAY = timedelta(seconds=60)
 RECONCILE_WINDOW = timedelta(minutes=10)
 
+#: Quiet shape (ADR 0056): an approved send shows EXECUTING in the search attribute only once it
+#: has run this long; one that ends sooner shows its final state directly. Until then the record
+#: stays listed as AWAITING_REVIEW, and a second decision is refused as for any closed review.
+EXECUTING_SHOWN_AFTER = timedelta(seconds=10)
+
 #: How often an action held by a closed kill switch looks again.
 KILL_SWITCH_RECHECK = timedelta(seconds=30)
 
