@@ -24,24 +24,35 @@ SAMPLE_S = 0.05
 TOP_STATEMENTS = 10
 #: What a statement is shown as: its first characters, whitespace folded.
 SHOWN_CHARS = 110
-_WAITS = ("SELECT coalesce(wait_event_type, 'CPU') AS kind, coalesce(wait_event, '-') AS event "
+#: Active client backends by what they wait on, and autovacuum's workers by what they work on
+#: ("autovacuum: VACUUM public.events"): their CPU counts as PostgreSQL's in the bench's tally
+#: though no statement of Tollgate's runs there.
+_WAITS = ("SELECT backend_type = 'autovacuum worker' AS vacuum, query, "
+          "coalesce(wait_event_type, 'CPU') AS kind, coalesce(wait_event, '-') AS event "
           "FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() "
-          "AND backend_type = 'client backend'")
-_STATEMENTS = ("SELECT query, calls, total_exec_time, rows FROM pg_stat_statements "
-               "WHERE query NOT LIKE '%pg_stat_statements%'")
+          "AND backend_type IN ('client backend', 'autovacuum worker')")
+_STATEMENTS = ("SELECT query, calls, total_exec_time, rows, shared_blks_hit + shared_blks_read "
+               "AS blocks FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'")
 
 
 def top_statements(rows: Iterable[Mapping[str, Any]], events: int,
                    limit: int = TOP_STATEMENTS) -> list[dict[str, Any]]:
-    """The ``limit`` statements with the most executor time: calls and ms per event, ms per
-    call. ``events``: the phase's Tollgate events (at least 1)."""
+    """The ``limit`` statements with the most executor time: calls and ms per event; ms, rows
+    and shared blocks (hit or read) per call: a statement whose rows or blocks per call grow
+    with what the tables hold scans. ``events``: the phase's Tollgate events (at least 1)."""
     per = max(events, 1)
     ranked = sorted(rows, key=lambda r: r["total_exec_time"], reverse=True)[:limit]
     return [{"statement": " ".join(r["query"].split())[:SHOWN_CHARS],
              "calls_per_event": round(r["calls"] / per, 2),
              "ms_per_event": round(r["total_exec_time"] / per, 2),
-             "ms_per_call": round(r["total_exec_time"] / r["calls"], 3) if r["calls"] else None}
+             "ms_per_call": _per_call(r, "total_exec_time", 3),
+             "rows_per_call": _per_call(r, "rows", 1),
+             "blocks_per_call": _per_call(r, "blocks", 1)}
             for r in ranked]
+
+
+def _per_call(row: Mapping[str, Any], key: str, digits: int) -> float | None:
+    return round(row.get(key, 0) / row["calls"], digits) if row["calls"] else None
 
 
 def wait_shares(waits: Mapping[str, int], samples: int) -> dict[str, float]:
@@ -55,6 +66,7 @@ class PgStats:
     def __init__(self, url: str) -> None:
         self.url = url
         self.waits: Counter[str] = Counter()
+        self.autovacuum: Counter[str] = Counter()
         self.samples = 0
         self._task: asyncio.Task[None] | None = None
 
@@ -73,6 +85,7 @@ class PgStats:
         """Forget what came before (migrations, warm-up) and start sampling waits."""
         await _execute(self.url, "SELECT pg_stat_statements_reset()")
         self.waits.clear()
+        self.autovacuum.clear()
         self.samples = 0
         self._task = asyncio.create_task(self._sample())
 
@@ -88,6 +101,7 @@ class PgStats:
             await connection.close()
         return {"statements": top_statements([dict(r) for r in rows], events),
                 "active_backends_by_wait": wait_shares(self.waits, self.samples),
+                "autovacuum_by_work": wait_shares(self.autovacuum, self.samples),
                 "wait_samples": self.samples}
 
     async def _sample(self) -> None:
@@ -95,7 +109,10 @@ class PgStats:
         try:
             while True:
                 for row in await connection.fetch(_WAITS):
-                    self.waits[f"{row['kind']}:{row['event']}"] += 1
+                    if row["vacuum"]:
+                        self.autovacuum[" ".join(str(row["query"]).split())[:SHOWN_CHARS]] += 1
+                    else:
+                        self.waits[f"{row['kind']}:{row['event']}"] += 1
                 self.samples += 1
                 await asyncio.sleep(SAMPLE_S)
         finally:

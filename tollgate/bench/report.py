@@ -105,10 +105,14 @@ def _pg_stats(found: dict[str, Any] | None) -> list[str]:
     if not found:
         return []
     waits = ", ".join(f"{k} {v:g}" for k, v in found["active_backends_by_wait"].items())
+    vacuum = ", ".join(f"{k} {v:g}" for k, v in found.get("autovacuum_by_work", {}).items())
     lines = [f"  PostgreSQL active backends per sample ({found['wait_samples']} samples): "
-             f"{waits or '-'}", "  PostgreSQL statements   ms/event  calls/event  ms/call"]
+             f"{waits or '-'}", f"  autovacuum workers per sample: {vacuum or '-'}",
+             "  PostgreSQL statements   ms/event  calls/event  ms/call  rows/call  blocks/call"]
     lines += [f"    {_fmt(s['ms_per_event']):>24}{_fmt(s['calls_per_event']):>13}"
-              f"{_fmt(s['ms_per_call']):>9}  {s['statement']}" for s in found["statements"]]
+              f"{_fmt(s['ms_per_call']):>9}{_fmt(s.get('rows_per_call')):>11}"
+              f"{_fmt(s.get('blocks_per_call')):>13}  {s['statement']}"
+              for s in found["statements"]]
     return lines
 
 
