@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from tollgate.cli.common import EdgePath
+
 
 @click.command(context_settings={"show_default": True})
 @click.option("--events", type=int, default=500, help="events per pipeline per phase")
@@ -36,11 +38,13 @@ import click
 @click.option("--pg-stats", is_flag=True,
               help="preload pg_stat_statements on the bench's PostgreSQL and report the top "
                    "statements and wait events per phase")
-@click.option("--py-spy", "py_spy", metavar="DIR",
+@click.option("--py-spy", "py_spy", metavar="DIR", type=EdgePath(file_okay=False),
               help="record the Tollgate worker with py-spy over each phase's measured rounds "
                    "into DIR and report the share of its Python CPU per mechanism")
-@click.option("--json", "json_path", metavar="PATH", help="also write every figure here")
-@click.option("--state-dir", default=".tollgate", help="parent of bench-<stamp>/")
+@click.option("--json", "json_path", metavar="PATH", type=EdgePath(dir_okay=False),
+              help="also write every figure here")
+@click.option("--state-dir", default=".tollgate", type=EdgePath(file_okay=False),
+              help="parent of bench-<stamp>/")
 @click.option("--keep", is_flag=True, help="keep bench-<stamp>/ (logs, databases)")
 @click.option("--seed", type=int, default=6, help="where the duplicate copies fall")
 def bench(**options: Any) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from tollgate.cli.common import Command
+from tollgate.cli.common import Command, EdgePath
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
 
@@ -22,11 +22,11 @@ from tollgate.runtime.exits import Exit
 @click.option("--restarts", type=click.IntRange(min=0), metavar="N",
               help="restarts of PostgreSQL and of the Temporal dev server, N each "
                    "[default: one each per 50 events from 25 events on]")
-@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--state-dir", type=EdgePath(file_okay=False, path_type=Path),
               default=Path(".tollgate"), help="parent of chaos-<seed>/")
 @click.option("--keep", is_flag=True, help="keep chaos-<seed>/ (worker logs, databases) when "
               "every invariant held too (a failed run's folder is always kept)")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--json", "json_path", type=EdgePath(dir_okay=False, path_type=Path),
               help="also write the report here")
 @click.option("--seeds", "seed_list", metavar="LIST",
               help="a campaign: these seeds one after another (1-200, 3,7,11), each on a fresh "
@@ -34,7 +34,7 @@ from tollgate.runtime.exits import Exit
 @click.option("--budget", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
               help="a campaign launches no new seed after this long (the summary says which "
                    "seeds did not run)")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=EdgePath(file_okay=False, path_type=Path),
               help="a campaign writes each seed's report here as seed-N.json")
 def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state_dir: Path,
           keep: bool, json_path: Path | None, seed_list: str | None, budget: float | None,

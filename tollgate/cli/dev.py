@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from tollgate.cli.common import Command, settings
+from tollgate.cli.common import Command, EdgePath, settings
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
 
@@ -67,7 +67,7 @@ def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | Non
 
 
 @click.command()
-@click.option("--state-dir", default=".tollgate/demo", type=click.Path(file_okay=False),
+@click.option("--state-dir", default=".tollgate/demo", type=EdgePath(file_okay=False),
               help="where the demo's stack keeps its files (emptied first)")
 def demo(state_dir: str) -> int:
     """Play the demo scenario end to end on a stack of its own and check every outcome
