@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import timedelta
+from typing import Any
 
 import pytest
 import structlog
@@ -20,6 +21,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from activities.interceptor import ActivityContextInterceptor
 from contracts import EventRef, StepRecord
 from contracts.errors import RateLimited, RejectedError
+from tests.eventually import eventually
 
 REF = EventRef(workflow_id="event/acme/evt-1", tenant_id="acme", event_id="evt-1",
                event_type="CARE_DUE", entity_id="C-1", correlation_id="corr", schema_version=3)
@@ -134,3 +136,47 @@ async def test_a_running_activity_keeps_its_heartbeat_lease(
         outcome = await env.client.execute_workflow(
             LeaseProbe.run, id=f"lease-{uuid.uuid4().hex[:8]}", task_queue=queue)
     assert outcome == ("attempt 1" if renew else "failed: TimeoutError")
+
+
+#: Released by the test once it has looked at the attempt in flight.
+_held = asyncio.Event()
+
+
+@activity.defn
+async def quick_send(step: StepRecord) -> int:
+    """An attempt far shorter than a quarter of its lease: it waits only for the test's look."""
+    await _held.wait()
+    return activity.info().attempt
+
+
+@workflow.defn(sandboxed=False)
+class QuickLeaseProbe:
+    @workflow.run
+    async def run(self) -> int:
+        step = StepRecord(ref=REF, policy_version="v", transitions=[])
+        return await workflow.execute_activity(
+            quick_send, step, start_to_close_timeout=timedelta(seconds=20),
+            heartbeat_timeout=timedelta(seconds=60), retry_policy=RetryPolicy(maximum_attempts=1))
+
+
+async def test_an_attempt_shorter_than_a_quarter_of_its_lease_sends_no_heartbeat(
+    env: WorkflowEnvironment,
+) -> None:
+    """The lease runs from the attempt's start: the first renewal is due after a quarter of it
+    (15 s here), so a quick send costs the server no heartbeat call."""
+    _held.clear()
+    queue = f"icpt-{uuid.uuid4().hex[:8]}"
+    async with Worker(env.client, task_queue=queue, workflows=[QuickLeaseProbe],
+                      activities=[quick_send], interceptors=[ActivityContextInterceptor()],
+                      workflow_runner=UnsandboxedWorkflowRunner()):
+        handle = await env.client.start_workflow(
+            QuickLeaseProbe.run, id=f"quick-{uuid.uuid4().hex[:8]}", task_queue=queue)
+
+        async def running() -> list[Any]:
+            return list((await handle.describe()).raw_description.pending_activities)
+
+        pending = await eventually(running, "the attempt started",
+                                   until=lambda p: bool(p) and p[0].HasField("last_started_time"))
+        assert not pending[0].HasField("last_heartbeat_time")
+        _held.set()
+        assert await handle.result() == 1
