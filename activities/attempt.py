@@ -2,11 +2,17 @@
 
 The attempt takes a fence on the receipt, makes the one call, and settles the receipt with that
 fence: SUCCEEDED with the target's id, UNKNOWN when the request may have landed, REJECTED on a
-business refusal. Failures known to have happened before the write (connection refused, 429)
-propagate (the activity's retry policy decides); on a receipt that was PENDING they also leave
-their error class on it, which says "this attempt sent nothing". The next attempt clears that
-note when it begins, so it only ever speaks for the last attempt (``sent_nothing_yet``). An
-UNKNOWN receipt is never noted: an earlier attempt may have landed.
+business refusal. An attempt that opened the receipt itself already holds its fence (the
+receipt was written with that attempt counted: ``SendStore.open_and_record``) and takes none;
+any other attempt, a retry or a concurrent one, takes the next fence, so the opener's settle
+then loses as a stale attempt's always does.
+
+Failures known to have happened before the write (connection refused, 429) propagate (the
+activity's retry policy decides); on a receipt that was PENDING they also leave their error
+class on it, which says "this attempt sent nothing". The next attempt clears that note when it
+begins, so it only ever speaks for the last attempt (``sent_nothing_yet``); a receipt opened by
+its attempt starts without one. An UNKNOWN receipt is never noted: an earlier attempt may have
+landed.
 """
 
 from __future__ import annotations
@@ -40,10 +46,12 @@ class Attempt:
 
 async def attempt_write(
     receipts: ReceiptAttempts, adapter: ActionAdapter, action: ActionRequest, *,
-    from_pending: bool = False,
+    from_pending: bool = False, fence: int | None = None,
 ) -> Attempt:
-    """``from_pending``: the receipt was PENDING before this attempt (see the module doc)."""
-    fence = await receipts.begin_attempt(action.action_key)
+    """``from_pending``: the receipt was PENDING before this attempt (see the module doc).
+    ``fence``: the one this attempt holds from opening the receipt; None takes a new one."""
+    if fence is None:
+        fence = await receipts.begin_attempt(action.action_key)
     try:
         write = await adapter.execute(action)
     except (TimeoutBeforeWrite, RateLimited) as exc:

@@ -19,7 +19,13 @@ from temporalio import activity
 from activities.action_token import TokenGuard
 from activities.attempt import ALREADY_HELD, attempt_write, sent_nothing_yet
 from activities.circuit import Circuit
-from adapters.ports.stores import RolloutGate, SendReceipts, SendStore, SwitchBoard
+from adapters.ports.stores import (
+    OPENING_FENCE,
+    RolloutGate,
+    SendReceipts,
+    SendStore,
+    SwitchBoard,
+)
 from adapters.ports.targets import ActionAdapter, ContextSource
 from contracts import (
     ActionRequest,
@@ -130,7 +136,9 @@ class ExecuteActivities:
             return ExecuteResult(status="rejected", receipt=receipt, reason_code=receipt.error_code)
         if not recorded:
             await self.store.record_step(executing)
-        if receipt.attempts > 0 and not sent_nothing_yet(receipt):
+        # A receipt this attempt opened counts this attempt only (its fence is OPENING_FENCE):
+        # no earlier one to ask the target about.
+        if not recorded and receipt.attempts > 0 and not sent_nothing_yet(receipt):
             # An earlier attempt may have reached the target: ask it before sending again.
             if not adapter.supports_lookup:
                 return ExecuteResult(status="unknown", receipt=receipt,
@@ -147,7 +155,8 @@ class ExecuteActivities:
                                      reason_code="earlier_attempt_unverifiable")
 
         attempt = await attempt_write(self.receipts, adapter, action,
-                                      from_pending=receipt.status == ReceiptStatus.PENDING)
+                                      from_pending=receipt.status == ReceiptStatus.PENDING,
+                                      fence=OPENING_FENCE if recorded else None)
         # The monitor signals (issue 11): an unknown write, or a target that already held a key
         # this first send never sent. Enough of them close the switch for the next actions.
         if self.circuit is not None and attempt.status == "unknown":
@@ -161,7 +170,8 @@ class ExecuteActivities:
                             executing: StepRecord) -> tuple[Receipt, bool]:
         """The receipt, opened under the rollout mode in force (``rollout``: the covering row
         read with the others): PENDING when the mode lets the action send, with ``executing``
-        recorded in the same statement (then True), or a final WOULD_SEND (recording what
+        recorded in the same statement and this attempt counted in it (then True: the attempt
+        holds ``OPENING_FENCE`` and takes no other), or a final WOULD_SEND (recording what
         would have gone out) when it does not.
 
         Called only when no receipt was found: the mode is decided once per action key; a

@@ -107,13 +107,19 @@ class SendReads:
     draft_body: str | None = None
 
 
+#: The fence of the attempt that opened its receipt (``SendStore.open_and_record``): the
+#: receipt is written with that attempt already counted, as ``begin_attempt`` would leave it.
+OPENING_FENCE = 1
+
+
 class SendStore(StepRecorder, Protocol):
     async def read_before_send(self, *, tenant_id: str, adapter: str, workflow_id: str,
                                draft_version: int, action_key: str) -> SendReads: ...
 
     async def open_and_record(self, request: ActionRequest, fingerprint: str, *,
                               mode: str | None, step: StepRecord) -> Receipt | None:
-        """Open a PENDING receipt and record ``step`` together; None when the key was held."""
+        """Open a PENDING receipt with the caller's attempt counted (attempts 1, fence
+        ``OPENING_FENCE``) and record ``step`` together; None when the key was held."""
         ...
 
 

@@ -16,7 +16,11 @@ import re
 import asyncpg
 
 from adapters.ports.stores import SendReads
-from adapters.postgres.receipts import INSERT_RECEIPT_SQL, RECEIPT_COLUMNS, receipt_args
+from adapters.postgres.receipts import (
+    INSERT_ATTEMPTED_RECEIPT_SQL,
+    RECEIPT_COLUMNS,
+    receipt_args,
+)
 from adapters.postgres.rollout import COVERING_SQL
 from adapters.postgres.steps import TRANSITION_SQL, step_args
 from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
@@ -60,9 +64,12 @@ _WRITTEN = ("SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr)\n"
 assert TRANSITION_SQL.count(_T_CTE) == 1 and TRANSITION_SQL.count(_WRITTEN) == 1
 #: ``TRANSITION_SQL`` ($1-$14) behind ``INSERT_RECEIPT_SQL`` (moved to $15-$26): the steps run
 #: only when this statement inserted the receipt. The receipt's audit entry is queued before
-#: the transition's, the order the two statements wrote them in.
+#: the transition's, the order the two statements wrote them in. The receipt is inserted with
+#: the opener's attempt counted (``INSERT_ATTEMPTED_RECEIPT_SQL``): its send needs no
+#: ``begin_attempt`` of its own.
 OPEN_AND_RECORD_SQL = TRANSITION_SQL.replace(_T_CTE, f"""WITH rc AS (
-    {re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}", INSERT_RECEIPT_SQL)}
+    {re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}",
+            INSERT_ATTEMPTED_RECEIPT_SQL)}
     RETURNING {RECEIPT_COLUMNS}
 ), t AS (
     SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
@@ -74,9 +81,11 @@ OPEN_AND_RECORD_SQL = TRANSITION_SQL.replace(_T_CTE, f"""WITH rc AS (
 
 async def open_and_record(pool: asyncpg.Pool, request: ActionRequest, fingerprint: str, *,
                           mode: str | None, step: StepRecord) -> Receipt | None:
-    """Open a PENDING receipt and record ``step`` in one round trip. None when the key was
-    already held (a concurrent attempt opened it): then nothing was written, and the caller
-    reads that receipt and records the step itself."""
+    """Open a PENDING receipt and record ``step`` in one round trip, the caller's attempt
+    already counted (attempts 1, fence ``OPENING_FENCE``: the caller sends without
+    ``begin_attempt``). None when the key was already held (a concurrent attempt opened it):
+    then nothing was written, and the caller reads that receipt, records the step itself and
+    takes a fence of its own."""
     row = await pool.fetchrow(
         OPEN_AND_RECORD_SQL, *step_args(step),
         *receipt_args(request, fingerprint, mode=mode, status=ReceiptStatus.PENDING,

@@ -13,6 +13,7 @@ from typing import Any
 
 import asyncpg
 
+from adapters.ports.stores import OPENING_FENCE
 from contracts import ActionRequest, Receipt, ReceiptStatus
 
 RECEIPT_COLUMNS = (
@@ -21,13 +22,19 @@ RECEIPT_COLUMNS = (
 )
 
 
-#: $1-$12 (``receipt_args``); a key already held inserts nothing.
-INSERT_RECEIPT_SQL = (
+_INSERT = (
     "INSERT INTO receipts (action_key, tenant_id, adapter, action, event_id,"
     " workflow_id, correlation_id, request_fingerprint, status, policy_version,"
-    " rollout_mode, error_code) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)"
+    " rollout_mode, error_code{columns}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12{values})"
     " ON CONFLICT (action_key) DO NOTHING"
 )
+#: $1-$12 (``receipt_args``); a key already held inserts nothing.
+INSERT_RECEIPT_SQL = _INSERT.format(columns="", values="")
+#: The same, for a receipt opened by the attempt about to send: the row starts as
+#: ``begin_attempt`` would leave it (one attempt, that attempt's fence), which saves an audited
+#: UPDATE per first send. Any later attempt still takes the next fence.
+INSERT_ATTEMPTED_RECEIPT_SQL = _INSERT.format(columns=", attempts, fence",
+                                              values=f", 1, {OPENING_FENCE}")
 
 
 def receipt_args(request: ActionRequest, fingerprint: str, *, mode: str | None,

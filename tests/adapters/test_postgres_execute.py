@@ -8,6 +8,9 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
+from activities.attempt import attempt_write
+from adapters.ports.stores import OPENING_FENCE
+from adapters.ports.targets import TargetWrite
 from adapters.postgres.execute import SendReads, open_and_record, read_before_send
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
@@ -89,10 +92,77 @@ async def test_receipt_and_transition_are_written_together_or_not_at_all(
     a, b = action(), action()
     opened = await open_and_record(pool, a, "fp", mode="assisted", step=executing(a))
     assert opened is not None and opened.status == ReceiptStatus.PENDING
-    assert opened.attempts == 0
+    assert opened.attempts == 1  # the opener's attempt (below)
     await ReceiptStore(pool).open_receipt(b, "fp")
     assert await open_and_record(pool, b, "fp", mode="assisted", step=executing(b)) is None
     seqs = {r["workflow_id"]: r["to_state"] for r in await pool.fetch(
         "SELECT workflow_id, to_state FROM state_transitions WHERE workflow_id = ANY($1)",
         [a.ref.workflow_id, b.ref.workflow_id])}
     assert seqs == {a.ref.workflow_id: "EXECUTING"}
+
+
+class Target:
+    """A target that takes every write (the fence rule is the store's, not the target's)."""
+
+    name, dedupes_by_key, supports_lookup = "messaging", True, True
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def execute(self, request: ActionRequest) -> TargetWrite:
+        self.calls += 1
+        return TargetWrite(idempotency_key=request.action_key, external_id=f"msg-{self.calls}")
+
+    async def lookup(self, idempotency_key: str) -> TargetWrite | None:
+        return None
+
+
+async def receipt_entries(pool: asyncpg.Pool, a: ActionRequest) -> list[str]:
+    return [r["op"] for r in await pool.fetch(
+        "SELECT op FROM audit_chain WHERE workflow_id = $1 AND source = 'receipts' ORDER BY n",
+        a.ref.workflow_id)]
+
+
+async def test_the_opening_counts_the_first_attempt_and_its_send_takes_no_other(
+        pool: asyncpg.Pool) -> None:
+    a, receipts, target = action(), ReceiptStore(pool), Target()
+    assert await open_and_record(pool, a, "fp", mode="assisted", step=executing(a)) is not None
+    row = await pool.fetchrow("SELECT attempts, fence FROM receipts WHERE action_key = $1",
+                              a.action_key)
+    assert row is not None and (row["attempts"], row["fence"]) == (1, OPENING_FENCE)
+    sent = await attempt_write(receipts, target, a, from_pending=True, fence=OPENING_FENCE)
+    assert (sent.status, sent.receipt.status, sent.receipt.attempts) == (
+        "succeeded", ReceiptStatus.SUCCEEDED, 1)
+    assert sent.receipt.external_id == "msg-1" and target.calls == 1
+    # Chained twice: opened (with its attempt), settled. A separate attempt update made three.
+    assert await receipt_entries(pool, a) == ["INSERT", "UPDATE"]
+
+
+async def test_an_attempt_after_the_opener_takes_a_newer_fence_and_the_openers_settle_loses(
+        pool: asyncpg.Pool) -> None:
+    a, receipts, target = action(), ReceiptStore(pool), Target()
+    assert await open_and_record(pool, a, "fp", mode="assisted", step=executing(a)) is not None
+    # A retried attempt (the opener's answer was lost, say) finds the receipt and begins anew.
+    retried = await attempt_write(receipts, target, a, from_pending=True)
+    assert retried.receipt.status == ReceiptStatus.SUCCEEDED
+    assert retried.receipt.external_id == "msg-1" and retried.receipt.attempts == 2
+    fence = await pool.fetchval("SELECT fence FROM receipts WHERE action_key = $1",
+                                a.action_key)
+    assert fence == OPENING_FENCE + 1
+    # The opener's late settle carries the older fence: the newer outcome stands.
+    late = await receipts.settle(a.action_key, ReceiptStatus.UNKNOWN, fence=OPENING_FENCE,
+                                 error_class="unknown_write", error_code="timeout")
+    assert (late.status, late.external_id, late.error_code) == (
+        ReceiptStatus.SUCCEEDED, "msg-1", None)
+
+
+async def test_a_receipt_opened_elsewhere_still_costs_its_attempt_an_update(
+        pool: asyncpg.Pool) -> None:
+    """A receipt opened by ``open_receipt`` (the store's other opening, which a WOULD_SEND
+    receipt takes) counts no attempt: a send on it begins its own, one more audited update."""
+    a, receipts, target = action(), ReceiptStore(pool), Target()
+    opened = await receipts.open_receipt(a, "fp")
+    assert opened.attempts == 0
+    sent = await attempt_write(receipts, target, a, from_pending=True)
+    assert (sent.receipt.status, sent.receipt.attempts) == (ReceiptStatus.SUCCEEDED, 1)
+    assert await receipt_entries(pool, a) == ["INSERT", "UPDATE", "UPDATE"]
