@@ -62,11 +62,10 @@ _T_CTE = """WITH t AS (
 _WRITTEN = ("SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr)\n"
             "    + 0 * (SELECT count(*) FROM chained) AS written")
 assert TRANSITION_SQL.count(_T_CTE) == 1 and TRANSITION_SQL.count(_WRITTEN) == 1
-#: ``TRANSITION_SQL`` ($1-$14) behind ``INSERT_RECEIPT_SQL`` (moved to $15-$26): the steps run
-#: only when this statement inserted the receipt. The receipt's audit entry is queued before
-#: the transition's, the order the two statements wrote them in. The receipt is inserted with
-#: the opener's attempt counted (``INSERT_ATTEMPTED_RECEIPT_SQL``): its send needs no
-#: ``begin_attempt`` of its own.
+#: ``TRANSITION_SQL`` ($1-$14) behind ``INSERT_ATTEMPTED_RECEIPT_SQL`` (moved to $15-$26): the
+#: steps run only when this statement inserted the receipt. The receipt's audit entry is queued
+#: before the transition's, the order the two statements wrote them in. The receipt is inserted
+#: with the opener's attempt counted: its send needs no ``begin_attempt`` of its own.
 OPEN_AND_RECORD_SQL = TRANSITION_SQL.replace(_T_CTE, f"""WITH rc AS (
     {re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}",
             INSERT_ATTEMPTED_RECEIPT_SQL)}
