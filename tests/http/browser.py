@@ -70,7 +70,11 @@ async def inbox_stack(dev_server: WorkflowEnvironment, database_url: str, standi
 async def log_in(page: Any, base: str, token: str) -> None:
     await page.goto(f"{base}/inbox")
     await page.fill("textarea[name=token]", token)
-    await page.click("button:text-is('Log in')")
+    # Until the login's post and redirect have landed: a reload meanwhile (the tests' next step
+    # often is one) meets a page being replaced ("Not attached to an active page", seen under
+    # load in a CI run).
+    async with page.expect_navigation():
+        await page.click("button:text-is('Log in')")
 
 
 def artifacts() -> Path:
