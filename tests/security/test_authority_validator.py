@@ -18,7 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 from contracts import EventState, ReviewAck, ReviewDecision
 from policies.decision_identity import install_verifier
 from tests.conftest import Handle, signed_event, start, wait_review
-from tests.workflows.test_review import new_customer, refusals, sent_to
+from tests.workflows.review_helpers import new_customer, refusals, sent_to
 from tollgate.cli.common import run_in_loop
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns

@@ -1,93 +1,42 @@
 """The policy gate and human review on the time-skipping server, with the real activities,
 PostgreSQL and stand-ins: who may decide, what a refusal records, SLA escalation and expiry,
 request-info rounds, the backlog guard and the daily limit. Every test uses customers of its own,
-so the daily limit of one never counts another test's sends."""
+so the daily limit of one never counts another test's sends (helpers: review_helpers.py; the
+review commands: test_review_cli.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 import uuid
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
 
 import asyncpg
-import pytest
 from structlog.testing import capture_logs
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from contracts import EventState, ReviewAck, ReviewDecision
+from contracts import EventState, ReviewDecision
 from contracts.actions import WakeUp
-from tests.conftest import CODEC, Handle, signed_event, start, wait_review, worker_settings
-from tests.edge import send_decision
-from tests.eventually import eventually
-from tollgate.cli.review import review_decide, review_list, review_show
+from tests.conftest import CODEC, signed_event, start, wait_review
+from tests.workflows.review_helpers import (
+    _decisions_sent_as_an_edge,
+    decide,
+    fetch,
+    new_customer,
+    refusals,
+    seed_overdue_reviews,
+    sent_to,
+    wait_draft,
+    wait_state,
+)
+from tollgate.cli.review import review_decide
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
-from tollgate.runtime.exits import Exit, Failure
-from worker import draft_worker, main_worker
 from workflows.search_attributes import REVIEW_DUE
 from workflows.timeouts import GATE_HOLD_RECHECK
 
-
-def new_customer(standins: StandIns, tenant: str = "acme", first_name: str = "Lan") -> str:
-    customer = f"C-{uuid.uuid4().hex[:8]}"
-    standins.crm.upsert(tenant, customer, first_name=first_name, pet_name="Miu",
-                        consent_messaging=True)
-    return customer
-
-
-def sent_to(standins: StandIns, customer: str) -> int:
-    return sum(1 for m in standins.messaging.messages() if m.get("recipient_ref") == customer)
-
-
-async def decide(handle: Handle, ticket: dict[str, Any], decision: str = "approve",
-                 **overrides: Any) -> ReviewAck:
-    fields: dict[str, Any] = dict(
-        request_id=ticket["request_id"], decision=decision, reviewer="an.tran",
-        role="care_lead", reason="checked against the record",
-        draft_version=ticket["draft_version"])
-    fields.update(overrides)
-    return await send_decision(handle, ReviewDecision(**fields), database_url=_EDGE["dsn"])
-
-
-#: Where ``decide`` audits a refusal, as the edge that sent it would (tests.edge).
-_EDGE: dict[str, str] = {}
-
-
-@pytest.fixture(autouse=True)
-def _decisions_sent_as_an_edge(database_url: str) -> None:
-    _EDGE["dsn"] = database_url
-
-
-async def wait_state(handle: Handle, state: EventState) -> None:
-    await eventually(lambda: handle.query("state"), f"{handle.id} reaching {state}",
-                     until=lambda seen: seen == state, timeout=20)
-
-
-async def wait_draft(handle: Handle, version: int) -> dict[str, Any]:
-    ticket: dict[str, Any] = await eventually(
-        lambda: wait_review(handle), f"draft v{version} of {handle.id} in review",
-        until=lambda t: t["draft_version"] == version, timeout=20)
-    return ticket
-
-
-async def fetch(database_url: str, sql: str, *args: Any) -> list[asyncpg.Record]:
-    conn = await asyncpg.connect(database_url)
-    try:
-        return await conn.fetch(sql, *args)
-    finally:
-        await conn.close()
-
-
-async def refusals(database_url: str, workflow_id: str) -> list[str]:
-    rows = await fetch(database_url, "SELECT refusal_code FROM review_decisions"
-                       " WHERE workflow_id = $1 AND NOT accepted ORDER BY id", workflow_id)
-    return [r["refusal_code"] for r in rows]
+__all__ = ["_decisions_sent_as_an_edge"]  # the autouse fixture: refusals audited as an edge's
 
 
 async def test_authorised_approval_sends_one_message(
@@ -257,22 +206,6 @@ async def test_request_info_rounds_are_bounded_by_policy(
     assert await refusals(database_url, handle.id) == ["info_rounds_exhausted"]
 
 
-async def seed_overdue_reviews(database_url: str, tenant: str, count: int) -> list[str]:
-    ids = [f"event/{tenant}/seed-{uuid.uuid4().hex[:8]}" for _ in range(count)]
-    conn = await asyncpg.connect(database_url)
-    try:
-        await conn.executemany(
-            "INSERT INTO events (workflow_id, run_id, tenant_id, idempotency_key, event_id,"
-            " event_type, schema_version, entity_id, correlation_id, payload_fingerprint,"
-            " occurred_at, received_at, state, last_seq, review_due_at)"
-            " VALUES ($1, 'seed', $2, $1, $1, 'CARE_DUE', 3, 'C-seed', $1, 'x', now(), now(),"
-            " 'AWAITING_REVIEW', 4, $3)",
-            [(wf, tenant, datetime(2000, 1, 1, tzinfo=UTC)) for wf in ids])
-    finally:
-        await conn.close()
-    return ids
-
-
 async def test_backlog_guard_holds_new_events_until_reviews_catch_up(
     env: WorkflowEnvironment, worker_client: tuple[Client, str], standins: StandIns,
     database_url: str,
@@ -342,58 +275,3 @@ async def test_daily_limit_stops_further_sends_to_a_customer(
     assert "AWAITING_REVIEW" not in [r["to_state"] for r in rows]
     assert [r["seq"] for r in rows] == list(range(rows[0]["seq"], rows[0]["seq"] + len(rows)))
     assert sent_to(standins, customer) == 1
-
-
-async def test_review_show_prints_draft_policy_and_decisions(
-    worker_client: tuple[Client, str], standins: StandIns, database_url: str,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    client, queue = worker_client
-    customer = new_customer(standins)
-    handle = await start(client, queue, signed_event(customer))
-    ticket = await wait_review(handle)
-    await decide(handle, ticket, role="intern")
-    capsys.readouterr()
-    settings = Settings.from_env({"DATABASE_URL": database_url})
-    assert await review_show(client, settings, handle.id,
-                             now=datetime.now(UTC) - timedelta(hours=1)) == 0
-    out = capsys.readouterr().out
-    assert "state AWAITING_REVIEW" in out and "policy 2026-12-02.3" in out and "risk low" in out
-    assert f"draft v{ticket['draft_version']} (offline" in out
-    assert "crm.first_name = " in out and "CRM customer record" in out and "unknowns: -" in out
-    assert "refused: role_not_allowed" in out
-    assert "postgresql://" not in out  # no connection string, no secret
-    assert (await decide(handle, ticket, "reject")).accepted
-    await handle.result()
-
-
-async def test_review_list_shows_waiting_records_with_age_and_sla_left(
-    dev_server: WorkflowEnvironment, standins: StandIns, database_url: str, tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    client, queue = dev_server.client, f"tq-{uuid.uuid4().hex[:8]}"
-    settings = worker_settings(database_url, standins, tmp_path, queue)
-    async with main_worker(client, settings), draft_worker(client, settings):
-        handle = await start(client, queue, signed_event(new_customer(standins)))
-        ticket = await wait_review(handle)
-        capsys.readouterr()
-        # The clock is the test's: two minutes after the run started, whatever the machine did.
-        now = (await handle.describe()).start_time + timedelta(minutes=2)
-
-        async def listed() -> str:
-            assert await review_list(client, tenant="acme", now=now) == 0
-            return capsys.readouterr().out
-
-        # Visibility follows the upsert shortly after.
-        out = await eventually(listed, f"{handle.id} in the review list",
-                               until=lambda o: handle.id in o, timeout=15, interval=0.1)
-        line = next(x for x in out.splitlines() if x.startswith(handle.id))
-        assert "acme" in line and "0h 02m" in line
-        assert re.search(r"\b3h [0-5]\dm left\b", line), line  # the 4 h SLA, less the wait
-        assert await review_list(client, tenant="globex") == 0
-        assert handle.id not in capsys.readouterr().out
-        with pytest.raises(Failure) as refused:
-            await review_list(client, tenant="acme' OR 'x' = 'x")
-        assert refused.value.code == Exit.USAGE
-        assert (await decide(handle, ticket, "reject")).accepted
-        await handle.result()

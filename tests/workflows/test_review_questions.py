@@ -18,7 +18,7 @@ from contracts import EventState
 from contracts.actions import WakeUp
 from tests.conftest import CODEC, Handle, signed_event, start, wait_review
 from tests.eventually import eventually
-from tests.workflows.test_review import (
+from tests.workflows.review_helpers import (
     _decisions_sent_as_an_edge,
     decide,
     new_customer,

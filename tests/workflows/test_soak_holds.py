@@ -24,7 +24,7 @@ from contracts.actions import WakeUp
 from tests.conftest import Handle, signed_event, start, wait_review
 from tests.eventually import eventually
 from tests.faults.conftest import send_key, target_mode
-from tests.workflows.test_review import seed_overdue_reviews, sent_to
+from tests.workflows.review_helpers import seed_overdue_reviews, sent_to
 from tollgate.dev.standins import StandIns
 from workflows.budget import HISTORY_BUDGET_BYTES, HISTORY_BUDGET_EVENTS
 

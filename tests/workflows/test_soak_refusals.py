@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 
 from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review
-from tests.workflows.test_review import sent_to
+from tests.workflows.review_helpers import sent_to
 from tests.workflows.test_soak_holds import customer, run_histories, target_mode
 from tollgate.dev.standins import StandIns
 from workflows.budget import HISTORY_BUDGET_BYTES, HISTORY_BUDGET_EVENTS
