@@ -4,7 +4,6 @@ word diff. Through the workflow's ticket and `tollgate review show` on a real wo
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ from temporalio.client import Client
 from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review
 from tests.eventually import eventually
+from tests.workflows.review_helpers import new_customer
 from tollgate.cli.review import review_show
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
@@ -31,9 +31,7 @@ async def test_review_shows_values_origin_route_and_the_answering_version(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     client, queue = worker_client
-    customer = f"C-{uuid.uuid4().hex[:8]}"
-    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
-                        consent_messaging=True)
+    customer = new_customer(standins)
     handle = await start(client, queue, signed_event(customer))
     first = await wait_review(handle)
 

@@ -4,7 +4,6 @@ in text and JSON, no message text or customer data in it, and a tampered row nam
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 from contracts import EventState, FinalOutcome, ReviewDecision
 from tests.cli.helpers import run_ops
 from tests.conftest import signed_event, start, wait_review, worker_settings
+from tests.workflows.review_helpers import new_customer
 from tollgate.cli.common import run_in_loop
 from tollgate.cli.trace import trace
 from tollgate.config.settings import Settings
@@ -30,9 +30,7 @@ async def finished(
     """One CARE_DUE event approved by an.tran and sent: SUCCEEDED with a receipt."""
     client, queue = worker_client
     # A fresh customer each time: the policy's daily limit per customer would stop a second.
-    customer = f"C-{uuid.uuid4().hex[:8]}"
-    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
-                        consent_messaging=True)
+    customer = new_customer(standins)
     handle = await start(client, queue, signed_event(customer))
     ticket = await wait_review(handle)
     await handle.execute_update("review", ReviewDecision(

@@ -5,7 +5,6 @@ chain still verifies."""
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import asyncpg
@@ -16,6 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 from contracts import EventState, FinalOutcome, ReviewDecision
 from tests.cli.helpers import run_ops
 from tests.conftest import signed_event, start, wait_review, worker_settings
+from tests.workflows.review_helpers import new_customer
 from tollgate.dev.standins import StandIns
 
 
@@ -24,9 +24,7 @@ async def test_one_approved_send_chains_its_receipt_twice_and_verifies(
     standins: StandIns, tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     client, queue = worker_client
-    customer = f"C-{uuid.uuid4().hex[:8]}"
-    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
-                        consent_messaging=True)
+    customer = new_customer(standins)
     handle = await start(client, queue, signed_event(customer))
     ticket = await wait_review(handle)
     await handle.execute_update("review", ReviewDecision(
