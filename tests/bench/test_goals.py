@@ -117,3 +117,17 @@ def test_load_is_shown_with_the_goals_and_in_the_markdown_table() -> None:
     table = markdown(found)
     assert "abc1234" in table and table.count("\n| ") == 13  # header rule + 12 goals
 
+
+
+def test_the_skeletons_own_loss_is_shown_beside_each_scenario_goal_and_not_judged() -> None:
+    """The phases run one after another: what the skeleton lost in the same phase says how much
+    of Tollgate's figure is the run's own drift (the plain phase warming up, the load)."""
+    dup = {"settings": {"parked": 0}, "tollgate": {"events_per_s": 16.0},
+           "same-shape": {"events_per_s": 18.0}}  # the skeleton 15 -> 18: faster too
+    parked = {"settings": {"parked": 2000, "worker_rss_mb_once_parked": 150.0},
+              "tollgate": {"events_per_s": 12.0}, "same-shape": {"events_per_s": 12.0}}
+    goals = by_name(report(toll_eps=15.0, phases={"duplicates": dup, "parked": parked}))
+    assert goals["duplicates"].figure.endswith("(same-shape beside it: -20.0% lost)")
+    assert goals["duplicates"].met is True  # judged on Tollgate's own figures only
+    assert goals["parked throughput"].figure.endswith("(same-shape beside it: 20.0% lost)")
+    assert goals["parked throughput"].met is False  # 0.8 x the plain phase
