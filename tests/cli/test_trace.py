@@ -12,10 +12,10 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from contracts import EventState, FinalOutcome, ReviewDecision
+from contracts import EventState, FinalOutcome
 from tests.cli.helpers import run_ops
-from tests.conftest import signed_event, start, wait_review, worker_settings
-from tests.workflows.review_helpers import new_customer
+from tests.conftest import signed_event, start, worker_settings
+from tests.workflows.review_helpers import approve, new_customer
 from tollgate.cli.common import run_in_loop
 from tollgate.cli.trace import trace
 from tollgate.config.settings import Settings
@@ -32,10 +32,7 @@ async def finished(
     # A fresh customer each time: the policy's daily limit per customer would stop a second.
     customer = new_customer(standins)
     handle = await start(client, queue, signed_event(customer))
-    ticket = await wait_review(handle)
-    await handle.execute_update("review", ReviewDecision(
-        request_id=ticket["request_id"], decision="approve", reviewer="an.tran",
-        role="care_lead", reason="looks right", draft_version=ticket["draft_version"]))
+    await approve(handle, reason="looks right")
     outcome = await handle.result()
     assert isinstance(outcome, FinalOutcome) and outcome.state == EventState.SUCCEEDED
     settings = worker_settings(

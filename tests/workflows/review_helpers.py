@@ -48,6 +48,15 @@ def _decisions_sent_as_an_edge(database_url: str) -> None:
     _EDGE["dsn"] = database_url
 
 
+async def approve(handle: Handle, reason: str = "ok") -> None:
+    """The open review approved by an.tran (care_lead), straight through the update."""
+    ticket = await wait_review(handle)
+    ack = await handle.execute_update("review", ReviewDecision(
+        request_id=ticket["request_id"], decision="approve", reviewer="an.tran",
+        role="care_lead", reason=reason, draft_version=ticket["draft_version"]))
+    assert ack["accepted"]
+
+
 async def wait_state(handle: Handle, state: EventState) -> None:
     await eventually(lambda: handle.query("state"), f"{handle.id} reaching {state}",
                      until=lambda seen: seen == state, timeout=20)

@@ -12,10 +12,10 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from contracts import EventState, FinalOutcome, ReviewDecision
+from contracts import EventState, FinalOutcome
 from tests.cli.helpers import run_ops
-from tests.conftest import signed_event, start, wait_review, worker_settings
-from tests.workflows.review_helpers import new_customer
+from tests.conftest import signed_event, start, worker_settings
+from tests.workflows.review_helpers import approve, new_customer
 from tollgate.dev.standins import StandIns
 
 
@@ -26,10 +26,7 @@ async def test_one_approved_send_chains_its_receipt_twice_and_verifies(
     client, queue = worker_client
     customer = new_customer(standins)
     handle = await start(client, queue, signed_event(customer))
-    ticket = await wait_review(handle)
-    await handle.execute_update("review", ReviewDecision(
-        request_id=ticket["request_id"], decision="approve", reviewer="an.tran",
-        role="care_lead", reason="fine", draft_version=ticket["draft_version"]))
+    await approve(handle, reason="fine")
     outcome = await handle.result()
     assert isinstance(outcome, FinalOutcome) and outcome.state == EventState.SUCCEEDED
 

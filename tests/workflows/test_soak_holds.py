@@ -19,12 +19,12 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.ops import OpsStore
-from contracts import EventState, ReviewDecision
+from contracts import EventState
 from contracts.actions import WakeUp
-from tests.conftest import Handle, signed_event, start, wait_review
+from tests.conftest import Handle, signed_event, start
 from tests.eventually import eventually
 from tests.faults.conftest import send_key, target_mode
-from tests.workflows.review_helpers import seed_overdue_reviews, sent_to
+from tests.workflows.review_helpers import approve, seed_overdue_reviews, sent_to
 from tollgate.dev.standins import StandIns
 from workflows.budget import HISTORY_BUDGET_BYTES, HISTORY_BUDGET_EVENTS
 
@@ -47,14 +47,6 @@ def customer(standins: StandIns, tenant: str = "acme") -> str:
     customer_id = f"C-{uuid.uuid4().hex[:8]}"
     standins.crm.upsert(tenant, customer_id, first_name="Lan", consent_messaging=True)
     return customer_id
-
-
-async def approve(handle: Handle) -> None:
-    ticket = await wait_review(handle)
-    ack = await handle.execute_update("review", ReviewDecision(
-        request_id=ticket["request_id"], decision="approve", reviewer="an.tran",
-        role="care_lead", reason="ok", draft_version=ticket["draft_version"]))
-    assert ack["accepted"]
 
 
 async def run_histories(client: Client, workflow_id: str) -> list[tuple[int, int]]:
