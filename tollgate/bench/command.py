@@ -4,9 +4,11 @@ stack of its own.
 
 Each phase starts one worker process per pipeline (``tollgate.bench.worker``), warms them up,
 then runs rounds in A B C, C B A order so that the server's slow drift (SQLite growing) falls on
-all alike. A round submits its events with at most ``--concurrency`` in flight (submit -> result);
-a scripted reviewer approves what is waiting. CPU comes from ``/proc`` deltas per round. Docs:
-``docs/performance.md``.
+all alike. A round submits its events with at most ``--concurrency`` in flight (submit ->
+result); a scripted reviewer approves what is waiting. CPU comes from ``/proc`` deltas per
+round. The phases run plain, [duplicates], [model latency], [plain again], [parked]: the
+duplicates and parked goals are judged against the mean of the plain phases
+(``tollgate.bench.bracket``). Docs: ``docs/performance.md``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tollgate.bench.bracket import phase_order
 from tollgate.bench.goals import as_json, evaluate, machine_load
 from tollgate.bench.report import headline, ratios, render, verdicts
 from tollgate.bench.stats import environment
@@ -92,18 +95,13 @@ def run_bench(args: argparse.Namespace) -> int:
 
 async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) -> dict[str, Any]:
     from tollgate.bench.pgstats import PgStats
-    from tollgate.bench.run import Bench, Phase  # heavy: only when the bench runs
+    from tollgate.bench.run import Bench  # heavy: only when the bench runs
     from tollgate.dev.stack import DevStack, Ports, free_port, temporal_binary
 
     stack = DevStack(state_dir=state_dir, ports=Ports(
         temporal=free_port(), ui=free_port(), crm=0, messaging=0))
-    phases = [Phase("plain")]
-    if args.duplicates:
-        phases.append(Phase("duplicates", duplicates=args.duplicates))
-    if args.model_latency:
-        phases.append(Phase("model_latency", model_latency=args.model_latency))
-    if args.parked:  # last: the parked workflows stay open until the stack stops
-        phases.append(Phase("parked", parked=args.parked))
+    phases = phase_order(args.duplicates, args.model_latency, args.parked,
+                         again=getattr(args, "plain_again", True))
     from tollgate.codec.payload import KeyRing, load_key_ring
     from tollgate.config.service import CodecSettings
 

@@ -10,6 +10,8 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tollgate.bench.bracket import drift, plains, reference
+
 #: Tollgate's all-process CPU per event against each baseline's, at most (issue 33).
 CPU_VS_NAIVE, CPU_VS_SAME_SHAPE = 0.67, 1.1
 #: Tollgate's events/s against each baseline's, at least.
@@ -137,28 +139,47 @@ def _replay_goal(replay: dict[str, Any] | None) -> Goal:
     return Goal("replay", goal, figure, _at_least(with_codec["per_s"], REPLAY_PER_S))
 
 
+def _plain_words(figures: tuple[float, ...]) -> str:
+    """'plain 12.0 then 18.0/s, drift +50.0%' when the run repeated the plain phase."""
+    change = drift(figures)
+    return "" if change is None else (f"plain {_f(figures[0])} then {_f(figures[1])}/s, "
+                                      f"drift {change:+.1%}")
+
+
+def _against_plain(phases: dict[str, Any], phase: str, pipeline: str) -> float | None:
+    """The pipeline's events/s in ``phase`` over the mean of its plain phases (bracket.py)."""
+    return _quotient(((phases.get(phase) or {}).get(pipeline) or {}).get("events_per_s"),
+                     reference(plains(phases, pipeline)))
+
+
 def _skeleton_beside(phases: dict[str, Any], phase: str) -> str:
-    """What the same-shape skeleton lost in ``phase`` against its own plain phase, in the same
-    run: the phases run one after the other on the same servers, so a change that hits every
-    pipeline (the plain phase's warming up, the machine's load) shows here too. Not judged."""
-    q = _quotient(((phases.get(phase) or {}).get("same-shape") or {}).get("events_per_s"),
-                  ((phases.get("plain") or {}).get("same-shape") or {}).get("events_per_s"))
-    return "" if q is None else f" (same-shape beside it: {1 - q:.1%} lost)"
+    """What the same-shape skeleton lost in ``phase`` against its own plain phases, in the same
+    run and computed as Tollgate's figure is: a change that hits every pipeline (the plain
+    phase's warming up, the machine's load) shows here too. Not judged."""
+    q = _against_plain(phases, phase, "same-shape")
+    again = _plain_words(plains(phases, "same-shape"))
+    if q is None:
+        return ""
+    return f" (same-shape beside it: {1 - q:.1%} lost{f'; {again}' if again else ''})"
 
 
 def _scenario_goals(phases: dict[str, Any]) -> list[Goal]:
-    plain = (phases.get("plain") or {}).get("tollgate") or {}
+    """The duplicates and parked-throughput goals, each against the mean of the plain phases
+    (``plain`` and, when the run repeated it, ``plain_again``: bracket.py says why)."""
+    figures = plains(phases, "tollgate")
+    again = _plain_words(figures)
     goals = []
     dup = (phases.get("duplicates") or {}).get("tollgate")
     words = f"distinct events/s lose <= {DUPLICATE_LOSS:.0%} with 30 % duplicates"
     if dup is None:
         goals.append(Goal("duplicates", words, "not run", None))
     else:
-        q = _quotient(dup.get("events_per_s"), plain.get("events_per_s"))
+        q = _against_plain(phases, "duplicates", "tollgate")
         loss = None if q is None else round(1 - q, 3)
         goals.append(Goal("duplicates", words,
-                          f"{_f(dup.get('events_per_s'))} vs {_f(plain.get('events_per_s'))}"
-                          f"/s: {'-' if loss is None else f'{loss:.1%}'} lost"
+                          f"{_f(dup.get('events_per_s'))} vs {_f(reference(figures))}/s"
+                          f"{f' ({again})' if again else ''}: "
+                          f"{'-' if loss is None else f'{loss:.1%}'} lost"
                           + _skeleton_beside(phases, "duplicates"),
                           _at_most(loss, DUPLICATE_LOSS)))
     parked = phases.get("parked")
@@ -168,13 +189,14 @@ def _scenario_goals(phases: dict[str, Any]) -> list[Goal]:
                 Goal("parked throughput", f"loss <= {PARKED_LOSS:.0%}", "not run", None)]
     rss = max(parked["settings"].get("worker_rss_mb_once_parked") or 0,
               parked["tollgate"].get("worker_peak_rss_mb") or 0) or None
-    q = _quotient(parked["tollgate"].get("events_per_s"), plain.get("events_per_s"))
+    q = _against_plain(phases, "parked", "tollgate")
     n = parked["settings"]["parked"]
+    versus = f"the plain phases' mean ({again})" if again else "the plain phase"
     return [*goals,
             Goal("parked memory", f"worker RSS <= {PARKED_RSS_MB} MB ({n:,} parked)",
                  f"{_f(rss, ' MB')} at most", _at_most(rss, PARKED_RSS_MB)),
             Goal("parked throughput", f"loss <= {PARKED_LOSS:.0%} ({n:,} parked)",
-                 f"{_f(q)} x the plain phase" + _skeleton_beside(phases, "parked"),
+                 f"{_f(q)} x {versus}" + _skeleton_beside(phases, "parked"),
                  None if q is None else 1 - q <= PARKED_LOSS)]
 
 

@@ -24,6 +24,10 @@ from tollgate.cli.common import EdgePath
               help="add a phase where this share of submissions are re-sent copies")
 @click.option("--parked", type=int, default=0, metavar="N",
               help="add a phase with N Tollgate events held waiting for review")
+@click.option("--plain-again/--no-plain-again", default=True,
+              help="with --duplicates or --parked, run the plain phase again after the "
+                   "duplicates and model-latency phases (before parked) and judge those goals "
+                   "against the mean of both plain phases; --no-plain-again saves one phase")
 @click.option("--workers", type=int, default=1, metavar="N",
               help="Tollgate worker processes (main and draft worker each)")
 @click.option("--rate", "rates", multiple=True, metavar="TARGET=N",
