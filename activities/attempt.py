@@ -13,16 +13,21 @@ class on it, which says "this attempt sent nothing". The next attempt clears tha
 begins, so it only ever speaks for the last attempt (``sent_nothing_yet``); a receipt opened by
 its attempt starts without one. An UNKNOWN receipt is never noted: an earlier attempt may have
 landed.
+
+A send of the settle-closes shape (ADR 0057) passes ``closing``: a final settle (SUCCEEDED,
+REJECTED) then records the run's final step in the settle's own transaction, and only when that
+settle won its fence; the run then records nothing itself (``Attempt.closed``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from adapters.ports.stores import ReceiptAttempts
 from adapters.ports.targets import ActionAdapter
-from contracts import ActionRequest, Receipt, ReceiptStatus
+from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
 from contracts.errors import (
     ErrorClass,
     RateLimited,
@@ -37,19 +42,27 @@ ALREADY_HELD = "already_held_at_target"
 _SENT_NOTHING = frozenset({ErrorClass.TIMEOUT_BEFORE_WRITE.value, ErrorClass.RATE_LIMITED.value})
 
 
+#: The run's final step after a settle: (status, settled receipt, reason code) to the step, or
+#: None when that outcome does not end the run (``contracts.review.closing_step``).
+Closing = Callable[[str, Receipt, str | None], StepRecord | None]
+
+
 @dataclass(frozen=True)
 class Attempt:
     status: Literal["succeeded", "unknown", "rejected"]
     receipt: Receipt
     reason_code: str | None = None
+    #: The run's final step was recorded with the settle (``closing`` given, its fence won).
+    closed: bool = False
 
 
 async def attempt_write(
     receipts: ReceiptAttempts, adapter: ActionAdapter, action: ActionRequest, *,
-    from_pending: bool = False, fence: int | None = None,
+    from_pending: bool = False, fence: int | None = None, closing: Closing | None = None,
 ) -> Attempt:
     """``from_pending``: the receipt was PENDING before this attempt (see the module doc).
-    ``fence``: the one this attempt holds from opening the receipt; None takes a new one."""
+    ``fence``: the one this attempt holds from opening the receipt; None takes a new one.
+    ``closing``: the run's final step, recorded with a final settle (the module doc)."""
     if fence is None:
         fence = await receipts.begin_attempt(action.action_key)
     try:
@@ -64,13 +77,30 @@ async def attempt_write(
                                         error_class=exc.error_class.value, error_code=exc.code)
         return Attempt("unknown", settled, exc.code)
     except RejectedError as exc:
-        settled = await receipts.settle(action.action_key, ReceiptStatus.REJECTED, fence=fence,
-                                        error_class=exc.error_class.value, error_code=exc.code)
-        return Attempt("rejected", settled, exc.code)
-    settled = await receipts.settle(action.action_key, ReceiptStatus.SUCCEEDED, fence=fence,
-                                    external_id=write.external_id)
-    return Attempt("succeeded", settled,
-                   ALREADY_HELD if write.status == "already_held" else None)
+        return await settle_final(receipts, action.action_key, "rejected", exc.code, fence,
+                                  closing, error_class=exc.error_class.value,
+                                  error_code=exc.code)
+    return await settle_final(receipts, action.action_key, "succeeded",
+                              ALREADY_HELD if write.status == "already_held" else None, fence,
+                              closing, external_id=write.external_id)
+
+
+async def settle_final(receipts: ReceiptAttempts, action_key: str,
+                       status: Literal["succeeded", "rejected"], reason_code: str | None,
+                       fence: int | None, closing: Closing | None, *,
+                       external_id: str | None = None, error_class: str | None = None,
+                       error_code: str | None = None) -> Attempt:
+    """Settle the receipt ``status`` (SUCCEEDED or REJECTED) with ``fence``; with ``closing``,
+    the run's final step in the same transaction when the settle wins."""
+    final = ReceiptStatus.SUCCEEDED if status == "succeeded" else ReceiptStatus.REJECTED
+    if closing is None:
+        settled = await receipts.settle(action_key, final, fence=fence, external_id=external_id,
+                                        error_class=error_class, error_code=error_code)
+        return Attempt(status, settled, reason_code)
+    settled, closed = await receipts.settle_closing(
+        action_key, final, fence=fence, external_id=external_id, error_class=error_class,
+        error_code=error_code, step=lambda receipt: closing(status, receipt, reason_code))
+    return Attempt(status, settled, reason_code, closed=closed)
 
 
 def sent_nothing_yet(receipt: Receipt) -> bool:

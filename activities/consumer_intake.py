@@ -24,7 +24,7 @@ from activities.errors import to_application_error
 from contracts import IntakeRequest
 from contracts.base import ID_PATTERN
 from contracts.errors import InvalidInput, TollgateError
-from contracts.events import MAX_EVENT_CHARS, QUIET_SHAPE
+from contracts.events import MAX_EVENT_CHARS, STARTED_SHAPE
 from contracts.fanout import ConsumeRequest
 from policies import signing
 from policies.subscriptions import control_core_key
@@ -51,7 +51,7 @@ class ConsumerIntakeActivities:
                         error_code=exc.code)
             raise to_application_error(exc) from None
         log.info("control_core_event", event_id=event.event_id, consumer=consumer)
-        return IntakeRequest(raw=raw, received_at=datetime.now(UTC), shape=QUIET_SHAPE)
+        return IntakeRequest(raw=raw, received_at=datetime.now(UTC), shape=STARTED_SHAPE)
 
     def _envelope(self, request: ConsumeRequest) -> str:
         event, consumer = request.event, request.subscription.consumer

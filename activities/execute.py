@@ -4,7 +4,9 @@ Order inside one attempt: kill switch, the action token (signature, expiry, scop
 draft as PostgreSQL holds it, first use: ``activities.action_token``, ADR 0027), consent at the
 source of truth, approval on record, receipt row (or the existing one), lookup before resending
 anything that may have been sent, one call with the business key, then settle the receipt with
-this attempt's fence.
+this attempt's fence. A run of the settle-closes shape (``ExecuteRequest.closing``, ADR 0057)
+has its final step recorded with a final settle (``activities.attempt``); the result then names
+its number (``closed_seq``) and the run writes nothing after it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,14 @@ import structlog
 from temporalio import activity
 
 from activities.action_token import TokenGuard
-from activities.attempt import ALREADY_HELD, attempt_write, sent_nothing_yet
+from activities.attempt import (
+    ALREADY_HELD,
+    Attempt,
+    Closing,
+    attempt_write,
+    sent_nothing_yet,
+    settle_final,
+)
 from activities.circuit import Circuit
 from adapters.ports.stores import (
     OPENING_FENCE,
@@ -38,6 +47,7 @@ from contracts import (
     Transition,
 )
 from contracts.errors import RejectedError, TollgateError
+from contracts.review import closing_step
 from policies.keys import fingerprint
 
 log = structlog.get_logger("tollgate.execute")
@@ -47,6 +57,22 @@ def request_fingerprint(action: ActionRequest) -> str:
     return fingerprint({"adapter": action.adapter, "action": action.action,
                         "channel": action.channel, "body": action.body,
                         "recipient": action.ref.entity_id})
+
+
+def _closing(request: ExecuteRequest) -> Closing | None:
+    """The run's final step for a final settle, when the run asked for it (ADR 0057)."""
+    closing, action = request.closing, request.action
+    if closing is None:
+        return None
+    return lambda status, receipt, reason_code: closing_step(
+        action.ref, closing, status=status, receipt=receipt, reason_code=reason_code,
+        policy_version=action.policy_version)
+
+
+def _result(request: ExecuteRequest, attempt: Attempt) -> ExecuteResult:
+    return ExecuteResult(
+        status=attempt.status, receipt=attempt.receipt, reason_code=attempt.reason_code,
+        closed_seq=request.closing.seq if attempt.closed and request.closing else None)
 
 
 class ExecuteActivities:
@@ -145,26 +171,25 @@ class ExecuteActivities:
                                      reason_code="earlier_attempt_unverifiable")
             held = await adapter.lookup(action.action_key)
             if held is not None:
-                settled = await self.receipts.settle(
-                    action.action_key, ReceiptStatus.SUCCEEDED, fence=None,
-                    external_id=held.external_id)
-                return ExecuteResult(status="succeeded", receipt=settled,
-                                     reason_code="found_at_target")
+                found = await settle_final(self.receipts, action.action_key, "succeeded",
+                                           "found_at_target", None, _closing(request),
+                                           external_id=held.external_id)
+                return _result(request, found)
             if not adapter.dedupes_by_key:
                 return ExecuteResult(status="unknown", receipt=receipt,
                                      reason_code="earlier_attempt_unverifiable")
 
         attempt = await attempt_write(self.receipts, adapter, action,
                                       from_pending=receipt.status == ReceiptStatus.PENDING,
-                                      fence=OPENING_FENCE if recorded else None)
+                                      fence=OPENING_FENCE if recorded else None,
+                                      closing=_closing(request))
         # The monitor signals (issue 11): an unknown write, or a target that already held a key
         # this first send never sent. Enough of them close the switch for the next actions.
         if self.circuit is not None and attempt.status == "unknown":
             await self.circuit.signal(action, "unknown_write")
         elif self.circuit is not None and attempt.reason_code == ALREADY_HELD:
             await self.circuit.signal(action, "duplicate")
-        return ExecuteResult(status=attempt.status, receipt=attempt.receipt,
-                             reason_code=attempt.reason_code)
+        return _result(request, attempt)
 
     async def _open_receipt(self, action: ActionRequest, rollout: dict[str, Any] | None,
                             executing: StepRecord) -> tuple[Receipt, bool]:

@@ -15,6 +15,7 @@ from contracts.actions import (
     ReceiptStatus,
     ReconcileRequest,
     ReconcileResult,
+    SendClosing,
     StepFailure,
     TargetCapabilities,
     target_task_queue,
@@ -69,6 +70,6 @@ __all__ = [
     "GateCountsRequest", "Identifier", "IntakeAck", "IntakeRequest", "IntakeResult",
     "OutputShape", "PolicyRule", "PolicySnapshot", "Receipt", "ReceiptStatus", "ReconcileRequest",
     "ReconcileResult", "RefusedDecision", "ReviewAck", "ReviewDecision", "ReviewOpening",
-    "ReviewTicket", "Risk", "StepFailure", "StepRecord", "TargetCapabilities", "Transition",
-    "target_task_queue",
+    "ReviewTicket", "Risk", "SendClosing", "StepFailure", "StepRecord", "TargetCapabilities",
+    "Transition", "target_task_queue",
 ]

@@ -54,6 +54,15 @@ class Receipt(Frozen):
     updated_at: datetime | None = None
 
 
+class SendClosing(Frozen):
+    """What the send needs to record its run's final state as the run would have (ADR 0057):
+    the transition's number (the one after the send's EXECUTING) and the outcome's payload
+    fingerprint; the rest (ref, policy version, receipt, reason) the send holds already."""
+
+    seq: int
+    payload_fingerprint: str | None = None
+
+
 class ExecuteRequest(Frozen):
     """``action_token``: minted at approval (``MintedToken``), covering exactly this action;
     None only from runs started before the ``action-token`` patch, which the send refuses."""
@@ -62,6 +71,9 @@ class ExecuteRequest(Frozen):
     draft_version: int
     seq: int
     action_token: str | None = None
+    #: Set by a run of the settle-closes shape (ADR 0057): the send records the run's final
+    #: state with the receipt's final settle. None: the run records it itself afterwards.
+    closing: SendClosing | None = None
 
 
 class MintRequest(Frozen):
@@ -95,6 +107,9 @@ class ExecuteResult(Frozen):
     receipt: Receipt | None = None
     reason_code: str | None = None
     lookup_window: timedelta | None = None
+    #: The request's ``closing.seq`` when the send recorded the run's final state with the
+    #: receipt's settle (ADR 0057); None when it did not, and the run records it.
+    closed_seq: int | None = None
 
 
 class WakeUp(Frozen):

@@ -54,17 +54,22 @@ class IntakeRequest(Frozen):
     received_at: datetime
     oversize: int | None = None
     refusal: IntakeRefusal | None = None
-    #: The command shape asked by the code that started the run (ADR 0056): ``QUIET_SHAPE``
+    #: The command shape asked by the code that started the run (ADR 0056): ``STARTED_SHAPE``
     #: from every start of this code (``tollgate.intake.submit.intake_request``), so the run
     #: needs no patch marker to know its shape. None: a run started before, which asks the
     #: ``one-marker-shape`` patch (ADR 0053). Any other value is refused when the input is
     #: decoded, so a worker older than a shape retries the task instead of running it.
-    shape: Literal[2] | None = None
+    shape: Literal[2, 3] | None = None
 
 
-#: ``IntakeRequest.shape`` of a run started by this code: the one-marker shape with no marker,
-#: and EXECUTING shown only for a send that outlasts ``EXECUTING_SHOWN_AFTER`` (ADR 0056).
+#: ``IntakeRequest.shape`` 2: the one-marker shape with no marker, and EXECUTING shown only for
+#: a send that outlasts ``EXECUTING_SHOWN_AFTER`` (ADR 0056).
 QUIET_SHAPE: Literal[2] = 2
+#: ``IntakeRequest.shape`` 3: the quiet shape, and a send whose receipt settles final records
+#: the run's final state in the settle's transaction (ADR 0057): no closing local activity.
+SETTLE_CLOSES_SHAPE: Literal[3] = 3
+#: The shape every start of this code asks.
+STARTED_SHAPE: Literal[3] = SETTLE_CLOSES_SHAPE
 
 
 class IntakeResult(Frozen):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from types import MappingProxyType
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from contracts.actions import Receipt, SendClosing
 from contracts.base import EventRef, EventState, Frozen, Identifier
 from contracts.drafting import Draft, DraftResult, Flag
 from contracts.events import FinalOutcome
@@ -127,6 +129,32 @@ class StepRecord(Frozen):
     draft: DraftResult | None = None
     decision: ReviewDecision | None = None
     outcome: FinalOutcome | None = None
+
+
+#: Where an execute or reconcile result ends the event.
+FINAL_STATE = MappingProxyType({
+    "succeeded": EventState.SUCCEEDED, "resent": EventState.SUCCEEDED,
+    "rejected": EventState.REJECTED, "stopped": EventState.STOPPED,
+})
+
+
+def closing_step(ref: EventRef, closing: SendClosing, *, status: str, receipt: Receipt,
+                 reason_code: str | None, policy_version: str) -> StepRecord | None:
+    """The final step a run of the settle-closes shape (ADR 0057) would record after a send
+    that ended ``status``, as its ledger writes it (``EventLedger._finish``): EXECUTING to the
+    final state under ``closing.seq``, by the workflow, with the outcome. None when ``status``
+    does not end the event (an unknown write goes on to the reconciler)."""
+    state = FINAL_STATE.get(status)
+    if state is None:
+        return None
+    outcome = FinalOutcome(
+        workflow_id=ref.workflow_id, tenant_id=ref.tenant_id, event_id=ref.event_id,
+        state=state, reason_code=reason_code, receipt=receipt, policy_version=policy_version,
+        payload_fingerprint=closing.payload_fingerprint)
+    return StepRecord(
+        ref=ref, reason_code=reason_code, policy_version=policy_version, outcome=outcome,
+        transitions=[Transition(seq=closing.seq, from_state=EventState.EXECUTING, to_state=state,
+                                actor="workflow", reason=reason_code or state.value.lower())])
 
 
 class RefusedDecision(Frozen):

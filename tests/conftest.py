@@ -23,7 +23,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome, IntakeRequest
-from contracts.events import QUIET_SHAPE
+from contracts.events import STARTED_SHAPE
 from policies.signing import sign_json
 from tests.eventually import eventually
 from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
@@ -218,9 +218,10 @@ Handle = WorkflowHandle[ProcessEventWorkflow, FinalOutcome]
 
 
 async def start(client: Client, queue: str, raw: str, *,
-                shape: Literal[2] | None = QUIET_SHAPE) -> Handle:
+                shape: Literal[2, 3] | None = STARTED_SHAPE) -> Handle:
     """A bare start of ``raw`` (no intake update), in the shape this code starts runs with;
-    ``shape=None`` starts one as the code before ADR 0056 did (the one-marker shape)."""
+    ``shape=None`` starts one as the code before ADR 0056 did (the one-marker shape), ``2`` as
+    the code before ADR 0057 did (the quiet shape)."""
     return await client.start_workflow(
         ProcessEventWorkflow.run,
         IntakeRequest(raw=raw, received_at=datetime.now(UTC), shape=shape),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from types import MappingProxyType
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
@@ -52,13 +51,6 @@ QUEUES = frozenset({EventState.HELD_AT_GATE, EventState.AWAITING_REVIEW})
 #: A one-marker-shape run (ADR 0053) shows no VALIDATED: its first upsert is the first state an
 #: operator filters on (a queue or a final state), carrying tenant and type if the start did not.
 SHOWN_ONE_MARKER = SHOWN - {EventState.VALIDATED}
-
-
-#: Where an execute or reconcile result ends the event.
-FINAL_STATE = MappingProxyType({
-    "succeeded": EventState.SUCCEEDED, "resent": EventState.SUCCEEDED,
-    "rejected": EventState.REJECTED, "stopped": EventState.STOPPED,
-})
 
 
 class EventLedger:
@@ -191,4 +183,19 @@ class EventLedger:
         )
         await self._record([state], reason_code or state.value.lower(), draft=draft,
                            decision=decision, outcome=outcome, reason_code=reason_code)
+        return outcome
+
+    def _closed(self, state: EventState, reason_code: str | None, receipt: Receipt | None,
+                seq: int) -> FinalOutcome:
+        """The end the send recorded itself under ``seq`` (ADR 0057: ``closing_step``, the same
+        transition and outcome ``_finish`` would write): the run takes its number and shows the
+        state, with no local activity."""
+        assert self._ref is not None and seq == self._seq + 1
+        self._seq = seq
+        outcome = FinalOutcome(
+            workflow_id=self._ref.workflow_id, tenant_id=self._ref.tenant_id,
+            event_id=self._ref.event_id, state=state, reason_code=reason_code, receipt=receipt,
+            policy_version=self._policy.version if self._policy else None,
+            payload_fingerprint=self._fingerprint)
+        self._entered(state)
         return outcome

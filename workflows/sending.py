@@ -23,22 +23,24 @@ with workflow.unsafe.imports_passed_through():
         ReconcileRequest,
         ReconcileResult,
         ReviewDecision,
+        SendClosing,
         StepFailure,
         target_task_queue,
     )
     from contracts.carry import RunCarry
     from contracts.contacts import TenantContact
     from contracts.policy import PolicySnapshot
+    from contracts.review import FINAL_STATE
     from contracts.triage import TICKET_CHANNEL
     from policies.keys import action_key
     from workflows import timeouts as t
     from workflows.action_token import with_action_token
     from workflows.holds import Hold
-    from workflows.ledger import FINAL_STATE, EventLedger
+    from workflows.ledger import EventLedger
     from workflows.reconcile_write import ReconcileWriteWorkflow
     from workflows.review import ReviewDesk
     from workflows.send import BUDGET_SPENT, send
-    from workflows.shape import quiet, taken
+    from workflows.shape import quiet, settle_closes, taken
 
 #: workflow.patched() id: the send runs on its target's queue, whose workers carry its rate
 #: limit (never reuse or remove while older histories may run; tests/replay keeps both paths).
@@ -117,6 +119,9 @@ class SendingLedger(EventLedger):
     async def _send(self, request: IntakeRequest, draft: DraftResult, decision: ReviewDecision,
                     execute: ExecuteRequest, queue: str | None) -> FinalOutcome:
         action, ref = execute.action, execute.action.ref
+        if settle_closes():  # the send records the end with its settle (ADR 0057)
+            closing = SendClosing(seq=self._seq + 1, payload_fingerprint=self._fingerprint)
+            execute = execute.model_copy(update={"closing": closing})
         result = await send(execute, queue, self._hold,
                             lambda held: with_action_token(held, decision))
         if result == BUDGET_SPENT:
@@ -124,6 +129,9 @@ class SendingLedger(EventLedger):
                                                 send=execute, queue=queue))
         if isinstance(result, StepFailure):
             return await self._finish(EventState.DEAD_LETTERED, result.code)
+        if result.status != "unknown" and result.closed_seq is not None:
+            return self._closed(FINAL_STATE[result.status], result.reason_code, result.receipt,
+                                result.closed_seq)
         if result.status != "unknown":
             return await self._finish(FINAL_STATE[result.status], result.reason_code,
                                       receipt=result.receipt)

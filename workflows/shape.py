@@ -14,7 +14,8 @@ never asks the shape patch (no ``_new_shape`` attribute) gets ``workflow.patched
 A run started by this code says its shape in its input instead (``IntakeRequest.shape``,
 ADR 0056): ``begin(QUIET_SHAPE)`` takes the new shape with no marker at all, since the input is
 in the run's first history event, the same on replay; ``quiet()`` tells those runs apart for the
-changes made with that shape. Deterministic like any workflow code.
+changes made with that shape, and ``settle_closes()`` the runs of the later input shape
+(``SETTLE_CLOSES_SHAPE``, ADR 0057), quiet too. Deterministic like any workflow code.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.events import QUIET_SHAPE
+    from contracts.events import QUIET_SHAPE, SETTLE_CLOSES_SHAPE
 
 #: workflow.patched() id of the new shape: one marker, every earlier ProcessEvent patch taken,
 #: and the run's own changes of issue 33. Never reuse or remove while older histories may run.
@@ -40,6 +41,8 @@ COVERED = frozenset({
 FLAG = "_new_shape"
 #: The instance attribute set True when the run's input asked the quiet shape (ADR 0056).
 QUIET = "_quiet_shape"
+#: The instance attribute set True when the input asked the settle-closes shape (ADR 0057).
+SETTLE_CLOSES = "_settle_closes"
 
 
 def begin(started: int | None = None) -> bool:
@@ -52,16 +55,23 @@ def begin(started: int | None = None) -> bool:
     instance = workflow.instance()
     flag = getattr(instance, FLAG, None)
     if flag is None:
-        quiet = started == QUIET_SHAPE
+        quiet = started in (QUIET_SHAPE, SETTLE_CLOSES_SHAPE)
         flag = quiet or workflow.patched(ONE_MARKER_SHAPE)
         setattr(instance, FLAG, flag)
         setattr(instance, QUIET, quiet)
+        setattr(instance, SETTLE_CLOSES, started == SETTLE_CLOSES_SHAPE)
     return bool(flag)
 
 
 def quiet() -> bool:
     """Whether this run's input asked the quiet shape (ADR 0056): the new shape, no marker."""
     return new_shape() and bool(getattr(workflow.instance(), QUIET, False))
+
+
+def settle_closes() -> bool:
+    """Whether this run's input asked the settle-closes shape (ADR 0057): its send records the
+    run's final state with the receipt's final settle."""
+    return quiet() and bool(getattr(workflow.instance(), SETTLE_CLOSES, False))
 
 
 def new_shape() -> bool:

@@ -8,7 +8,7 @@ port, so an activity reads them without importing the store.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -166,6 +166,14 @@ class ReceiptAttempts(ReceiptSettler, Protocol):
     """What one fenced write attempt needs (``activities.attempt``)."""
 
     async def begin_attempt(self, action_key: str) -> int: ...
+
+    async def settle_closing(self, action_key: str, status: ReceiptStatus, *,
+                             fence: int | None, step: Callable[[Receipt], StepRecord | None],
+                             external_id: str | None = None, error_class: str | None = None,
+                             error_code: str | None = None) -> tuple[Receipt, bool]:
+        """``settle``, and when it wins, ``step(settled receipt)`` recorded in the same
+        transaction (ADR 0057); True when a step was recorded."""
+        ...
 
 
 class ReceiptLedger(ReceiptAttempts, Protocol):

@@ -8,13 +8,15 @@ nothing, so a stale attempt can never overwrite a newer outcome.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from adapters.ports.stores import OPENING_FENCE
-from contracts import ActionRequest, Receipt, ReceiptStatus
+from adapters.postgres.steps import TRANSITION_SQL, step_args
+from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
 
 RECEIPT_COLUMNS = (
     "action_key, tenant_id, event_id, adapter, action, request_fingerprint, status, external_id,"
@@ -35,6 +37,15 @@ INSERT_RECEIPT_SQL = _INSERT.format(columns="", values="")
 #: UPDATE per first send. Any later attempt still takes the next fence.
 INSERT_ATTEMPTED_RECEIPT_SQL = _INSERT.format(columns=", attempts, fence",
                                               values=f", 1, {OPENING_FENCE}")
+
+
+#: $1 key, $2 status, $3 external id, $4 error class, $5 error code, $6 fence (None: any).
+SETTLE_SQL = (
+    "UPDATE receipts SET status = $2, external_id = COALESCE($3, external_id),"
+    " error_class = $4, error_code = $5, updated_at = now()"
+    " WHERE action_key = $1 AND status IN ('PENDING', 'UNKNOWN')"
+    f" AND ($6::int IS NULL OR fence = $6) RETURNING {RECEIPT_COLUMNS}"
+)
 
 
 def receipt_args(request: ActionRequest, fingerprint: str, *, mode: str | None,
@@ -100,14 +111,31 @@ class ReceiptStore:
         """Move an open receipt to ``status``; a stale fence or a final receipt wins nothing.
         ``fence=None`` is the reconciler's settle: it holds no attempt of its own."""
         row = await self.pool.fetchrow(
-            "UPDATE receipts SET status = $2, external_id = COALESCE($3, external_id),"
-            " error_class = $4, error_code = $5, updated_at = now()"
-            " WHERE action_key = $1 AND status IN ('PENDING', 'UNKNOWN')"
-            f" AND ($6::int IS NULL OR fence = $6) RETURNING {RECEIPT_COLUMNS}",
-            action_key, status.value, external_id, error_class, error_code, fence,
-        )
+            SETTLE_SQL, action_key, status.value, external_id, error_class, error_code, fence)
         if row is not None:
             return _receipt(row)
+        return await self._standing(action_key)
+
+    async def settle_closing(self, action_key: str, status: ReceiptStatus, *,
+                             fence: int | None, step: Callable[[Receipt], StepRecord | None],
+                             external_id: str | None = None, error_class: str | None = None,
+                             error_code: str | None = None) -> tuple[Receipt, bool]:
+        """``settle``, and when it wins, the run's final step (``step`` of the settled receipt)
+        in the same transaction: one commit for both (ADR 0057). A lost fence records nothing:
+        the attempt that won it settles, and the run records its own end."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(
+                SETTLE_SQL, action_key, status.value, external_id, error_class, error_code,
+                fence)
+            if row is not None:
+                settled = _receipt(row)
+                closing = step(settled)
+                if closing is not None:
+                    await conn.execute(TRANSITION_SQL, *step_args(closing))
+                return settled, closing is not None
+        return await self._standing(action_key), False
+
+    async def _standing(self, action_key: str) -> Receipt:
         receipt = await self.get(action_key)  # the fence lost: the newer outcome stands
         assert receipt is not None
         return receipt

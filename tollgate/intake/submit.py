@@ -25,7 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
 from contracts.base import ID_PATTERN
-from contracts.events import DUPLICATE_REFUSAL, MAX_EVENT_CHARS, QUIET_SHAPE, IntakeRefusal
+from contracts.events import DUPLICATE_REFUSAL, MAX_EVENT_CHARS, STARTED_SHAPE, IntakeRefusal
 from policies import edge_text
 from policies.keys import event_workflow_id, payload_fingerprint, quarantine_workflow_id
 from policies.redaction import personal_data_kind
@@ -95,10 +95,10 @@ def intake_request(raw: str, refusal: IntakeRefusal | None = None) -> IntakeRequ
     now = datetime.now(UTC)
     # Every run this code starts says its shape in its input: no patch marker (ADR 0056).
     if refusal is not None:
-        return IntakeRequest(raw="", received_at=now, refusal=refusal, shape=QUIET_SHAPE)
+        return IntakeRequest(raw="", received_at=now, refusal=refusal, shape=STARTED_SHAPE)
     if len(raw) > MAX_EVENT_CHARS:
-        return IntakeRequest(raw="", received_at=now, oversize=len(raw), shape=QUIET_SHAPE)
-    return IntakeRequest(raw=raw, received_at=now, shape=QUIET_SHAPE)
+        return IntakeRequest(raw="", received_at=now, oversize=len(raw), shape=STARTED_SHAPE)
+    return IntakeRequest(raw=raw, received_at=now, shape=STARTED_SHAPE)
 
 
 async def submit(client: Client, raw: str, *, task_queue: str,
