@@ -41,8 +41,8 @@ SHAPE: tuple[tuple[str, Kind], ...] = (
     ("gate_and_open_review (counts, DRAFTED, AWAITING_REVIEW)", "local"),
     ("review", "wait"),
     ("approve_and_mint (re-count, APPROVED, action token)", "local"),
-    ("execute_action", "activity"),
-    ("record_step (SUCCEEDED)", "local"),
+    # Records the run's end with its receipt's settle (ADR 0057): no record_step after it.
+    ("execute_action (settle, SUCCEEDED)", "activity"),
 )
 #: The dev stack registers this keyword; a baseline sets it once, when it starts waiting.
 WAITING = SearchAttributeKey.for_keyword("TollgateState")
