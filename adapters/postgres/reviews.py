@@ -8,6 +8,7 @@ undelivered ones are written here, and ``review_record`` is what ``tollgate revi
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -31,6 +32,13 @@ SELECT
   (SELECT count(*) FROM events
    WHERE tenant_id = $1 AND state = 'AWAITING_REVIEW' AND review_due_at < $5
      AND workflow_id <> $6) AS overdue_reviews
+"""
+
+# The flags of many listed drafts in one round trip: the keys go in as two parallel arrays.
+LISTED_FLAGS_SQL = """
+SELECT d.workflow_id, d.version, jsonb_array_length(d.flags) AS flags
+FROM unnest($1::text[], $2::int[]) AS k(workflow_id, version)
+JOIN drafts d ON d.workflow_id = k.workflow_id AND d.version = k.version
 """
 
 
@@ -129,6 +137,17 @@ class ReviewRecords:
             decision.decision, pg_text(decision.reviewer), pg_text(decision.role),
             pg_text_or_none(decision.reason), refusal_code,
         ))
+
+    async def listed_flags(
+        self, drafts: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], int]:
+        """How many validator flags each (workflow id, draft version) has, for ``tollgate review
+        list``; a draft not in ``drafts`` is absent from the answer."""
+        if not drafts:
+            return {}
+        rows = await self.pool.fetch(
+            LISTED_FLAGS_SQL, [w for w, _ in drafts], [v for _, v in drafts])
+        return {(r["workflow_id"], r["version"]): int(r["flags"]) for r in rows}
 
     async def review_record(self, workflow_id: str) -> ReviewRecord | None:
         """What ``tollgate review show`` prints from PostgreSQL: the event, its newest draft and
