@@ -65,7 +65,7 @@ def list_cmd(tenant: str | None, token: str | None, as_json: bool) -> Command:
 
     async def go(s: Settings) -> int:
         only = (await identity_of(token, s)).tenant if token else tenant
-        return await review_list(await connect(s), tenant=only, as_json=as_json)
+        return await review_list(await connect(s), s, tenant=only, as_json=as_json)
 
     return go
 
