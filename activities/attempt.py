@@ -42,9 +42,9 @@ ALREADY_HELD = "already_held_at_target"
 _SENT_NOTHING = frozenset({ErrorClass.TIMEOUT_BEFORE_WRITE.value, ErrorClass.RATE_LIMITED.value})
 
 
-#: The run's final step after a settle: (status, settled receipt, reason code) to the step, or
-#: None when that outcome does not end the run (``contracts.review.closing_step``).
-Closing = Callable[[str, Receipt, str | None], StepRecord | None]
+#: The run's final step after a final settle: (status, reason code) to the step, its outcome
+#: without the receipt, which the store adds from the settled row (``closing_step``).
+Closing = Callable[[str, str | None], StepRecord | None]
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,11 @@ async def settle_final(receipts: ReceiptAttempts, action_key: str,
         settled = await receipts.settle(action_key, final, fence=fence, external_id=external_id,
                                         error_class=error_class, error_code=error_code)
         return Attempt(status, settled, reason_code)
+    step = closing(status, reason_code)
+    assert step is not None  # a final status always ends the run
     settled, closed = await receipts.settle_closing(
-        action_key, final, fence=fence, external_id=external_id, error_class=error_class,
-        error_code=error_code, step=lambda receipt: closing(status, receipt, reason_code))
+        action_key, final, fence=fence, step=step, external_id=external_id,
+        error_class=error_class, error_code=error_code)
     return Attempt(status, settled, reason_code, closed=closed)
 
 

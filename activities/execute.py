@@ -64,8 +64,8 @@ def _closing(request: ExecuteRequest) -> Closing | None:
     closing, action = request.closing, request.action
     if closing is None:
         return None
-    return lambda status, receipt, reason_code: closing_step(
-        action.ref, closing, status=status, receipt=receipt, reason_code=reason_code,
+    return lambda status, reason_code: closing_step(
+        action.ref, closing, status=status, reason_code=reason_code,
         policy_version=action.policy_version)
 
 

@@ -138,12 +138,13 @@ FINAL_STATE = MappingProxyType({
 })
 
 
-def closing_step(ref: EventRef, closing: SendClosing, *, status: str, receipt: Receipt,
-                 reason_code: str | None, policy_version: str) -> StepRecord | None:
+def closing_step(ref: EventRef, closing: SendClosing, *, status: str, reason_code: str | None,
+                 policy_version: str, receipt: Receipt | None = None) -> StepRecord | None:
     """The final step a run of the settle-closes shape (ADR 0057) would record after a send
     that ended ``status``, as its ledger writes it (``EventLedger._finish``): EXECUTING to the
-    final state under ``closing.seq``, by the workflow, with the outcome. None when ``status``
-    does not end the event (an unknown write goes on to the reconciler)."""
+    final state under ``closing.seq``, by the workflow, with the outcome (its ``receipt`` left
+    to the store's settle, which adds the settled row). None when ``status`` does not end the
+    event (an unknown write goes on to the reconciler)."""
     state = FINAL_STATE.get(status)
     if state is None:
         return None

@@ -8,7 +8,7 @@ port, so an activity reads them without importing the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -168,11 +168,11 @@ class ReceiptAttempts(ReceiptSettler, Protocol):
     async def begin_attempt(self, action_key: str) -> int: ...
 
     async def settle_closing(self, action_key: str, status: ReceiptStatus, *,
-                             fence: int | None, step: Callable[[Receipt], StepRecord | None],
+                             fence: int | None, step: StepRecord,
                              external_id: str | None = None, error_class: str | None = None,
                              error_code: str | None = None) -> tuple[Receipt, bool]:
-        """``settle``, and when it wins, ``step(settled receipt)`` recorded in the same
-        transaction (ADR 0057); True when a step was recorded."""
+        """``settle``, and when it wins, ``step`` recorded with it, its outcome carrying the
+        settled receipt (ADR 0057); True when the step was recorded."""
         ...
 
 

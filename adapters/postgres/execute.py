@@ -11,7 +11,6 @@ still goes through its store's own locked transaction (``OpsStore.pass_switch``,
 from __future__ import annotations
 
 import json
-import re
 
 import asyncpg
 
@@ -22,7 +21,7 @@ from adapters.postgres.receipts import (
     receipt_args,
 )
 from adapters.postgres.rollout import COVERING_SQL
-from adapters.postgres.steps import TRANSITION_SQL, step_args
+from adapters.postgres.steps import recorded_behind, step_args
 from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
 
 #: $1 tenant, $2 adapter (as in ``COVERING_SQL``), $3 workflow id, $4 draft version, $5 action
@@ -55,27 +54,11 @@ async def read_before_send(pool: asyncpg.Pool, *, tenant_id: str, adapter: str,
     )
 
 
-_T_CTE = """WITH t AS (
-    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
-        AS t(seq, from_state, to_state, actor, reason)
-)"""
-_WRITTEN = ("SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr)\n"
-            "    + 0 * (SELECT count(*) FROM chained) AS written")
-assert TRANSITION_SQL.count(_T_CTE) == 1 and TRANSITION_SQL.count(_WRITTEN) == 1
-#: ``TRANSITION_SQL`` ($1-$14) behind ``INSERT_ATTEMPTED_RECEIPT_SQL`` (moved to $15-$26): the
-#: steps run only when this statement inserted the receipt. The receipt's audit entry is queued
-#: before the transition's, the order the two statements wrote them in. The receipt is inserted
-#: with the opener's attempt counted: its send needs no ``begin_attempt`` of its own.
-OPEN_AND_RECORD_SQL = TRANSITION_SQL.replace(_T_CTE, f"""WITH rc AS (
-    {re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}",
-            INSERT_ATTEMPTED_RECEIPT_SQL)}
-    RETURNING {RECEIPT_COLUMNS}
-), t AS (
-    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
-        AS t(seq, from_state, to_state, actor, reason)
-    WHERE EXISTS (SELECT 1 FROM rc)
-)""").replace(_WRITTEN, "SELECT (SELECT to_jsonb(rc) FROM rc) AS receipt,"
-                        + _WRITTEN.removeprefix("SELECT"))
+#: ``TRANSITION_SQL`` behind ``INSERT_ATTEMPTED_RECEIPT_SQL`` (``recorded_behind``): the steps
+#: run only when this statement inserted the receipt, inserted with the opener's attempt
+#: counted: its send needs no ``begin_attempt`` of its own.
+OPEN_AND_RECORD_SQL = recorded_behind(
+    f"{INSERT_ATTEMPTED_RECEIPT_SQL}\n    RETURNING {RECEIPT_COLUMNS}")
 
 
 async def open_and_record(pool: asyncpg.Pool, request: ActionRequest, fingerprint: str, *,

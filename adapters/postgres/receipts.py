@@ -8,14 +8,13 @@ nothing, so a stale attempt can never overwrite a newer outcome.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from adapters.ports.stores import OPENING_FENCE
-from adapters.postgres.steps import TRANSITION_SQL, step_args
+from adapters.postgres.steps import recorded_behind, step_args
 from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
 
 RECEIPT_COLUMNS = (
@@ -46,6 +45,17 @@ SETTLE_SQL = (
     " WHERE action_key = $1 AND status IN ('PENDING', 'UNKNOWN')"
     f" AND ($6::int IS NULL OR fence = $6) RETURNING {RECEIPT_COLUMNS}"
 )
+
+_OUTCOME = "$11::jsonb"
+_RECEIPT_KEY = "COALESCE($10, e.receipt_key)"
+#: ``SETTLE_SQL`` with the run's final step behind it (``recorded_behind``): the step is
+#: written only when the settle won its fence, its outcome's receipt and the events row's
+#: ``receipt_key`` taken from the settled row (the caller passes the outcome without one).
+SETTLE_AND_RECORD_SQL = recorded_behind(SETTLE_SQL).replace(
+    _OUTCOME, "($11::jsonb || jsonb_build_object('receipt', (SELECT to_jsonb(rc) FROM rc)))"
+).replace(_RECEIPT_KEY, "COALESCE((SELECT action_key FROM rc), $10, e.receipt_key)")
+assert recorded_behind(SETTLE_SQL).count(_OUTCOME) == 2
+assert recorded_behind(SETTLE_SQL).count(_RECEIPT_KEY) == 1
 
 
 def receipt_args(request: ActionRequest, fingerprint: str, *, mode: str | None,
@@ -117,23 +127,19 @@ class ReceiptStore:
         return await self._standing(action_key)
 
     async def settle_closing(self, action_key: str, status: ReceiptStatus, *,
-                             fence: int | None, step: Callable[[Receipt], StepRecord | None],
+                             fence: int | None, step: StepRecord,
                              external_id: str | None = None, error_class: str | None = None,
                              error_code: str | None = None) -> tuple[Receipt, bool]:
-        """``settle``, and when it wins, the run's final step (``step`` of the settled receipt)
-        in the same transaction: one commit for both (ADR 0057). A lost fence records nothing:
-        the attempt that won it settles, and the run records its own end."""
-        async with self.pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow(
-                SETTLE_SQL, action_key, status.value, external_id, error_class, error_code,
-                fence)
-            if row is not None:
-                settled = _receipt(row)
-                closing = step(settled)
-                if closing is not None:
-                    await conn.execute(TRANSITION_SQL, *step_args(closing))
-                return settled, closing is not None
-        return await self._standing(action_key), False
+        """``settle``, and when it wins, the run's final ``step`` in the same statement, its
+        outcome carrying the settled receipt: one round trip and one commit (ADR 0057). A lost
+        fence records nothing: the attempt that won it settles, the run records its own end."""
+        row = await self.pool.fetchrow(
+            SETTLE_AND_RECORD_SQL, *step_args(step),
+            action_key, status.value, external_id, error_class, error_code, fence)
+        assert row is not None  # one row, whether or not the settle won
+        if row["receipt"] is None:
+            return await self._standing(action_key), False
+        return Receipt.model_validate_json(row["receipt"]), True
 
     async def _standing(self, action_key: str) -> Receipt:
         receipt = await self.get(action_key)  # the fence lost: the newer outcome stands

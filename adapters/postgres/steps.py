@@ -17,6 +17,7 @@ events row follows), an accepted decision under that number is replaced or marke
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from contracts import StepRecord
@@ -113,6 +114,32 @@ assert TRANSITION_SQL.count(SET_OUTCOME) == 1
 OPEN_REVIEW_SQL = TRANSITION_SQL.replace(
     SET_OUTCOME, f"{SET_OUTCOME},\n        review_due_at = $15::timestamptz"
 )
+
+
+_T_CTE = """WITH t AS (
+    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
+        AS t(seq, from_state, to_state, actor, reason)
+)"""
+_WRITTEN = ("SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM tr)\n"
+            "    + 0 * (SELECT count(*) FROM chained) AS written")
+assert TRANSITION_SQL.count(_T_CTE) == 1 and TRANSITION_SQL.count(_WRITTEN) == 1
+
+
+def recorded_behind(statement: str) -> str:
+    """``TRANSITION_SQL`` ($1-$14) behind ``statement`` (a receipt write ending in its
+    ``RETURNING``; its parameters move to $15 on): the step is written only when the statement
+    returned its row, which comes back as ``receipt`` (jsonb) beside ``written``. The
+    statement's audit entry is queued before the transitions', the order in which two
+    statements would have written them. ``rc`` names its row for the caller's edits."""
+    shifted = re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}", statement)
+    return TRANSITION_SQL.replace(_T_CTE, f"""WITH rc AS (
+    {shifted}
+), t AS (
+    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
+        AS t(seq, from_state, to_state, actor, reason)
+    WHERE EXISTS (SELECT 1 FROM rc)
+)""").replace(_WRITTEN, "SELECT (SELECT to_jsonb(rc) FROM rc) AS receipt,"
+                        + _WRITTEN.removeprefix("SELECT"))
 
 
 def step_args(step: StepRecord) -> tuple[Any, ...]:

@@ -23,9 +23,9 @@ CLOSING = SendClosing(seq=10, payload_fingerprint="pf")
 
 
 def closing_for(a: ActionRequest) -> Closing:
-    def close(status: str, receipt: Receipt, reason_code: str | None) -> StepRecord | None:
-        return closing_step(a.ref, CLOSING, status=status, receipt=receipt,
-                            reason_code=reason_code, policy_version=a.policy_version)
+    def close(status: str, reason_code: str | None) -> StepRecord | None:
+        return closing_step(a.ref, CLOSING, status=status, reason_code=reason_code,
+                            policy_version=a.policy_version)
     return close
 
 
@@ -41,6 +41,7 @@ async def test_a_winning_settle_records_the_end_in_its_own_commit(pool: asyncpg.
     sent = await attempt_write(receipts, Target(), a, from_pending=True, fence=OPENING_FENCE,
                                closing=closing_for(a))
     assert sent.closed and sent.receipt.status == "SUCCEEDED"
+    assert sent.receipt.external_id == "msg-1" and sent.receipt.updated_at is not None
     assert await transitions(pool, a) == [(9, "APPROVED", "EXECUTING"),
                                           (10, "EXECUTING", "SUCCEEDED")]
     # The settle's audit entry and the end's share one transaction: one commit, not two.
@@ -56,9 +57,11 @@ async def test_a_settle_that_lost_its_fence_records_no_end(pool: asyncpg.Pool) -
     assert await open_and_record(pool, a, "fp", mode="assisted", step=executing(a)) is not None
     # A retried attempt took the next fence and settled; the opener's late settle loses.
     await attempt_write(receipts, Target(), a, from_pending=True)
+    step = closing_for(a)("succeeded", None)
+    assert step is not None
     late, closed = await receipts.settle_closing(
         a.action_key, ReceiptStatus.SUCCEEDED, fence=OPENING_FENCE, external_id="late",
-        step=lambda receipt: closing_for(a)("succeeded", receipt, None))
+        step=step)
     assert not closed and late.external_id == "msg-1"
     assert await transitions(pool, a) == [(9, "APPROVED", "EXECUTING")]
 
@@ -86,7 +89,7 @@ def test_only_an_outcome_that_ends_the_event_closes_it(status: str,
     receipt = Receipt(action_key=a.action_key, tenant_id=a.ref.tenant_id,
                       event_id=a.ref.event_id, adapter=a.adapter, action=a.action,
                       request_fingerprint="fp", status=ReceiptStatus.SUCCEEDED)
-    step = closing_for(a)(status, receipt, "why")
+    step = closing_for(a)(status, "why")
     if ends is None:
         assert step is None
         return
@@ -95,4 +98,7 @@ def test_only_an_outcome_that_ends_the_event_closes_it(status: str,
     assert (t.seq, t.from_state, t.to_state, t.actor, t.reason) == (
         10, EventState.EXECUTING, ends, "workflow", "why")
     assert (step.outcome.state, step.outcome.receipt, step.outcome.payload_fingerprint) == (
-        ends, receipt, "pf")
+        ends, None, "pf")
+    given = closing_step(a.ref, CLOSING, status=status, reason_code="why", policy_version="v",
+                         receipt=receipt)
+    assert given is not None and given.outcome is not None and given.outcome.receipt == receipt
