@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from temporalio import activity
@@ -117,6 +117,13 @@ async def serve(pipeline: str, latency: float) -> None:
                 return
 
 
+#: The checkout this bench's own code comes from. Workers start there (``-m`` puts the working
+#: directory first on their path), so they run the same code as the process that submits and
+#: measures, wherever the bench was started: a bench started with another checkout on
+#: ``PYTHONPATH`` (an A/B run against an older commit) is that commit in every process.
+CODE_ROOT = Path(__file__).resolve().parents[2]
+
+
 class WorkerProcess:
     """One ``tollgate.bench.worker`` process, talked to over its stdin/stdout."""
 
@@ -131,7 +138,7 @@ class WorkerProcess:
         env = {**stack.env(), **({"TOLLGATE_TARGET_RATES": rates} if rates else {})}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tollgate.bench.worker", pipeline,
-            "--model-latency", str(latency), cwd=os.getcwd(), env=env,
+            "--model-latency", str(latency), cwd=CODE_ROOT, env=env,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log)
         log.close()
         worker = cls(proc)

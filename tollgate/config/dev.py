@@ -39,7 +39,8 @@ class CliSettings(Section):
                                         "Access token of `tollgate review` commands.")
     timeout: float = env_field(
         "TOLLGATE_CLI_TIMEOUT", 10.0, "Seconds a command waits for Temporal to connect or to "
-        "answer a read (list, describe, query) before its exit-3 line.")
+        "answer a read (list, describe, query) before its exit-3 line; `review list` waits as "
+        "long for PostgreSQL's read of the drafts' flags, then asks the runs instead.")
     status_max_past_sla: int = env_field("TOLLGATE_STATUS_MAX_PAST_SLA", 0,
                                          "`ops status`: reviews past SLA before exit 6.")
     status_max_unknown: int = env_field("TOLLGATE_STATUS_MAX_UNKNOWN", 0,
