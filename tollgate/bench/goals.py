@@ -1,7 +1,9 @@
 """Issue 33's goals, judged from one bench report: each goal's figure and whether it was met,
 and the machine's load during the run (a loaded machine moves events/s and latency far more
-than CPU per event). Pure functions of the report dict; ``report.py`` prints them and
-``command.py`` stores them in ``--json`` under ``goals``.
+than CPU per event). The CPU and throughput goals also print their ratio's range over pairs of
+neighbouring rounds (``spread.py``); the verdict stays on the phase's figure. Pure functions of
+the report dict; ``report.py`` prints them and ``command.py`` stores them in ``--json`` under
+``goals``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tollgate.bench.bracket import drift, plains, reference
+from tollgate.bench.spread import CPU, THROUGHPUT, all_cpu_ms, pair_ratios, span, span_words
 
 #: Tollgate's all-process CPU per event against each baseline's, at most (issue 33).
 CPU_VS_NAIVE, CPU_VS_SAME_SHAPE = 0.67, 1.1
@@ -34,6 +37,8 @@ class Goal:
     goal: str  # what must hold, in words
     figure: str  # what this run measured, in words ("not run" when the phase was not run)
     met: bool | None  # None: this run cannot tell (phase not run, figure missing)
+    #: The lowest and highest ratio over pairs of neighbouring rounds (spread.py); not judged.
+    rounds: tuple[float, float] | None = None
 
 
 def machine_load() -> dict[str, float | int | None]:
@@ -57,13 +62,6 @@ def load_words(load: dict[str, Any] | None) -> str:
     return f"load {start:g} -> {end:g} (1 min) on {load['end']['cpus']} CPUs: {kind}"
 
 
-def all_cpu_ms(summary: dict[str, Any] | None) -> float | None:
-    """CPU ms per event over every process the bench measures (server, worker, PostgreSQL,
-    bench and stand-ins)."""
-    per = (summary or {}).get("cpu_ms_per_event") or {}
-    return round(sum(per.values()), 1) if per else None
-
-
 def _quotient(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else round(a / b, 2)
 
@@ -82,28 +80,30 @@ def _f(value: float | None, unit: str = "") -> str:
 
 
 def _against(name: str, limit: float, toll: float | None, base: float | None, unit: str,
-             more_is_better: bool, baseline: str) -> Goal:
+             more_is_better: bool, baseline: str, pairs: list[float] | None = None) -> Goal:
     q = _quotient(toll, base)
     sign = ">=" if more_is_better else "<="
+    rounds = span(pairs or []) if base is not None else None
     figure = ("not run" if base is None and toll is not None else
-              f"{_f(toll, unit)} vs {_f(base, unit)}: {_f(q)} x")
-    met = _at_least(q, limit) if more_is_better else _at_most(q, limit)
-    return Goal(name, f"{sign} {limit:g} x {baseline}'s", figure, met)
+              f"{_f(toll, unit)} vs {_f(base, unit)}: {_f(q)} x{span_words(rounds)}")
+    met = _at_least(q, limit) if more_is_better else _at_most(q, limit)  # the phase's figure
+    return Goal(name, f"{sign} {limit:g} x {baseline}'s", figure, met, rounds)
 
 
 def _pipeline_goals(plain: dict[str, Any]) -> list[Goal]:
     toll = plain.get("tollgate") or {}
     naive, same = plain.get("naive"), plain.get("same-shape")
+    by_naive, by_same = pair_ratios(plain, "naive"), pair_ratios(plain, "same-shape")
     goals = [
         _against("CPU per event vs naive", CPU_VS_NAIVE, all_cpu_ms(toll), all_cpu_ms(naive),
-                 " ms", False, "naive"),
+                 " ms", False, "naive", by_naive[CPU]),
         _against("CPU per event vs same-shape", CPU_VS_SAME_SHAPE, all_cpu_ms(toll),
-                 all_cpu_ms(same), " ms", False, "same-shape"),
+                 all_cpu_ms(same), " ms", False, "same-shape", by_same[CPU]),
         _against("throughput vs naive", THROUGHPUT_VS_NAIVE, toll.get("events_per_s"),
-                 (naive or {}).get("events_per_s"), "/s", True, "naive"),
+                 (naive or {}).get("events_per_s"), "/s", True, "naive", by_naive[THROUGHPUT]),
         _against("throughput vs same-shape", THROUGHPUT_VS_SAME_SHAPE,
                  toll.get("events_per_s"), (same or {}).get("events_per_s"), "/s", True,
-                 "same-shape"),
+                 "same-shape", by_same[THROUGHPUT]),
     ]
     for q in ("p50", "p99"):
         goals.append(_against(f"intake ack {q} vs same-shape", ACK_VS_SAME_SHAPE,

@@ -7,6 +7,7 @@ from typing import Any
 
 from tollgate.bench.bracket import PLAIN_AGAIN, plains, reference
 from tollgate.bench.goals import all_cpu_ms, load_words, render_goals
+from tollgate.bench.spread import pair_ratios
 from tollgate.bench.stats import ratio
 
 #: (label, path into a pipeline's summary, whether a ratio tollgate/baseline means something)
@@ -44,12 +45,17 @@ def baselines(phase: dict[str, Any]) -> list[str]:
     return [p for p in phase if p not in ("settings", "ratios", "tollgate")]
 
 
-def ratios(phase: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+def ratios(phase: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """tollgate / baseline for every baseline and every row where the quotient means
-    something."""
-    return {b: {label: ratio(dig(phase["tollgate"], path), dig(phase[b], path))
-                for label, path, meaningful in ROWS if meaningful}
-            for b in baselines(phase)}
+    something; under ``rounds`` the same for each pair of neighbouring rounds (spread.py)."""
+    found: dict[str, dict[str, Any]] = {}
+    for b in baselines(phase):
+        found[b] = {label: ratio(dig(phase["tollgate"], path), dig(phase[b], path))
+                    for label, path, meaningful in ROWS if meaningful}
+        pairs = pair_ratios(phase, b)
+        if any(pairs.values()):
+            found[b]["rounds"] = pairs
+    return found
 
 
 def _fmt(value: Any) -> str:

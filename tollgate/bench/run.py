@@ -251,14 +251,10 @@ class Bench:
         stop.set()
         await reviewer
         spent = {k: v - cpu[k] for k, v in self._cpu(pipeline).items()}
-        tally.cpu_ms.update(spent)
+        tally.add_round(tally.events - done_before, wall, spent)
         tally.round_trips.update((await worker.round_trips()) - trips)
         tally.messages += messaging.message_count - messages
         tally.submissions += len(order)
-        tally.wall_s += wall
-        finished = tally.events - done_before
-        tally.rounds.append({"events": finished, "wall_s": round(wall, 2),
-                             "events_per_s": round(finished / wall, 2)})
 
     async def _submit(self, pipeline: str, wf_id: str, raw: str) -> str:
         if pipeline == "tollgate":

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tollgate.bench.spread import round_figures
 from tollgate.bench.stats import summary_ms
 
 
@@ -49,12 +50,20 @@ class Tally:
     round_trips: Counter[str] = field(default_factory=Counter)
     outcomes: Counter[str] = field(default_factory=Counter)
     reviewer: Counter[str] = field(default_factory=Counter)
-    rounds: list[dict[str, float]] = field(default_factory=list)
+    rounds: list[dict[str, Any]] = field(default_factory=list)
     rss_mb_at: dict[int, float] = field(default_factory=dict)
     peak_rss_mb: float = 0.0
     messages: int = 0
     distinct: int = 0
     samples: list[str] = field(default_factory=list)
+
+    def add_round(self, events: int, wall_s: float, cpu_ms: dict[str, float]) -> None:
+        """One measured round: its CPU and wall time count towards the phase's figures (the
+        phase's CPU per event is the sum over its rounds), and it is kept as a round of its
+        own for the pairs in ``spread.py``."""
+        self.cpu_ms.update(cpu_ms)
+        self.wall_s += wall_s
+        self.rounds.append(round_figures(events, wall_s, cpu_ms))
 
     def summary(self) -> dict[str, Any]:
         n = max(self.events, 1)
