@@ -15,7 +15,7 @@ its attempt starts without one. An UNKNOWN receipt is never noted: an earlier at
 landed.
 
 A send of the settle-closes shape (ADR 0057) passes ``closing``: a final settle (SUCCEEDED,
-REJECTED) then records the run's final step in the settle's own transaction, and only when that
+REJECTED) then records the run's final step in the settle's own statement, and only when that
 settle won its fence; the run then records nothing itself (``Attempt.closed``).
 """
 
@@ -91,7 +91,7 @@ async def settle_final(receipts: ReceiptAttempts, action_key: str,
                        external_id: str | None = None, error_class: str | None = None,
                        error_code: str | None = None) -> Attempt:
     """Settle the receipt ``status`` (SUCCEEDED or REJECTED) with ``fence``; with ``closing``,
-    the run's final step in the same transaction when the settle wins."""
+    the run's final step in the same statement when the settle wins."""
     final = ReceiptStatus.SUCCEEDED if status == "succeeded" else ReceiptStatus.REJECTED
     if closing is None:
         settled = await receipts.settle(action_key, final, fence=fence, external_id=external_id,

@@ -173,14 +173,7 @@ class EventLedger:
     async def _finish(self, state: EventState, reason_code: str | None, *,
                       draft: DraftResult | None = None, decision: ReviewDecision | None = None,
                       receipt: Receipt | None = None) -> FinalOutcome:
-        ref = self._ref
-        assert ref is not None
-        outcome = FinalOutcome(
-            workflow_id=ref.workflow_id, tenant_id=ref.tenant_id, event_id=ref.event_id,
-            state=state, reason_code=reason_code, receipt=receipt,
-            policy_version=self._policy.version if self._policy else None,
-            payload_fingerprint=self._fingerprint,
-        )
+        outcome = self._outcome(state, reason_code, receipt)
         await self._record([state], reason_code or state.value.lower(), draft=draft,
                            decision=decision, outcome=outcome, reason_code=reason_code)
         return outcome
@@ -190,12 +183,19 @@ class EventLedger:
         """The end the send recorded itself under ``seq`` (ADR 0057: ``closing_step``, the same
         transition and outcome ``_finish`` would write): the run takes its number and shows the
         state, with no local activity."""
-        assert self._ref is not None and seq == self._seq + 1
+        assert seq == self._seq + 1
         self._seq = seq
-        outcome = FinalOutcome(
-            workflow_id=self._ref.workflow_id, tenant_id=self._ref.tenant_id,
-            event_id=self._ref.event_id, state=state, reason_code=reason_code, receipt=receipt,
-            policy_version=self._policy.version if self._policy else None,
-            payload_fingerprint=self._fingerprint)
+        outcome = self._outcome(state, reason_code, receipt)
         self._entered(state)
         return outcome
+
+    def _outcome(self, state: EventState, reason_code: str | None,
+                 receipt: Receipt | None) -> FinalOutcome:
+        ref = self._ref
+        assert ref is not None
+        return FinalOutcome(
+            workflow_id=ref.workflow_id, tenant_id=ref.tenant_id, event_id=ref.event_id,
+            state=state, reason_code=reason_code, receipt=receipt,
+            policy_version=self._policy.version if self._policy else None,
+            payload_fingerprint=self._fingerprint,
+        )
