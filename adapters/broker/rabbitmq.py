@@ -24,6 +24,7 @@ from typing import Any, Literal
 import aio_pika
 from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractRobustConnection
 
+from adapters.broker.cancel import raise_if_cancelled
 from contracts.bus import CONSUMER_DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE
 from contracts.errors import InvalidInput, RetryableError
 
@@ -146,10 +147,12 @@ class RabbitIntake:
             await self._dead_letter(message, f"{exc.code}: {exc.message}"[:300])
             await message.ack()
             return
-        except Exception:
+        except Exception as exc:
             # Not known durable (Temporal down, a timeout): give it back and pause, so one
-            # message does not spin the loop while the cluster recovers.
+            # message does not spin the loop while the cluster recovers. A cancel of this
+            # consumer gives it back too, then ends the consumer.
             await message.nack(requeue=True)
+            raise_if_cancelled(exc)
             await asyncio.sleep(self._pause)
             return
         await message.ack()

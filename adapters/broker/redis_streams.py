@@ -36,6 +36,7 @@ from typing import Literal
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
+from adapters.broker.cancel import cancelling, raise_if_cancelled
 from adapters.broker.redis_lag import StreamLag, stream_lag
 from adapters.broker.redis_outage import Outage, Probe, Unreachable, answers
 from adapters.broker.redis_tries import EntryTries
@@ -218,10 +219,14 @@ class RedisStreamIntake:
         except InvalidInput as exc:
             await self._dead_letter(entry, f"{exc.code}: {exc.message}"[:300], tries.key)
             return
-        except Unreachable:
+        except Unreachable as exc:
             await tries.give_back()
+            raise_if_cancelled(exc)
             raise
         except Exception as exc:
+            if cancelling():  # this consumer stopping, not the entry failing: no try counted
+                await tries.give_back()
+                raise_if_cancelled(exc)
             # Past the deadline: the handler's own exception may stand for the cancellation
             # (the Temporal SDK turns a cancelled update call into one of its own).
             timed_out = isinstance(exc, TimeoutError) or deadline.expired()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,7 +24,7 @@ from adapters.broker.redis_streams import SOURCE_ID_FIELD, Outcome, RedisStreamI
 from policies.entry_signing import sign_entry
 from policies.keys import quarantine_workflow_id
 from tests.adapters.redis_kit import FAST, Answers, Make, drain, key_of, rows_for, run_until
-from tests.conftest import TENANT_SECRETS, signed_event
+from tests.conftest import TENANT_SECRETS, fresh_key, signed_event
 from tests.eventually import eventually
 from tollgate.intake.redis_stream import entry_handler
 
@@ -171,7 +170,7 @@ async def test_cloudevents_in_both_modes_are_accepted_when_the_entry_is_signed(
         stream_intake: RedisStreamIntake, worker_client: tuple[Client, str],
         pool: asyncpg.Pool) -> None:
     secret = TENANT_SECRETS["acme"]
-    ids = [f"ce-{uuid.uuid4().hex[:10]}" for _ in range(2)]
+    ids = [fresh_key("ce") for _ in range(2)]
     structured = ce_rabbitmq.to_structured(care_due_cloud_event(ids[0], tenant="acme"),
                                            JSONFormat())
     binary = ce_rabbitmq.to_binary(care_due_cloud_event(ids[1], tenant="acme"), JSONFormat())
