@@ -101,7 +101,7 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
     stack = DevStack(state_dir=state_dir, ports=Ports(
         temporal=free_port(), ui=free_port(), crm=0, messaging=0))
     phases = phase_order(args.duplicates, args.model_latency, args.parked,
-                         again=getattr(args, "plain_again", True))
+                         again=args.plain_again)
     from tollgate.codec.payload import KeyRing, load_key_ring
     from tollgate.config.service import CodecSettings
 

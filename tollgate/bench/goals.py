@@ -14,6 +14,7 @@ from typing import Any
 
 from tollgate.bench.bracket import drift, plains, reference
 from tollgate.bench.spread import CPU, THROUGHPUT, all_cpu_ms, pair_ratios, span, span_words
+from tollgate.bench.stats import ratio
 
 #: Tollgate's all-process CPU per event against each baseline's, at most (issue 33).
 CPU_VS_NAIVE, CPU_VS_SAME_SHAPE = 0.67, 1.1
@@ -62,10 +63,6 @@ def load_words(load: dict[str, Any] | None) -> str:
     return f"load {start:g} -> {end:g} (1 min) on {load['end']['cpus']} CPUs: {kind}"
 
 
-def _quotient(a: float | None, b: float | None) -> float | None:
-    return None if a is None or not b else round(a / b, 2)
-
-
 def _at_most(q: float | None, limit: float) -> bool | None:
     return None if q is None else q <= limit
 
@@ -81,7 +78,7 @@ def _f(value: float | None, unit: str = "") -> str:
 
 def _against(name: str, limit: float, toll: float | None, base: float | None, unit: str,
              more_is_better: bool, baseline: str, pairs: list[float] | None = None) -> Goal:
-    q = _quotient(toll, base)
+    q = ratio(toll, base)
     sign = ">=" if more_is_better else "<="
     rounds = span(pairs or []) if base is not None else None
     figure = ("not run" if base is None and toll is not None else
@@ -148,7 +145,7 @@ def _plain_words(figures: tuple[float, ...]) -> str:
 
 def _against_plain(phases: dict[str, Any], phase: str, pipeline: str) -> float | None:
     """The pipeline's events/s in ``phase`` over the mean of its plain phases (bracket.py)."""
-    return _quotient(((phases.get(phase) or {}).get(pipeline) or {}).get("events_per_s"),
+    return ratio(((phases.get(phase) or {}).get(pipeline) or {}).get("events_per_s"),
                      reference(plains(phases, pipeline)))
 
 

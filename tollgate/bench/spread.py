@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tollgate.bench.stats import ratio
+
 CPU, THROUGHPUT = "all CPU ms/event", "events/s"
 
 
@@ -36,10 +38,6 @@ def round_figures(events: int, wall_s: float, cpu_ms: dict[str, float]) -> dict[
             if events else None}
 
 
-def _quotient(a: float | None, b: float | None) -> float | None:
-    return None if a is None or not b else round(a / b, 2)
-
-
 def pair_ratios(phase: dict[str, Any], baseline: str) -> dict[str, list[float]]:
     """Tollgate / ``baseline`` for each pair of neighbouring rounds, CPU per event and events/s,
     in round order; a pair where either round lacks a figure is left out."""
@@ -49,8 +47,8 @@ def pair_ratios(phase: dict[str, Any], baseline: str) -> dict[str, list[float]]:
     for t, b in zip(toll, base, strict=False):
         if "cpu_ms_per_event" not in t or "cpu_ms_per_event" not in b:
             continue  # an older report: its rounds carry no CPU
-        for key, q in ((CPU, _quotient(all_cpu_ms(t), all_cpu_ms(b))),
-                       (THROUGHPUT, _quotient(t.get("events_per_s"), b.get("events_per_s")))):
+        for key, q in ((CPU, ratio(all_cpu_ms(t), all_cpu_ms(b))),
+                       (THROUGHPUT, ratio(t.get("events_per_s"), b.get("events_per_s")))):
             if q is not None:
                 found[key].append(q)
     return found
