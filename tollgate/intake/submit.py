@@ -18,11 +18,17 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from adapters.broker.cancel import raise_if_cancelled
 from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
 from contracts.base import ID_PATTERN
 from contracts.events import DUPLICATE_REFUSAL, MAX_EVENT_CHARS, STARTED_SHAPE, IntakeRefusal
@@ -195,6 +201,12 @@ async def _offer(client: Client, request: IntakeRequest, wf_id: str,
             return ack
         except WorkflowAlreadyStartedError:
             return None
+        except WorkflowUpdateRPCTimeoutOrCancelledError as exc:
+            # The SDK reports the call a caller cancelled (``wait_for``'s or ``asyncio.timeout``'s
+            # deadline, a shutdown) as this error: given back as the cancel it is, so the
+            # caller's deadline reads as a ``TimeoutError`` (the relay's outage check needs it).
+            raise_if_cancelled(exc)
+            raise
         except WorkflowUpdateFailedError as exc:
             if (known := _known_duplicate(exc, wf_id)) is None:
                 raise
