@@ -234,7 +234,7 @@ async def start(client: Client, queue: str, raw: str, *,
     return await client.start_workflow(
         ProcessEventWorkflow.run,
         IntakeRequest(raw=raw, received_at=datetime.now(UTC), shape=shape),
-        id=f"event/test/{uuid.uuid4().hex[:10]}", task_queue=queue,
+        id=f"event/test/{fresh_key()}", task_queue=queue,
     )
 
 

@@ -28,6 +28,7 @@ from adapters.postgres.watch import PostgresStepWatch
 from contracts import EventRef, StepRecord
 from contracts.errors import RejectedError, RetryableError
 from tests.cli.helpers import base_env, tollgate
+from tests.conftest import fresh_key
 from tests.eventually import eventually
 from tollgate.observability.metric_families import families
 from tollgate.runtime.exits import Exit
@@ -105,7 +106,7 @@ async def test_a_step_failing_try_after_try_shows_then_vanishes_once_it_succeeds
     env: WorkflowEnvironment, worker: str, pool: asyncpg.Pool, database_url: str,
     tmp_path: Path,
 ) -> None:
-    wf = f"event/acme/watch-{uuid.uuid4().hex[:8]}"
+    wf = f"event/acme/{fresh_key('watch')}"
     MODE[wf] = "fail"
     handle = await env.client.start_workflow(Recording.run, step_of(wf), id=wf,
                                              task_queue=worker)
@@ -134,7 +135,7 @@ async def test_a_step_failing_try_after_try_shows_then_vanishes_once_it_succeeds
 async def test_a_step_that_fails_for_good_leaves_the_list_and_a_first_try_writes_nothing(
     env: WorkflowEnvironment, worker: str, pool: asyncpg.Pool,
 ) -> None:
-    wf = f"event/acme/watch-{uuid.uuid4().hex[:8]}"
+    wf = f"event/acme/{fresh_key('watch')}"
     MODE[wf] = "fail"
     handle = await env.client.start_workflow(Recording.run, step_of(wf), id=wf,
                                              task_queue=worker)
@@ -144,7 +145,7 @@ async def test_a_step_that_fails_for_good_leaves_the_list_and_a_first_try_writes
     assert await handle.result() == "failed for good"
     assert (await failing(pool))["count"] == 0
 
-    quiet = f"event/acme/watch-{uuid.uuid4().hex[:8]}"
+    quiet = f"event/acme/{fresh_key('watch')}"
     MODE[quiet] = "ok"
     assert await env.client.execute_workflow(Recording.run, step_of(quiet), id=quiet,
                                              task_queue=worker) == "recorded"

@@ -20,6 +20,7 @@ from contracts import ActionRequest, EventRef, ReceiptStatus
 from contracts.policy import CircuitLimits
 from contracts.sweep import SweepRequest
 from policies.keys import action_key
+from tests.conftest import fresh_key
 
 
 class ForgetfulTarget:
@@ -40,7 +41,7 @@ async def receipts(database_url: str) -> AsyncIterator[ReceiptStore]:
 
 
 async def sent_receipt(receipts: ReceiptStore, tenant: str) -> None:
-    event_id = f"evt-{uuid.uuid4().hex[:8]}"
+    event_id = fresh_key("evt")
     ref = EventRef(workflow_id=f"event/{tenant}/{event_id}", tenant_id=tenant,
                    event_id=event_id, event_type="CARE_DUE", entity_id="C-1",
                    correlation_id="c", schema_version=3)

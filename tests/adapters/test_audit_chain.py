@@ -13,6 +13,7 @@ from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from policies.keys import action_key
+from tests.conftest import fresh_key
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def event_ids_in_shards(tenant: str, shards: list[int], stem: str = "evt-") -> l
 
 async def an_event(receipts: ReceiptStore, tenant: str = "acme", event_id: str = "") -> str:
     """Two transitions, one review decision and a receipt settled after one attempt."""
-    event_id = event_id or f"evt-{uuid.uuid4().hex[:8]}"
+    event_id = event_id or fresh_key("evt")
     wf = f"event/{tenant}/{event_id}"
     pool = receipts.pool
     for seq, (a, b) in enumerate([(None, "RECEIVED"), ("RECEIVED", "VALIDATED")], start=1):

@@ -7,8 +7,6 @@ the APPROVED written by the lost task, with an approval nobody acted on."""
 
 from __future__ import annotations
 
-import uuid
-
 import asyncpg
 
 from adapters.postgres.audit import AuditStore
@@ -21,11 +19,12 @@ from contracts import (
     StepRecord,
     Transition,
 )
+from tests.conftest import fresh_key
 
 
 async def awaiting_review(pool: asyncpg.Pool) -> EventRef:
     """An event row and its transitions up to AWAITING_REVIEW (seq 1-2)."""
-    key = f"k-{uuid.uuid4().hex[:10]}"
+    key = fresh_key("k")
     ref = EventRef(workflow_id=f"event/acme/{key}", tenant_id="acme", event_id=f"evt-{key}",
                    event_type="CARE_DUE", entity_id="C-1", correlation_id="c", schema_version=3)
     await pool.execute(

@@ -26,6 +26,7 @@ from contracts import (
 )
 from contracts.rollout import RolloutMode
 from policies.keys import action_key
+from tests.conftest import fresh_key
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
 
 def action() -> ActionRequest:
     # A tenant of its own: switches and rollout modes are per (adapter, tenant).
-    tenant, event_id = f"t-{uuid.uuid4().hex[:8]}", f"evt-{uuid.uuid4().hex[:8]}"
+    tenant, event_id = f"t-{uuid.uuid4().hex[:8]}", fresh_key("evt")
     ref = EventRef(workflow_id=f"event/{tenant}/{event_id}", tenant_id=tenant,
                    event_id=event_id, event_type="CARE_DUE", entity_id="C-1",
                    correlation_id="c", schema_version=3)

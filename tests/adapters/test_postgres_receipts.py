@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import AsyncIterator
 
 import pytest
@@ -12,6 +11,7 @@ from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from policies.keys import action_key
+from tests.conftest import fresh_key
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ async def receipts(database_url: str) -> AsyncIterator[ReceiptStore]:
 
 
 def action() -> ActionRequest:
-    event_id = f"evt-{uuid.uuid4().hex[:8]}"
+    event_id = fresh_key("evt")
     ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
                    event_type="CARE_DUE", entity_id="C-1", correlation_id="c", schema_version=3)
     return ActionRequest(ref=ref, adapter="messaging", action="send_message",

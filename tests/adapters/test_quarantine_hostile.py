@@ -15,6 +15,7 @@ import pytest
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.outbox import OutboxStore
 from adapters.postgres.store import PostgresStore
+from tests.conftest import fresh_key
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -79,7 +80,7 @@ async def test_the_outbox_records_a_body_postgres_cannot_hold(pool: asyncpg.Pool
 
 
 async def test_a_dead_letter_with_hostile_text_inserts(pool: asyncpg.Pool) -> None:
-    wf = f"event/acme/{uuid.uuid4().hex}"
+    wf = f"event/acme/{fresh_key()}"
     await OpsStore(pool).dead_letter(
         workflow_id=wf, error_class="dead_letter", error_code="schema_drift", state="RECEIVED",
         owner="ops", replay_plan="fix \x00", redacted_payload={"x": "\ud800\x00"},

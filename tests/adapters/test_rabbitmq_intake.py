@@ -29,6 +29,7 @@ from activities.fanout import FanOutActivities
 from adapters.broker.rabbitmq import EVENTS_QUEUE, Inbound, Outcome, RabbitIntake
 from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.order_consumers import order_consumers
+from tests.conftest import fresh_key
 from tests.eventually import eventually
 from tests.rabbitmq import rabbitmq_launcher, rabbitmq_node
 from tollgate.intake.broker import event_handler
@@ -70,7 +71,7 @@ async def task_queue(env: WorkflowEnvironment, pool: asyncpg.Pool) -> AsyncItera
 
 
 def order_body() -> tuple[str, bytes]:
-    event_id = f"e-{uuid.uuid4().hex[:10]}"
+    event_id = fresh_key("e")
     return event_id, json.dumps({
         "event_id": event_id, "event_type": "ORDER_PLACED", "schema_version": 1,
         "tenant_id": "shop", "occurred_at": datetime.now(UTC).isoformat(),
@@ -171,7 +172,7 @@ def order_cloud_event(event_id: str) -> CloudEvent:
 
 async def test_cloudevents_in_both_modes_become_fan_out_runs(
         intake: RabbitIntake, env: WorkflowEnvironment, task_queue: str) -> None:
-    structured_id, binary_id = (f"ce-{uuid.uuid4().hex[:10]}" for _ in range(2))
+    structured_id, binary_id = (fresh_key("ce") for _ in range(2))
     structured = ce_rabbitmq.to_structured(order_cloud_event(structured_id), JSONFormat())
     binary = ce_rabbitmq.to_binary(order_cloud_event(binary_id), JSONFormat())
     assert "ce-id" in binary.headers

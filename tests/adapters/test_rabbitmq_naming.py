@@ -33,6 +33,7 @@ from contracts.bus import (
     routing_key,
 )
 from policies.subscriptions import load_subscriptions
+from tests.conftest import fresh_key
 from tests.eventually import eventually
 from tests.rabbitmq import rabbitmq_launcher, rabbitmq_node
 from tollgate.intake.broker import consumer_dead_letter_queues, event_handler
@@ -83,7 +84,7 @@ async def drain(url: str, queue: str) -> list[aio_pika.abc.AbstractIncomingMessa
 
 
 def order_body(tenant: str = "shop") -> tuple[str, bytes]:
-    event_id = f"e-{uuid.uuid4().hex[:10]}"
+    event_id = fresh_key("e")
     return event_id, json.dumps({
         "event_id": event_id, "event_type": "ORDER_PLACED", "schema_version": 1,
         "tenant_id": tenant, "occurred_at": datetime.now(UTC).isoformat(),

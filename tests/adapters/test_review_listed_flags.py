@@ -5,11 +5,11 @@ review list` asks that run instead of printing a count nobody stored."""
 from __future__ import annotations
 
 import json
-import uuid
 
 import asyncpg
 
 from adapters.postgres.store import PostgresStore
+from tests.conftest import fresh_key
 
 
 async def draft(pool: asyncpg.Pool, workflow_id: str, version: int, flags: int) -> None:
@@ -20,7 +20,7 @@ async def draft(pool: asyncpg.Pool, workflow_id: str, version: int, flags: int) 
 
 
 async def test_each_listed_draft_gets_its_own_versions_count(pool: asyncpg.Pool) -> None:
-    a, b = (f"event/acme/{uuid.uuid4().hex[:10]}" for _ in range(2))
+    a, b = (f"event/acme/{fresh_key()}" for _ in range(2))
     await draft(pool, a, 1, 3)
     await draft(pool, a, 2, 1)
     await draft(pool, b, 1, 0)

@@ -28,6 +28,7 @@ from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from policies.keys import action_key
+from tests.conftest import fresh_key
 
 OPEN = {ReceiptStatus.PENDING, ReceiptStatus.UNKNOWN}
 SETTLE_TO = st.sampled_from([ReceiptStatus.SUCCEEDED, ReceiptStatus.REJECTED,
@@ -68,11 +69,11 @@ class ReceiptMachine(RuleBasedStateMachine):
 
     @initialize(target=keys)
     def first_receipt(self) -> str:
-        return self._open(f"evt-{uuid.uuid4().hex[:12]}")
+        return self._open(fresh_key("evt"))
 
     @rule(target=keys)
     def another_receipt(self) -> str:
-        return self._open(f"evt-{uuid.uuid4().hex[:12]}")
+        return self._open(fresh_key("evt"))
 
     def _open(self, event_id: str) -> str:
         request = _request(event_id)
