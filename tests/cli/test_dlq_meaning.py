@@ -6,7 +6,6 @@ what to do from the meaning printed beside the code."""
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from adapters.postgres.ops import OpsStore
 from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, StepFailure
 from tests.cli.helpers import run_ops
-from tests.conftest import worker_settings
+from tests.conftest import fresh_key, worker_settings
 from tollgate.dev.standins import StandIns
 
 
@@ -24,7 +23,7 @@ async def test_an_untokened_send_is_explained_next_to_its_code(
     database_url: str, standins: StandIns, tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     s = worker_settings(database_url, standins, tmp_path, "dlq-meaning")
-    event_id = f"evt-{uuid.uuid4().hex[:8]}"
+    event_id = fresh_key("evt")
     ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
                    event_type="CARE_DUE", entity_id="C-1", correlation_id="c", schema_version=3)
     action = ActionRequest(ref=ref, adapter="messaging", action="send_message",

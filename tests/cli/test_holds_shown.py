@@ -4,7 +4,6 @@ it; once the switch reopens and the send goes, both stop showing it."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from adapters.postgres.ops import OpsStore
 from adapters.postgres.status import StatusStore
 from contracts import EventState
 from tests.cli.test_trace import run_trace
-from tests.conftest import signed_event, worker_settings
+from tests.conftest import fresh_key, signed_event, worker_settings
 from tests.eventually import eventually
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting
 from tests.faults.test_kill_switch import ops as ops
@@ -40,7 +39,7 @@ async def test_a_held_send_shows_in_status_and_trace_until_it_goes(
     await ops.set_switch(adapter="messaging", tenant_id="acme", closed=True,
                          reason="incident 7", actor="op.kim")
     held = await approved(client, queue, signed_event(customer(standins),
-                                                      key=f"hs-{uuid.uuid4().hex[:10]}"))
+                                                      key=fresh_key("hs")))
     await eventually(lambda: held_and_waiting(client, held), "a held send and its re-check")
 
     assert (await eventually(lambda: holds(pool), "the hold in ops status")

@@ -14,7 +14,7 @@ import pytest
 
 from adapters.postgres.store import create_pool
 from tests.cli.helpers import base_env, tollgate
-from tests.conftest import _with_database
+from tests.conftest import _with_database, fresh_key
 from tollgate.runtime.exits import Exit
 
 
@@ -32,7 +32,7 @@ async def fresh_database(server_url: str) -> str:
 async def add_event(conn: asyncpg.Connection, tenant: str, state: str, age: timedelta,
                     review_due_in: timedelta | None = None) -> None:
     now = datetime.now(UTC)
-    key = uuid.uuid4().hex[:10]
+    key = fresh_key()
     await conn.execute(
         "INSERT INTO events (workflow_id, run_id, tenant_id, idempotency_key, event_id,"
         " event_type, schema_version, entity_id, correlation_id, payload_fingerprint,"

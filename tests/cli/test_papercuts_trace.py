@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome
 from tests.cli.helpers import run_ops
-from tests.conftest import signed_event, start, worker_settings
+from tests.conftest import fresh_key, signed_event, start, worker_settings
 from tollgate.cli.common import run_in_loop
 from tollgate.cli.trace import trace
 from tollgate.config.settings import Settings
@@ -38,7 +37,7 @@ async def refused(
     """A CARE_DUE v2 event (retired: dead-lettered) and one with a bad signature
     (quarantined), each run to its end by the worker. Yields the drift event's id too."""
     client, queue = worker_client
-    event_id = f"drift-{uuid.uuid4().hex[:8]}"
+    event_id = fresh_key("drift")
     drift = await finish(client, queue, signed_event(version=2, event_id=event_id),
                          EventState.DEAD_LETTERED)
     bad = json.loads(signed_event())

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.conftest import signed_event, start, wait_review, worker_settings
+from tests.conftest import fresh_key, signed_event, start, wait_review, worker_settings
 from tollgate.cli.review import review_decide
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
@@ -23,7 +23,7 @@ async def test_a_decision_no_worker_takes_ends_in_one_line(
         tmp_path: Path) -> None:
     queue = f"tq-{uuid.uuid4().hex[:8]}"
     settings = worker_settings(database_url, standins, tmp_path, queue)
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
                         consent_messaging=True)
     async with main_worker(dev_server.client, settings), \

@@ -12,7 +12,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome
-from tests.conftest import signed_event, start, wait_review, worker_settings
+from tests.conftest import fresh_key, signed_event, start, wait_review, worker_settings
 from tests.eventually import eventually
 from tests.review_queries import counting
 from tollgate.cli.review import review_decide, review_list
@@ -26,7 +26,7 @@ async def test_decision_from_the_list_needs_no_query(
         capsys: pytest.CaptureFixture[str]) -> None:
     queue, tenant = f"tq-{uuid.uuid4().hex[:8]}", "acme"
     settings = worker_settings(database_url, standins, tmp_path, queue)
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     standins.crm.upsert(tenant, customer, first_name="Lan", pet_name="Miu",
                         consent_messaging=True)
     counted, queries = counting(dev_server.client)

@@ -8,7 +8,6 @@ the event and exits 6; once PostgreSQL takes the row again the review opens and 
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 
 import asyncpg
@@ -16,7 +15,7 @@ from temporalio.client import Client
 
 from contracts import EventState
 from tests.cli.helpers import base_env, tollgate
-from tests.conftest import signed_event, start, wait_review
+from tests.conftest import fresh_key, signed_event, start, wait_review
 from tests.eventually import eventually
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.exits import Exit
@@ -43,7 +42,7 @@ async def test_a_review_that_cannot_be_recorded_shows_until_it_can(
     database_url: str, tmp_path: Path,
 ) -> None:
     client, queue = worker_client
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     standins.crm.upsert("acme", customer, first_name="Lan", consent_messaging=True)
     await pool.execute(REFUSE_REVIEWS)
     try:
