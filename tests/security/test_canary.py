@@ -8,7 +8,6 @@ import base64
 import json
 import logging
 import subprocess
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import structlog
 
 from contracts import EventState, FinalOutcome, ReviewDecision
 from starter import submit
+from tests.conftest import fresh_key
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due, signed, wait_state
 from tollgate.dev.stack import DevStack, Ports, free_port, temporal_binary
@@ -84,7 +84,7 @@ async def run_canary(stack: DevStack) -> tuple[str, str, str]:
                               consent_messaging=True)
     settings = Settings.from_env(stack.env())
     client = await build_client(settings.temporal_address, env=settings.env)
-    event = care_due("acme", "C-CANARY", f"canary-{uuid.uuid4().hex[:8]}", now=datetime.now(UTC))
+    event = care_due("acme", "C-CANARY", fresh_key("canary"), now=datetime.now(UTC))
     event["payload"]["notes"] = f"call {PHONE} or write to {EMAIL} before the visit"
     async with main_worker(client, settings), draft_worker(client, settings):
         ack = await submit(client, signed(event, settings.tenant_secrets()),

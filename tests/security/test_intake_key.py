@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import UTC, datetime
 
 from temporalio.client import Client
 
 from contracts import EventState
 from policies.signing import sign_json
-from tests.conftest import TENANT_SECRETS, signed_event, start
+from tests.conftest import TENANT_SECRETS, fresh_key, signed_event, start
 from tollgate.dev.demo import care_due
 
 
@@ -27,7 +26,7 @@ async def test_an_email_as_idempotency_key_is_refused_before_anything_else(
     worker_client: tuple[Client, str],
 ) -> None:
     client, queue = worker_client
-    event = care_due("acme", "C-1001", f"k-{uuid.uuid4().hex[:6]}", now=datetime.now(UTC))
+    event = care_due("acme", "C-1001", fresh_key("k"), now=datetime.now(UTC))
     event["idempotency_key"] = "lan.nguyen@example.vn"
     outcome = await (await start(client, queue, sign_json(json.dumps(event),
                                                           TENANT_SECRETS))).result()

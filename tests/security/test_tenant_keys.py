@@ -17,6 +17,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from tests.conftest import fresh_key
 from tollgate.codec.payload import (
     KEY_ID_META,
     EncryptionCodec,
@@ -74,8 +75,8 @@ async def sealed_payloads(client: Client, workflow_id: str, name: str) -> list[P
 
 
 async def test_removing_a_tenants_key_shreds_its_history_only(client: Client) -> None:
-    acme = await sealed_payloads(client, f"event/acme/{uuid.uuid4().hex}", "Ana Acme")
-    globex = await sealed_payloads(client, f"event/globex/{uuid.uuid4().hex}", "Gus Globex")
+    acme = await sealed_payloads(client, f"event/acme/{fresh_key()}", "Ana Acme")
+    globex = await sealed_payloads(client, f"event/globex/{fresh_key()}", "Gus Globex")
     other = await sealed_payloads(client, f"sweep/{uuid.uuid4().hex}", "nobody")
     # Input, activity input and result, workflow result: each under its tenant's key.
     assert len(acme) == 4 and {p.metadata[KEY_ID_META] for p in acme} == {b"acme-1"}
@@ -92,7 +93,7 @@ async def test_removing_a_tenants_key_shreds_its_history_only(client: Client) ->
 
 
 async def test_a_tenants_key_rotates_alone_and_its_old_key_still_reads(client: Client) -> None:
-    before = await sealed_payloads(client, f"event/acme/{uuid.uuid4().hex}", "Ana Acme")
+    before = await sealed_payloads(client, f"event/acme/{fresh_key()}", "Ana Acme")
     rotated = RING.rotated("acme-2", tenant="acme")
     assert (rotated.active_for("acme"), rotated.active_for("globex"),
             rotated.active_for(None)) == ("acme-2", "globex-1", "shared-1")
