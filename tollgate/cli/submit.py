@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +13,14 @@ from contracts import IntakeAck
 from tollgate.cli.common import Command, EdgePath, connect, json_option
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
+
+#: How long one event's answer may take before the command stops and says why (a decision's
+#: patience, ``DECISION_TIMEOUT``, is the same). Without it, a submit that no worker takes
+#: waited for ever: the intake update is answered by the event's workflow.
+SUBMIT_PATIENCE = timedelta(seconds=30)
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
 
 
 def read_events(paths: tuple[str, ...]) -> list[str]:
@@ -72,7 +82,7 @@ def submit(files: tuple[str, ...], sign: bool, as_json: bool) -> Command:
     (quarantined with its reason). Exit 1 when any event was invalid."""
 
     async def go(s: Settings) -> int:
-        from tollgate.intake.submit import describe, submit_all
+        from tollgate.intake.submit import describe
 
         raws = read_events(files)
         if sign:
@@ -90,8 +100,35 @@ def submit(files: tuple[str, ...], sign: bool, as_json: bool) -> Command:
         def show(ack: IntakeAck) -> None:
             click.echo(ack.model_dump_json(exclude_none=True) if as_json else describe(ack))
 
-        acks = await submit_all(client, raws, task_queue=s.task_queue, on_ack=show,
-                                tenant_secrets=known)
+        acks: list[IntakeAck] = []
+        for n, raw in enumerate(raws, 1):
+            acks.append(await answered(client, s, raw, known, n, len(raws), SUBMIT_PATIENCE))
+            show(acks[-1])
         return Exit.OK if all(a.status != "invalid" for a in acks) else Exit.REFUSED
 
     return go
+
+
+async def answered(client: Client, s: Settings, raw: str, known: dict[str, str] | None, n: int,
+                   total: int, patience: timedelta) -> IntakeAck:
+    """Event ``n``'s answer, or exit 3 in one line when none comes within ``patience``: the
+    line says why when it can tell (no worker polls the task queue, the server does not
+    answer) and that sending again is safe (the key dedupes: a taken event answers as a
+    duplicate), so the events after it are not sent."""
+    from tollgate.intake.reach import why_not_taking
+    from tollgate.intake.submit import submit
+
+    try:
+        return await asyncio.wait_for(
+            submit(client, raw, task_queue=s.task_queue, tenant_secrets=known),
+            patience.total_seconds())
+    except TimeoutError:
+        why = await why_not_taking(client, s.task_queue)
+        reason = {None: "workers poll, none answered: its run may be failing on it",
+                  "no_worker": f"no worker polls task queue {s.task_queue}"}.get(
+                      why, f"Temporal answered {why}")
+        rest = f"; events {n + 1}-{total} were not sent" if n < total else ""
+        raise Failure(Exit.UNREACHABLE,
+                      f"event {n} of {total}: no answer within {patience.total_seconds():g} s "
+                      f"({reason}){rest}; it may still be taken: submit again once workers "
+                      "run (a repeat is answered as a duplicate)") from None
