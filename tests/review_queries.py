@@ -22,7 +22,7 @@ from temporalio.client import (
 from temporalio.common import TypedSearchAttributes
 from temporalio.testing import WorkflowEnvironment
 
-from tests.conftest import signed_event, worker_settings
+from tests.conftest import fresh_key, signed_event, worker_settings
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
 from workflows.search_attributes import REVIEW_TICKET
@@ -41,7 +41,7 @@ async def served(dev_server: WorkflowEnvironment, database_url: str, standins: S
 
 def new_event(standins: StandIns) -> str:
     """A signed care reminder for a new consenting customer."""
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
                         consent_messaging=True)
     return signed_event(customer)

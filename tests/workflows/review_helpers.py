@@ -4,7 +4,6 @@ Importing ``_decisions_sent_as_an_edge`` into a test module turns it on there (a
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,14 +11,14 @@ import asyncpg
 import pytest
 
 from contracts import EventState, ReviewAck, ReviewDecision
-from tests.conftest import Handle, wait_review
+from tests.conftest import Handle, fresh_key, wait_review
 from tests.edge import send_decision
 from tests.eventually import eventually
 from tollgate.dev.standins import StandIns
 
 
 def new_customer(standins: StandIns, tenant: str = "acme", first_name: str = "Lan") -> str:
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     standins.crm.upsert(tenant, customer, first_name=first_name, pet_name="Miu",
                         consent_messaging=True)
     return customer
@@ -84,7 +83,7 @@ async def refusals(database_url: str, workflow_id: str) -> list[str]:
 
 
 async def seed_overdue_reviews(database_url: str, tenant: str, count: int) -> list[str]:
-    ids = [f"event/{tenant}/seed-{uuid.uuid4().hex[:8]}" for _ in range(count)]
+    ids = [f"event/{tenant}/{fresh_key('seed')}" for _ in range(count)]
     conn = await asyncpg.connect(database_url)
     try:
         await conn.executemany(

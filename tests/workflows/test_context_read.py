@@ -4,13 +4,11 @@ activity, whose workflow task, and with it the acknowledgement, waited for the r
 
 from __future__ import annotations
 
-import uuid
-
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from contracts import EventState, FinalOutcome
-from tests.conftest import signed_event, wait_review
+from tests.conftest import fresh_key, signed_event, wait_review
 from tollgate.dev.standins import StandIns
 from tollgate.intake.submit import submit
 
@@ -19,7 +17,7 @@ async def test_a_crm_outage_does_not_hold_the_acknowledgement(
     worker_client: tuple[Client, str], standins: StandIns
 ) -> None:
     client, queue = worker_client
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
                         consent_messaging=True)
     # Four failures: the read's retries wait 0.5 + 1 + 2 + 4 s before it can answer.

@@ -33,6 +33,7 @@ from contracts.fanout import (
     SubscriptionSet,
 )
 from policies.subscriptions import load_subscriptions, newest_subscriptions_file
+from tests.conftest import fresh_key
 from tollgate.intake.publish import publish_event
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow, fan_out_id
 
@@ -72,7 +73,7 @@ async def bus(env: WorkflowEnvironment, pool: asyncpg.Pool
 def order(**payload: Any) -> BusinessEvent:
     body = {"order_id": f"O-{uuid.uuid4().hex[:8]}", "customer_id": "C-1",
             "lines": [{"sku": "SKU-1", "quantity": 2}], "total_cents": 1990, **payload}
-    return BusinessEvent(event_id=f"e-{uuid.uuid4().hex[:10]}", event_type="ORDER_PLACED",
+    return BusinessEvent(event_id=fresh_key("e"), event_type="ORDER_PLACED",
                          schema_version=1, tenant_id="shop", occurred_at=datetime.now(UTC),
                          payload=body)
 

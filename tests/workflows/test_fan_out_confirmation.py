@@ -29,7 +29,7 @@ from adapters.postgres.order_consumers import order_consumers
 from contracts import EventState, FinalOutcome, ReviewAck, ReviewDecision
 from contracts.fanout import BusinessEvent, ConsumeRequest, FanOutResult
 from policies.subscriptions import load_subscriptions
-from tests.conftest import Handle, wait_review, worker_settings
+from tests.conftest import Handle, fresh_key, wait_review, worker_settings
 from tests.edge import send_decision
 from tests.eventually import eventually
 from tollgate.dev.standins import StandIns
@@ -81,10 +81,10 @@ async def shop(env: WorkflowEnvironment, database_url: str, pool: asyncpg.Pool,
 
 
 def new_order(shop: Shop, *, first_name: str = "Lan") -> BusinessEvent:
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     shop.standins.crm.upsert("acme", customer, first_name=first_name, consent_messaging=True)
     return BusinessEvent(
-        event_id=f"order-{uuid.uuid4().hex[:10]}", event_type="ORDER_PLACED", schema_version=1,
+        event_id=fresh_key("order"), event_type="ORDER_PLACED", schema_version=1,
         tenant_id="acme", occurred_at=datetime.now(UTC),
         payload={"order_id": f"O-{uuid.uuid4().hex[:6]}", "customer_id": customer,
                  "total_cents": 4590, "lines": [{"sku": "SKU-CAT-FOOD", "quantity": 2}]})

@@ -42,6 +42,7 @@ from contracts import (
 from contracts.drafting import CustomerRecord
 from policies.action_token import mint
 from policies.keys import action_key
+from tests.conftest import fresh_key
 from workflows.reconcile_write import ReconcileWriteWorkflow
 
 HISTORIES = Path(__file__).parent.parent / "replay" / "histories"
@@ -100,7 +101,7 @@ async def reconcile_unknown_write(
     """Leave one write UNKNOWN at ``target`` and run the reconciler on it, carrying the send's
     token (``with_token``) as the event's run hands it over."""
     receipts, ops = ReceiptStore(pool), OpsStore(pool)
-    event_id = f"evt-{uuid.uuid4().hex[:8]}"
+    event_id = fresh_key("evt")
     ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
                    event_type="CARE_DUE", entity_id="C-1", correlation_id="corr", schema_version=3)
     action = ActionRequest(ref=ref, adapter=target.name, action="send_message",

@@ -7,7 +7,6 @@ the reviewer's list with that upsert."""
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -21,7 +20,7 @@ from adapters.postgres.ops import OpsStore
 from contracts import EventState, FinalOutcome, ReviewDecision
 from contracts.actions import WakeUp
 from contracts.search_attributes import parse_review_ticket
-from tests.conftest import Handle, signed_event, start, wait_review
+from tests.conftest import Handle, fresh_key, signed_event, start, wait_review
 from tests.eventually import eventually
 from tests.workflows.test_soak_holds import ops
 from tollgate.dev.standins import StandIns
@@ -33,7 +32,7 @@ __all__ = ["ops"]  # the kill-switch fixture (reopens the switch at the end)
 
 
 def new_customer(standins: StandIns) -> str:
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
                         consent_messaging=True)
     return customer

@@ -8,7 +8,6 @@ in the assertion message and printed."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
@@ -21,7 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 from adapters.postgres.ops import OpsStore
 from contracts import EventState
 from contracts.actions import WakeUp
-from tests.conftest import Handle, signed_event, start
+from tests.conftest import Handle, fresh_key, signed_event, start
 from tests.eventually import eventually
 from tests.faults.conftest import send_key, target_mode
 from tests.workflows.review_helpers import approve, seed_overdue_reviews, sent_to
@@ -44,7 +43,7 @@ async def ops(database_url: str) -> AsyncIterator[OpsStore]:
 
 
 def customer(standins: StandIns, tenant: str = "acme") -> str:
-    customer_id = f"C-{uuid.uuid4().hex[:8]}"
+    customer_id = fresh_key("C")
     standins.crm.upsert(tenant, customer_id, first_name="Lan", consent_messaging=True)
     return customer_id
 
@@ -99,7 +98,7 @@ async def test_a_week_behind_a_closed_switch_then_sent_within_seconds_of_the_reo
     client, queue = worker_client
     await ops.set_switch(adapter="messaging", tenant_id="acme", closed=True,
                          reason="incident 42", actor="op.kim")
-    key = f"soak-{uuid.uuid4().hex[:10]}"
+    key = fresh_key("soak")
     handle = await start(client, queue, signed_event(customer(standins), key=key))
     await approve(handle)
     await soak(env, handle, WEEK)

@@ -15,7 +15,15 @@ from temporalio.runtime import Runtime, TelemetryConfig
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, ReviewDecision, target_task_queue
-from tests.conftest import CONVERTER, Handle, signed_event, start, wait_review, worker_settings
+from tests.conftest import (
+    CONVERTER,
+    Handle,
+    fresh_key,
+    signed_event,
+    start,
+    wait_review,
+    worker_settings,
+)
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
 from workflows.process_event import DRAFT_TASK_QUEUE
@@ -34,7 +42,7 @@ async def approve(handle: Handle) -> None:
 
 def new_customer(standins: StandIns) -> str:
     """A consenting customer of its own, so no event supersedes or daily-limits another."""
-    customer = f"Q-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("Q")
     standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
                         consent_messaging=True)
     return customer

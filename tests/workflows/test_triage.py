@@ -6,7 +6,6 @@ reply once) and refused (a route off the tenant's list: FAILED_VALIDATION, nothi
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import UTC, datetime
 
 import asyncpg
@@ -14,7 +13,7 @@ from temporalio.client import Client
 
 from contracts import EventState, ReviewDecision
 from policies.signing import sign_json
-from tests.conftest import TENANT_SECRETS, start, wait_review
+from tests.conftest import TENANT_SECRETS, fresh_key, start, wait_review
 from tests.edge import send_decision
 from tests.eventually import eventually
 from tollgate.dev.demo_triage import message_received
@@ -22,7 +21,7 @@ from tollgate.dev.standins import StandIns
 
 
 def _message(tenant: str, customer: str, body: str, **fields: str) -> tuple[str, str]:
-    key = f"msg-{uuid.uuid4().hex[:10]}"
+    key = fresh_key("msg")
     event = message_received(tenant, customer, key, body=body, now=datetime.now(UTC), **fields)
     return sign_json(json.dumps(event), TENANT_SECRETS), event["payload"]["thread_id"]
 
