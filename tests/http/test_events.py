@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
 import httpx
 
+from tests.conftest import fresh_key
 from tests.http.conftest import post_events, signed_headers
 from tollgate.dev.demo import care_due
 from tollgate.http.deps import Services
@@ -20,7 +20,7 @@ from tollgate.http.ratelimit import TenantRateLimiter
 
 
 def event(tenant: str = "acme", key: str | None = None, **overrides: Any) -> dict[str, Any]:
-    key = key or f"k-{uuid.uuid4().hex[:10]}"
+    key = key or fresh_key("k")
     return {**care_due(tenant, "C-1001", key, now=datetime.now(UTC)), **overrides}
 
 

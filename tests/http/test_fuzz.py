@@ -7,7 +7,6 @@ generated events reach the envelope checks and the outbox, where the interesting
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -16,6 +15,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import fresh_key
 from tests.http.conftest import post_events, signed_headers
 from tollgate.dev.demo import care_due
 from tollgate.http.deps import Services
@@ -77,7 +77,7 @@ async def test_signed_arbitrary_bytes_are_answered_and_kept(
 @given(field=st.sampled_from(ENVELOPE_FIELDS), value=json_values)
 async def test_signed_envelope_with_one_odd_field_never_crashes(
         api: httpx.AsyncClient, field: str, value: Any) -> None:
-    event = care_due("acme", "C-1001", f"k-{uuid.uuid4().hex[:10]}z", now=datetime.now(UTC))
+    event = care_due("acme", "C-1001", fresh_key("k"), now=datetime.now(UTC))
     answer = await post_events(api, {**event, field: value})
     assert_handled(answer, documented=set())
     if field != "tenant_id":
@@ -140,7 +140,7 @@ async def test_item_retries_with_odd_ids_never_crash(
 
 async def test_signed_headers_helper_matches_the_service(api: httpx.AsyncClient) -> None:
     """Guards the fuzzing above: a correctly signed valid event is accepted."""
-    event = care_due("acme", "C-1001", f"k-{uuid.uuid4().hex[:10]}z", now=datetime.now(UTC))
+    event = care_due("acme", "C-1001", fresh_key("k"), now=datetime.now(UTC))
     body = json.dumps(event).encode()
     answer = await api.post("/v1/events", content=body, headers=signed_headers(body))
     assert answer.status_code == 202

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE
+from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE, fresh_key
 from tests.http.conftest import post_events
 from tollgate.dev.demo import care_due
 from tollgate.http.deps import Services
@@ -55,9 +55,7 @@ hostile_numbers = st.sampled_from(["1" + "0" * 5000, "-1e999999", "1e400", "NaN"
 
 
 def valid_event(key: str | None = None) -> dict[str, Any]:
-    # The trailing letter keeps a key whose hex happens to be all digits (about 1 in 110) from
-    # reading as a phone number, which the intake rightly refuses as personal_data_in_key.
-    key = key or f"k-{uuid.uuid4().hex[:10]}z"
+    key = key or fresh_key("k")
     return care_due("acme", "C-1001", key, now=datetime.now(UTC))
 
 

@@ -28,7 +28,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.store import create_pool
 from contracts import EventState
-from tests.conftest import TENANT_SECRETS, worker_settings
+from tests.conftest import TENANT_SECRETS, fresh_key, worker_settings
 from tests.eventually import eventually
 from tests.http.conftest import http_settings, signed_headers
 from tollgate.dev.demo import care_due
@@ -89,7 +89,7 @@ def event_text(customer: str, key: str, **raw_fields: str) -> str:
 def hostile_burst(customer: str) -> dict[str, tuple[str, bool]]:
     """name -> (body, signed with the tenant's key)."""
     def key() -> str:
-        return f"hostile-{uuid.uuid4().hex[:8]}"
+        return fresh_key("hostile")
 
     return {
         "nul_in_key": (event_text(customer, key(), idempotency_key='"k-\\u0000-v"'), True),
@@ -131,13 +131,13 @@ async def test_a_valid_event_after_a_hostile_burst_reaches_its_workflow(
         stack: tuple[Services, httpx.AsyncClient], standins: StandIns,
         dev_server: WorkflowEnvironment) -> None:
     svc, api = stack
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
                         consent_messaging=True)
 
     answers = {name: await post(api, body, signed=signed)
                for name, (body, signed) in hostile_burst(customer).items()}
-    valid_key = f"after-burst-{uuid.uuid4().hex[:8]}"
+    valid_key = fresh_key("after-burst")
     valid = await post(api, event_text(customer, valid_key))
     assert valid.status_code == 202, valid.text
     workflow_id = valid.json()["workflow_id"]

@@ -9,7 +9,6 @@ them); a form with a forged CSRF value or posted from another site decides nothi
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome
+from tests.conftest import fresh_key
 from tests.eventually import eventually
 from tests.http.browser import ARGS, CHROMIUM, Inbox, artifacts, inbox_stack, log_in, needs_chromium
 from tests.http.conftest import signed_headers
@@ -37,7 +37,7 @@ async def post_event(inbox: Inbox, standins: StandIns, customer: str) -> str:
     and the event id adds 4), relayed to Temporal; its workflow id."""
     standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
                         consent_messaging=True)
-    key = (f"care-{customer}-" + uuid.uuid4().hex * 4)[:120]
+    key = fresh_key(f"care-{customer}").ljust(120, "x")
     body = json.dumps(care_due("acme", customer, key, now=datetime.now(UTC))).encode()
     answer = await inbox.api.post("/v1/events", content=body,
                                   headers=signed_headers(body, "acme"))
@@ -116,7 +116,7 @@ async def test_a_reviewer_asks_twice_sees_each_diff_and_approves_one_message(
         tmp_path: Path) -> None:
     from playwright.async_api import async_playwright
 
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     async with inbox_stack(dev_server, database_url, standins, tmp_path) as inbox:
         workflow_id = await post_event(inbox, standins, customer)
         token = issue_dev_token(inbox.settings.state_dir, reviewer="lan.nguyen",

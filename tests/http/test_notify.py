@@ -4,7 +4,6 @@ channel, with a link to the inbox and nothing personal in the notice."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -22,6 +21,7 @@ from aiosmtpd.smtp import Envelope
 from adapters.notify.channels import LocalSink, SlackWebhook, SmtpEmail
 from adapters.postgres.notices import NoticeStore
 from adapters.postgres.store import create_pool
+from tests.conftest import fresh_key
 from tollgate.dev.stack import free_port
 from tollgate.http.notifier import load_channels, notify_once
 
@@ -37,7 +37,7 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
 
 async def review_waiting(pool: asyncpg.Pool, tenant: str = "acme", *, due_in: float = 3600,
                          version: int = 1) -> str:
-    key = f"k-{uuid.uuid4().hex[:8]}"
+    key = fresh_key("k")
     wf_id, now = f"event/{tenant}/{key}", datetime.now(UTC)
     await pool.execute(
         "INSERT INTO events (workflow_id, run_id, tenant_id, idempotency_key, event_id,"

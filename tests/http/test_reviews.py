@@ -20,7 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.store import create_pool
 from contracts import EventState, FinalOutcome
-from tests.conftest import TENANT_SECRETS, worker_settings
+from tests.conftest import TENANT_SECRETS, fresh_key, worker_settings
 from tests.eventually import eventually
 from tests.http.conftest import http_settings, signed_headers
 from tollgate.dev.demo import care_due
@@ -70,10 +70,10 @@ def token(svc: Services, reviewer: str = "lan.nguyen", role: str = "care_lead",
 
 async def produce(svc: Services, api: httpx.AsyncClient, standins: StandIns, tenant: str,
                   first_name: str = "Lan") -> str:
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     standins.crm.upsert(tenant, customer, first_name=first_name, pet_name="Miu",
                         consent_messaging=True)
-    event = care_due(tenant, customer, f"k-{uuid.uuid4().hex[:8]}", now=datetime.now(UTC))
+    event = care_due(tenant, customer, fresh_key("k"), now=datetime.now(UTC))
     body = json.dumps(event).encode()
     answer = await api.post("/v1/events", content=body, headers=signed_headers(body, tenant))
     assert answer.status_code == 202, answer.text

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from tests.conftest import TENANT_SECRETS
+from tests.conftest import TENANT_SECRETS, fresh_key
 from tests.http.test_events import event, outbox_rows
 from tollgate.http.deps import Services
 from tollgate.http.webhook_auth import standard_secret
@@ -56,7 +56,7 @@ async def test_webhook_id_is_the_key_when_the_body_has_none(
     ev = event()
     del ev["idempotency_key"]
     raw = json.dumps(ev).encode()
-    msg_id = f"msg_{uuid.uuid4().hex[:20]}"
+    msg_id = fresh_key("msg")
     first = await api.post("/v1/events/acme", content=raw,
                            headers=webhook_headers(raw, sender(), msg_id=msg_id))
     assert first.status_code == 202, first.text
