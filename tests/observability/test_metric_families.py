@@ -28,6 +28,7 @@ from contracts.events import DUPLICATE_REFUSAL
 from tests.conftest import (
     TEST_KEYS,
     Handle,
+    fresh_key,
     signed_event,
     start,
     wait_review,
@@ -67,7 +68,7 @@ async def workers(client: Client, settings: Settings) -> AsyncIterator[None]:
 
 
 def customer(standins: StandIns, **contact: str) -> str:
-    customer_id = f"C-{uuid.uuid4().hex[:8]}"
+    customer_id = fresh_key("C")
     standins.crm.upsert("acme", customer_id, first_name="Lan", pet_name="Miu",
                         consent_messaging=True, **contact)
     return customer_id
@@ -95,7 +96,7 @@ async def test_every_family_moves_on_its_path_and_survives_a_restart(
             before, _ = await scrape(port)
             # Sent after review; its key delivered again by another run while it waited
             # (in flight) and after it closed: the worker's gate answers both "duplicate".
-            key = f"m-{uuid.uuid4().hex[:10]}"
+            key = fresh_key("m")
             raw = signed_event(customer(standins), key=key)
             first = await start(client, queue, raw)
             ticket = await wait_review(first)
@@ -110,7 +111,7 @@ async def test_every_family_moves_on_its_path_and_survives_a_restart(
             assert (await (await start(client, queue, other)).result()).state == \
                 EventState.QUARANTINED
             # A write the target stored but answered 504 to: unknown, then found by lookup.
-            unknown_key = f"u-{uuid.uuid4().hex[:10]}"
+            unknown_key = fresh_key("u")
             standins.messaging.inject("fail_after_write", key=send_key(unknown_key))
             handle = await approved(client, queue,
                                     signed_event(customer(standins), key=unknown_key))
@@ -202,7 +203,7 @@ async def store_paths(pool: asyncpg.Pool, standins: StandIns, queue: str,
     """What production writes through stores: the HTTP intake answering a key twice more while
     its first delivery waits in the outbox, the circuit tripping, and dead-letter replays."""
     outbox = OutboxStore(pool)
-    wf = f"event/acme/h-{uuid.uuid4().hex[:8]}"
+    wf = f"event/acme/{fresh_key('h')}"
     for _ in range(3):
         await outbox.record(workflow_id=wf, conflict_workflow_id=f"{wf}-c", tenant_id="acme",
                             fingerprint="fp", status="accepted", reason_code=None, raw="{}",

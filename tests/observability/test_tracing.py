@@ -16,7 +16,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome, ReviewDecision
-from tests.conftest import signed_event, wait_review, worker_settings
+from tests.conftest import fresh_key, signed_event, wait_review, worker_settings
 from tests.faults.conftest import send_key
 from tollgate.dev.standins import StandIns
 from tollgate.intake.submit import submit
@@ -52,7 +52,7 @@ async def traced(
 
 async def run_event(client: Client, queue: str, standins: StandIns, key: str,
                     **envelope: str) -> str:
-    customer = f"C-{uuid.uuid4().hex[:8]}"
+    customer = fresh_key("C")
     standins.crm.upsert("acme", customer, first_name="Lanh", pet_name="Miumiu",
                         consent_messaging=True)
     ack = await submit(client, signed_event(customer, key=key, **envelope), task_queue=queue)
@@ -85,7 +85,7 @@ async def test_one_event_is_one_trace_from_submit_to_receipt_and_reconciler(
     traced: tuple[Client, str], exporter: InMemorySpanExporter, standins: StandIns,
 ) -> None:
     client, queue = traced
-    plain_key, unknown_key = f"tr-{uuid.uuid4().hex[:8]}", f"tr-{uuid.uuid4().hex[:8]}"
+    plain_key, unknown_key = fresh_key("tr"), fresh_key("tr")
     plain = await run_event(client, queue, standins, plain_key)
     standins.messaging.inject("fail_after_write", key=send_key(unknown_key))
     unknown = await run_event(client, queue, standins, unknown_key,
