@@ -31,7 +31,7 @@ from adapters.postgres.ops import OpsStore
 from contracts import EventState, FinalOutcome, IntakeAck, ReviewDecision
 from policies.keys import action_key
 from starter import submit
-from tests.conftest import worker_settings
+from tests.conftest import fresh_key, worker_settings
 from tests.eventually import eventually
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
@@ -168,7 +168,7 @@ class Rig:
 
     def customer(self) -> str:
         """A fresh consenting customer, so per-customer daily limits never couple two tests."""
-        customer_id = f"C-{uuid.uuid4().hex[:8]}"
+        customer_id = fresh_key("C")
         self.standins.crm.upsert("acme", customer_id, first_name="Lan", pet_name="Miu",
                                  consent_messaging=True)
         return customer_id

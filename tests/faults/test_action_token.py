@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +21,7 @@ from temporalio.api.enums.v1 import EventType
 from adapters.postgres.ops import OpsStore
 from contracts import EventState
 from contracts.actions import WakeUp
-from tests.conftest import signed_event
+from tests.conftest import fresh_key, signed_event
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
 
@@ -31,7 +30,7 @@ async def held_send(rig: Rig, db: asyncpg.Pool) -> tuple[str, str]:
     """(workflow id, event key) of an approved event whose send a kill switch holds."""
     await OpsStore(db).set_switch(adapter="messaging", tenant_id="acme", closed=True,
                                   reason="token drill", actor="test")
-    key = f"tok-{uuid.uuid4().hex[:10]}"
+    key = fresh_key("tok")
     ack = await rig.submit(signed_event(rig.customer(), key=key))
     await rig.approve(ack.workflow_id)
 

@@ -4,7 +4,6 @@ dedupe, and a lookup before anything is sent. At most one message at the target.
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 
 import asyncpg
@@ -16,6 +15,7 @@ from adapters.postgres.receipts import ReceiptStore
 from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest, ReconcileResult
 from policies.keys import action_key
 from tests.cli.helpers import run_ops
+from tests.conftest import fresh_key
 from tests.faults.conftest import Rig
 
 
@@ -23,7 +23,7 @@ async def seed_unreconciled(
     rig: Rig, pool: asyncpg.Pool, *, stored_at_target: bool = False
 ) -> tuple[int, str]:
     """A write that ended unknown and was dead-lettered, as the reconciler leaves it."""
-    event_id = f"evt-{uuid.uuid4().hex[:8]}"
+    event_id = fresh_key("evt")
     ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
                    event_type="CARE_DUE", entity_id=rig.customer(), correlation_id="corr-dlq",
                    schema_version=3)

@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from datetime import UTC, datetime, timedelta
 
 from temporalio.common import WorkflowIDReusePolicy
 
 from contracts import EventState, IntakeRequest, ReceiptStatus
 from policies.signing import sign_json
-from tests.conftest import TENANT_SECRETS, signed_event
+from tests.conftest import TENANT_SECRETS, fresh_key, signed_event
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, failure_message, send_key
 from workflows.process_event import ProcessEventWorkflow
 
 
 def new_key() -> str:
-    return f"f-{uuid.uuid4().hex[:12]}"
+    return fresh_key("f")
 
 
 async def test_fifty_concurrent_copies_make_one_workflow_and_one_message(rig: Rig) -> None:

@@ -13,7 +13,6 @@ canary reopening.
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from adapters.postgres.ops import OpsStore
 from contracts import EventState
 from contracts.policy import CircuitLimits
 from policies.signing import sign_json
-from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE, signed_event, start
+from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE, fresh_key, signed_event, start
 from tests.faults.conftest import send_key
 from tests.faults.incident_checks import assert_rests_on_database, draft_over, items_of
 from tests.faults.test_kill_switch import approved, customer, new_key, sent
@@ -49,7 +48,7 @@ async def fault_run(client: Client, queue: str, standins: StandIns, db: asyncpg.
     forged["payload"]["first_name"] = "Lan Nguyen lan.nguyen@example.com"
     bad = await (await start(client, queue, json.dumps(forged))).result()
     assert bad.state == EventState.QUARANTINED
-    refund = message_received("globex", "C-2001", f"msg-{uuid.uuid4().hex[:10]}",
+    refund = message_received("globex", "C-2001", fresh_key("msg"),
                               body="Please refund order O-77 to lan.nguyen@example.com",
                               now=datetime.now(UTC), order_id="O-77")
     refused = await (await start(client, queue, sign_json(json.dumps(refund), TENANT_SECRETS))

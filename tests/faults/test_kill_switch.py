@@ -4,7 +4,6 @@ it through; a canary reopening lets N actions through and closes again."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -13,7 +12,7 @@ from temporalio.client import Client
 
 from adapters.postgres.ops import OpsStore
 from contracts import EventState, ReviewDecision
-from tests.conftest import Handle, signed_event, start, wait_review
+from tests.conftest import Handle, fresh_key, signed_event, start, wait_review
 from tests.eventually import eventually
 from tests.faults.conftest import activity_attempts, send_key, timers_started
 from tollgate.dev.standins import StandIns
@@ -31,7 +30,7 @@ async def ops(database_url: str) -> AsyncIterator[OpsStore]:
 
 
 def customer(standins: StandIns, tenant: str = "acme") -> str:
-    customer_id = f"C-{uuid.uuid4().hex[:8]}"
+    customer_id = fresh_key("C")
     standins.crm.upsert(tenant, customer_id, first_name="Lan", consent_messaging=True)
     return customer_id
 
@@ -46,7 +45,7 @@ async def approved(client: Client, queue: str, raw: str) -> Handle:
 
 
 def new_key() -> str:
-    return f"ks-{uuid.uuid4().hex[:12]}"
+    return fresh_key("ks")
 
 
 async def held_and_waiting(client: Client, handle: Handle) -> bool:

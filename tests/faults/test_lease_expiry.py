@@ -10,12 +10,11 @@ it is the strict mode.
 from __future__ import annotations
 
 import signal
-import uuid
 
 import pytest
 
 from contracts import EventState
-from tests.conftest import signed_event
+from tests.conftest import fresh_key, signed_event
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, failure_message, send_key
 from tests.faults.test_process_faults import WorkerProcess, process_rig  # noqa: F401
@@ -32,7 +31,7 @@ async def test_lease_expires_while_the_write_is_in_flight_and_the_zombie_cannot_
     Invariant: the thawed first attempt and the retry together make one POST and one message;
     SUCCEEDED with a SUCCEEDED receipt holding the target's id."""
     rig, proc = process_rig
-    key = f"l-{uuid.uuid4().hex[:12]}"
+    key = fresh_key("l")
     ack = await rig.submit(signed_event(rig.customer(), key=key))
     rig.standins.messaging.inject("hang_after_write", key=send_key(key), ms=3000)
     await rig.approve(ack.workflow_id)

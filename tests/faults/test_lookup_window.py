@@ -7,12 +7,10 @@ Here the target declares 3 s. Without the declaration the same fault waits out t
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from contracts import EventState, ReceiptStatus
-from tests.conftest import signed_event
+from tests.conftest import fresh_key, signed_event
 from tests.faults.conftest import Rig, send_key
 
 WINDOW_S = 3.0
@@ -31,7 +29,7 @@ async def test_a_write_that_never_landed_stops_after_the_declared_window(rig: Ri
     10 minutes), and the dead letter names the key. dedupe: the send was retried and landed.
     Invariant: no_dedupe: STOPPED, no message, the receipt UNKNOWN beside its dead letter
     (never a resend); dedupe: one message, SUCCEEDED."""
-    key = f"w-{uuid.uuid4().hex[:12]}"
+    key = fresh_key("w")
     rig.standins.messaging.inject("unavailable", key=send_key(key))
     ack = await rig.submit(signed_event(rig.customer(), key=key))
     await rig.approve(ack.workflow_id)

@@ -24,7 +24,7 @@ import pytest
 
 import worker as worker_module
 from contracts import EventState
-from tests.conftest import signed_event, worker_settings
+from tests.conftest import fresh_key, signed_event, worker_settings
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
 from tollgate.dev.stack import start_embedded_postgres, stop_embedded_postgres
@@ -78,7 +78,7 @@ def process_rig(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess]]
 
 
 def new_key() -> str:
-    return f"p-{uuid.uuid4().hex[:12]}"
+    return fresh_key("p")
 
 
 async def test_worker_killed_before_the_send_sends_once_after_restart(

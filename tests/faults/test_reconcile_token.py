@@ -9,12 +9,10 @@ Only the deduping mode: a target that does not dedupe is never resent to (fixtur
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from contracts import EventState, ReceiptStatus
-from tests.conftest import signed_event
+from tests.conftest import fresh_key, signed_event
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
 
@@ -30,7 +28,7 @@ def lookup_window_s() -> float:
 
 async def unknown_write(rig: Rig) -> tuple[str, str, str]:
     """(workflow id, action key, customer) of an approved send whose write is now unknown."""
-    key = f"rt-{uuid.uuid4().hex[:10]}"
+    key = fresh_key("rt")
     customer = rig.customer()
     rig.standins.messaging.inject("gateway_timeout", key=send_key(key))
     ack = await rig.submit(signed_event(customer, key=key))

@@ -5,7 +5,6 @@ on the reviewer's decision (docs/rollout.md)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -16,7 +15,7 @@ from adapters.postgres.rollout import RolloutStore
 from contracts import EventState
 from contracts.rollout import RolloutMode
 from policies.keys import action_key
-from tests.conftest import signed_event
+from tests.conftest import fresh_key, signed_event
 from tests.faults.conftest import send_key
 from tests.faults.test_kill_switch import approved, customer, new_key, sent
 from tollgate.dev.standins import StandIns
@@ -95,7 +94,7 @@ async def test_fixture_mode_sends_fixture_events_only(
     await store.set_mode(tenant_id="acme", adapter="messaging", mode=RolloutMode.FIXTURE,
                          actor="op.kim", reason="fixtures only")
     client, queue = worker_client
-    fixture_id, real_key = f"fixture-{uuid.uuid4().hex[:10]}", new_key()
+    fixture_id, real_key = fresh_key("fixture"), new_key()
     fixture = await approved(client, queue, signed_event(customer(standins), event_id=fixture_id))
     real = await approved(client, queue, signed_event(customer(standins), key=real_key))
     assert (await fixture.result()).state == EventState.SUCCEEDED

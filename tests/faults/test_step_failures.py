@@ -4,7 +4,6 @@ DEAD_LETTERED with a dead letter for an operator, instead of failing the workflo
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import asyncpg
@@ -14,7 +13,7 @@ from temporalio.client import Client
 from adapters.postgres.ops import OpsStore
 from contracts import EventState
 from tests.cli.helpers import run_ops
-from tests.conftest import signed_event, start, worker_settings
+from tests.conftest import fresh_key, signed_event, start, worker_settings
 from tests.eventually import eventually
 from tests.faults.conftest import activity_attempts, send_key
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, sent
@@ -34,7 +33,7 @@ async def test_a_send_without_an_approval_on_record_is_dead_lettered(
     pool, ops = db, OpsStore(db)
     await ops.set_switch(adapter="messaging", tenant_id="acme", closed=True,
                          reason="incident 43", actor="op.kim")
-    key = f"refused-{uuid.uuid4().hex[:10]}"
+    key = fresh_key("refused")
     handle = await approved(client, queue, signed_event(customer(standins), key=key))
     await eventually(lambda: held_and_waiting(client, handle), "a held send and its re-check")
     withdrawn = await pool.execute(
@@ -79,7 +78,7 @@ async def test_a_customer_record_the_crm_refuses_is_dead_lettered(
     client, queue = worker_client
     customer_id = customer(standins)
     standins.crm.inject("reject", key=customer_id)
-    key = f"crm-refused-{uuid.uuid4().hex[:10]}"
+    key = fresh_key("crm-refused")
     handle = await start(client, queue, signed_event(customer_id, key=key))
 
     outcome = await handle.result()

@@ -15,12 +15,13 @@ from adapters.postgres.receipts import ReceiptStore
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from contracts.sweep import SweepReport, SweepRequest
 from policies.keys import action_key
+from tests.conftest import fresh_key
 from tests.faults.conftest import Rig
 from workflows.sweep import ReceiptSweepWorkflow
 
 
 def action(customer: str) -> ActionRequest:
-    event_id = f"evt-{uuid.uuid4().hex[:8]}"
+    event_id = fresh_key("evt")
     ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
                    event_type="CARE_DUE", entity_id=customer, correlation_id="corr-sweep",
                    schema_version=3)
