@@ -17,6 +17,7 @@ import asyncpg
 import pytest
 
 from contracts.fanout import BusinessEvent, FanOutResult
+from tests.conftest import fresh_key
 from tests.stack.devproc import DevProcess, stack_folder
 from tollgate.intake.publish import publish_event
 from tollgate.runtime.client import build_client
@@ -40,7 +41,7 @@ def three_workers() -> Iterator[DevProcess]:
 
 def order() -> BusinessEvent:
     return BusinessEvent(
-        event_id=f"e-{uuid.uuid4().hex[:10]}", event_type="ORDER_PLACED", schema_version=1,
+        event_id=fresh_key("e"), event_type="ORDER_PLACED", schema_version=1,
         tenant_id="acme", occurred_at=datetime.now(UTC),
         payload={"order_id": f"O-{uuid.uuid4().hex[:8]}", "customer_id": "C-1",
                  "lines": [{"sku": "SKU-1", "quantity": 2}], "total_cents": 1990})

@@ -14,7 +14,7 @@ from temporalio.common import VersioningBehavior
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, ReviewDecision
-from tests.conftest import Handle, signed_event, start, wait_review, worker_settings
+from tests.conftest import Handle, fresh_key, signed_event, start, wait_review, worker_settings
 from tests.deploy.test_worker_versions import make_current, pinned_to
 from tollgate.config.settings import Settings
 from tollgate.config.worker import WorkerSettings
@@ -42,7 +42,7 @@ async def built_by(handle: Handle) -> set[str]:
 
 
 def customer(standins: StandIns) -> str:
-    made = f"V-{uuid.uuid4().hex[:8]}"
+    made = fresh_key("V")
     standins.crm.upsert("acme", made, first_name="Lan", pet_name="Miu", consent_messaging=True)
     return made
 
