@@ -5,6 +5,7 @@ answer, and the questions survive a continue-as-new at the gate's hold."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import asyncpg
@@ -33,6 +34,8 @@ from workflows.timeouts import GATE_HOLD_RECHECK
 __all__ = ["_decisions_sent_as_an_edge"]  # the autouse fixture ``decide`` needs
 
 DUE, PET = "When is it due?", "Which pet is it for?"
+#: How long one query may wait for a run to answer (a run answers in well under a second).
+QUERY_PATIENCE = timedelta(seconds=5)
 
 
 async def drafts_asked(handle: Handle) -> list[tuple[int, list[str]]]:
@@ -100,9 +103,12 @@ async def test_the_questions_survive_a_continue_as_new_at_the_gate(
     # The handle from the start names the first run; from here on, whichever run is current.
     handle = client.get_workflow_handle_for(ProcessEventWorkflow.run, handle.id)
     await handle.signal("wake", WakeUp(cause="gate:acme"))
-    # The wake-up ends this run too (its budget is spent): a query may meet the run closing.
+    # The wake-up ends this run too (its budget is spent): a query may meet the run closing,
+    # which the test server never answers; a short RPC timeout asks the new run instead of
+    # waiting out the default 30 s.
     second = await eventually(
-        lambda: handle.query("review_ticket"), "v2 in review after the hold",
+        lambda: handle.query("review_ticket", rpc_timeout=QUERY_PATIENCE),
+        "v2 in review after the hold",
         until=lambda t: t["state"] == EventState.AWAITING_REVIEW and t["draft_version"] == 2,
         timeout=60, ignoring=(RPCError,))
     described = (await handle.describe()).raw_description.workflow_execution_info
