@@ -23,6 +23,7 @@ from tests.eventually import eventually
 from tests.http.conftest import http_settings, signed_headers
 from tollgate.dev.demo import care_due
 from tollgate.dev.stack import free_port, search_attribute_args
+from tollgate.dev.stack_config import SPEED_ARGS
 from tollgate.dev.standins import StandIns
 from tollgate.http.app import serve
 from tollgate.runtime.client import build_client
@@ -51,7 +52,7 @@ class DevServer:
         self.proc = subprocess.Popen(  # noqa: S603 - our own binary, fixed arguments
             [binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(self.port),
              "--headless", "--db-filename", str(self.state / "temporal.db"),
-             "--log-level", "error", *search_attribute_args()],
+             *SPEED_ARGS, "--log-level", "error", *search_attribute_args()],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return await eventually(lambda: build_client(self.address, keys=TEST_KEYS),
                                 "the Temporal dev server up", timeout=START_WAIT_S,

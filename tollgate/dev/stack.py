@@ -35,6 +35,7 @@ from tollgate.dev.stack_config import (
     DEMO_TENANTS,
     PORT_VARIABLES,
     SEARCH_ATTRIBUTES,
+    SPEED_ARGS,
     Ports,
     StackError,
     ensure_free,
@@ -169,9 +170,7 @@ class DevStack:
             "--ip", "127.0.0.1", "--port", str(self.ports.temporal),
             "--ui-port", str(self.ports.ui),
             "--db-filename", str(self.state_dir / "temporal.db"),
-            "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-            "--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000",
-            "--log-level", "error",
+            *SPEED_ARGS, "--log-level", "error",
         ]
         args += search_attribute_args()
         if self.ui_codec_token:
