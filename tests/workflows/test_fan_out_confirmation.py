@@ -29,7 +29,13 @@ from adapters.postgres.order_consumers import order_consumers
 from contracts import EventState, FinalOutcome, ReviewAck, ReviewDecision
 from contracts.fanout import BusinessEvent, ConsumeRequest, FanOutResult
 from policies.subscriptions import load_subscriptions
-from tests.conftest import Handle, fresh_key, wait_review, worker_settings
+from tests.conftest import (
+    Handle,
+    fresh_key,
+    time_skipping_server,
+    wait_review,
+    worker_settings,
+)
 from tests.edge import send_decision
 from tests.eventually import eventually
 from tollgate.dev.standins import StandIns
@@ -63,6 +69,16 @@ class Shop:
     database_url: str
     standins: StandIns
     consumers: dict[str, Any] = field(default_factory=dict)
+
+
+@pytest.fixture
+async def env() -> AsyncIterator[WorkflowEnvironment]:
+    """A time-skipping server of each test's own: after a test whose order confirmation was
+    approved and sent, the module's shared server never skipped time again (a run left its
+    time-skipping lock held, as in sdk-java#1138), so every later test waited out the down
+    consumer's retry backoff in real time, 15 s per order."""
+    async with time_skipping_server() as fresh:
+        yield fresh
 
 
 @pytest.fixture
