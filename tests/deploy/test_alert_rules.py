@@ -8,11 +8,15 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
+from prometheus_client import CollectorRegistry
 
+from adapters.broker.redis_lag import StreamLag
 from tests.observability.test_dashboard import served
+from tollgate.runtime.redis_health import StreamFigures
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
 
@@ -56,7 +60,20 @@ def test_the_issue_29_alerts_are_there() -> None:
             "TollgateCircuitClosed"} <= alerts
 
 
-def test_rules_name_only_metrics_the_worker_serves() -> None:
+def redis_intake_serves() -> set[str]:
+    """What a Redis Streams consumer serves on its health port (every figure present)."""
+    consumer = SimpleNamespace(stream="events", group="tollgate",
+                               outage=SimpleNamespace(since=None))
+    lag = StreamLag(pending=1, oldest_pending_age_s=2.0, unread=3, dead_letters=4)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StreamFigures(consumer, lag))  # type: ignore[arg-type]
+    return {family.name for family in registry.collect()}
+
+
+def test_rules_name_only_metrics_the_worker_or_the_redis_intake_serves() -> None:
+    serving = served() | redis_intake_serves()
     named = {name for rule in rules()
              for name in re.findall(r"\btollgate_[a-z_]+\b", rule["expr"])}
-    assert named and named <= served(), sorted(named - served())
+    assert named and named <= serving, sorted(named - serving)
+    assert {"tollgate_redis_oldest_pending_age_seconds", "tollgate_redis_outage",
+            "tollgate_redis_dead_letters"} <= named

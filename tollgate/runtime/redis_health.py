@@ -47,7 +47,9 @@ def stall_check(intake: RedisStreamIntake, stall_s: float) -> Check:
     return check
 
 
-class _Figures(Collector):
+class StreamFigures(Collector):
+    """The stream's figures, as one consumer serves them on its health port."""
+
     def __init__(self, intake: RedisStreamIntake, lag: StreamLag) -> None:
         self._intake, self._lag = intake, lag
 
@@ -81,7 +83,7 @@ def lag_app(intake: RedisStreamIntake, stall_s: float) -> web.Application:
         if lag is None:
             return web.Response(status=503, text="Redis does not answer\n")
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(_Figures(intake, lag))
+        registry.register(StreamFigures(intake, lag))
         return web.Response(body=generate_latest(registry),
                             headers={"Content-Type": METRICS_TYPE})
 
