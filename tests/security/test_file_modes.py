@@ -15,6 +15,7 @@ from tollgate.codec.server import start_dev_codec_server
 from tollgate.dev.stack import DevStack, Ports, ensure_tenants_file
 from tollgate.dev.standins.store import RecordStore
 from tollgate.ops.backup import backup
+from tollgate.runtime.identity import DEV_KEY_FILE, dev_private_key
 
 
 def mode(path: Path) -> int:
@@ -77,3 +78,12 @@ def test_a_backup_dump_is_owner_only(tmp_path: Path, database_url: str) -> None:
     backup(database_url, dump)
     assert dump.stat().st_size > 0
     assert (mode(dump.parent), mode(dump)) == (0o700, 0o600)
+
+
+def test_the_dev_signing_key_is_never_readable_by_others(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With every later narrowing undone, the mode the key was created with is what stays: it
+    # must be 0600 from the start (written at 0644 and narrowed after, others could read it).
+    monkeypatch.setattr(Path, "chmod", lambda *_args, **_kwargs: None)
+    dev_private_key(tmp_path)
+    assert mode(tmp_path / DEV_KEY_FILE) == 0o600

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from contracts.identity import IdentityRefused, VerifiedIdentity
+from tollgate.codec.files import write_private
 from tollgate.config.settings import Settings
 from tollgate.runtime.claims import MAX_TOKEN_CHARS, ClaimError, checked_claims
 from tollgate.runtime.jwks import HeldKey, KeySet
@@ -167,10 +168,10 @@ def dev_private_key(state_dir: Path) -> ec.EllipticCurvePrivateKey:
         return loaded
     key = ec.generate_private_key(ec.SECP256R1())
     state_dir.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                       serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()))
-    path.chmod(0o600)
+    # Created at 0600, never written first and narrowed after (others could read it between).
+    write_private(path, key.private_bytes(serialization.Encoding.PEM,
+                                          serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()).decode("ascii"))
     return key
 
 
