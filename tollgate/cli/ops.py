@@ -48,6 +48,8 @@ def state(workflow_id: str, as_json: bool) -> Command:
     async def go(s: Settings) -> int:
         from temporalio.service import RPCError, RPCStatusCode
 
+        from tollgate.ops.review_ticket import ended_state, ended_without_outcome
+
         client = await connect(s)
         try:
             desc = await client.get_workflow_handle(workflow_id).describe()
@@ -60,7 +62,8 @@ def state(workflow_id: str, as_json: bool) -> Command:
         if as_json:
             emit_json({"workflow_id": workflow_id, "state": values[0], "status": status})
         else:
-            click.echo(f"{values[0]}")
+            # A run terminated by hand (or failed) keeps showing the state it stopped in.
+            click.echo(ended_state(str(values[0]), ended_without_outcome(desc.status)))
         return Exit.OK
 
     return go

@@ -50,10 +50,10 @@ async def review_list(client: Client, s: Settings | None = None, *, tenant: str 
                       now: datetime | None = None, as_json: bool = False) -> int:
     """Records waiting for review, the nearest SLA first; the flags from PostgreSQL when ``s``
     names one, else (and for a row it has no draft for) from each run's query."""
-    from tollgate.ops.review_ticket import listed_ticket
+    from tollgate.ops.review_ticket import REVIEW_QUEUE, listed_ticket
     from workflows.search_attributes import REVIEW_DUE, TENANT
 
-    query = "TollgateState = 'AWAITING_REVIEW'"
+    query = REVIEW_QUEUE
     if tenant is not None:
         if not re.fullmatch(ID_PATTERN, tenant):  # it goes into the query text
             raise Failure(Exit.USAGE, f"not a tenant id: {tenant!r}")
@@ -160,21 +160,28 @@ def _sla_left(due: datetime | None, now: datetime) -> str:
 async def review_show(client: Client, s: Settings, workflow_id: str, *,
                       now: datetime | None = None, as_json: bool = False) -> int:
     """One record: state, policy, risk, the open request and its draft, every decision."""
+    from tollgate.ops.review_ticket import ended_state, how_it_ended
+
     now = now or datetime.now(UTC)
-    ticket = await ticket_of(client, workflow_id)
+    ended, shown = await how_it_ended(client.get_workflow_handle(workflow_id))
+    # A run that closed with no outcome (terminated by hand, failed) has no review to decide,
+    # and a query would wait for a worker to replay it: its record is PostgreSQL's.
+    ticket = None if ended else await ticket_of(client, workflow_id)
     record = await _record(s, workflow_id) if s.dsn else None
-    if ticket is None and (record is None or not record.event):
+    if ticket is None and (record is None or not record.event) and shown is None:
         raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such event")
-    event = record.event if record else {}
-    state = ticket.state.value if ticket else event.get("state")
+    event = record.event if record and record.event else {}
+    state = ticket.state.value if ticket else event.get("state") or shown
     open_review = (ticket is not None and ticket.request_id is not None
                    and ticket.draft_version is not None and state == "AWAITING_REVIEW")
     seen = (seen_token(ticket.draft_version, ticket.request_id)  # type: ignore[arg-type]
             if open_review and ticket else None)
     # A finished event also shows its whole chain (receipt, runs), as `tollgate trace` does.
-    chain = await _finished_chain(client, s, workflow_id) if _finished(state) and s.dsn else None
+    chain = (await _finished_chain(client, s, workflow_id)
+             if (_finished(state) or ended) and s.dsn else None)
     if as_json:
-        emit_json({"workflow_id": workflow_id, "state": state, "event": event,
+        emit_json({"workflow_id": workflow_id, "state": state, "run_ended": ended,
+                   "event": event,
                    "ticket": ticket.model_dump(mode="json") if ticket else None,
                    "seen": seen, "draft": record.draft if record else None,
                    "decisions": record.decisions if record else None, "trace": chain})
@@ -182,7 +189,8 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
     policy = (ticket.policy_version if ticket else None) or event.get("policy_version")
     click.echo(workflow_id)
     click.echo(f"  tenant {event.get('tenant_id', '?')} · {event.get('event_type', '?')} · "
-               f"state {state} · policy {policy or '-'} · risk {ticket.risk if ticket else '-'}")
+               f"state {ended_state(state, ended)} · policy {policy or '-'} · "
+               f"risk {ticket.risk if ticket else '-'}")
     if open_review and ticket is not None:
         click.echo(f"  review request {ticket.request_id} · draft v{ticket.draft_version} · "
                    f"roles {', '.join(ticket.required_roles) or '-'}")

@@ -60,6 +60,8 @@ async def runs(client: Client | None, s: Settings, chain: dict[str, Any],
         return [{"workflow_id": i, "status": "Temporal unreachable"} for i in ids[:1]]
     from temporalio.service import RPCError, RPCStatusCode
 
+    from tollgate.ops.review_ticket import ended_without_outcome
+
     found = []
     for wf in ids:
         try:
@@ -70,6 +72,7 @@ async def runs(client: Client | None, s: Settings, chain: dict[str, Any],
             raise
         found.append({"workflow_id": wf, "run_id": desc.run_id,
                       "status": desc.status.name if desc.status else "UNKNOWN",
+                      "ended": ended_without_outcome(desc.status),
                       "started_at": desc.start_time, "closed_at": desc.close_time,
                       "ui": ui_link(s, wf, desc.run_id)})
     return found
@@ -142,8 +145,13 @@ def render(t: dict[str, Any]) -> list[str]:
     """The text lines of ``tollgate trace``."""
     e = t["envelope"]
     version = f" v{e['schema_version']}" if e["schema_version"] else ""
-    lines = [f"{t['workflow_id']}  {t['state']}" + (f" ({t['reason_code']})"
-                                                   if t["reason_code"] else ""),
+    from tollgate.ops.review_ticket import ended_state
+
+    # A run terminated by hand (or failed) keeps the state it stopped in: the header says so.
+    ended = next((r.get("ended") for r in t["runs"] if r["workflow_id"] == t["workflow_id"]),
+                 None)
+    lines = [f"{t['workflow_id']}  {ended_state(t['state'], ended)}"
+             + (f" ({t['reason_code']})" if t["reason_code"] else ""),
              f"  envelope  {e['event_id'] or '-'} · {e['event_type'] or '-'}{version}"
              f" · occurred {_at(e['occurred_at'])} · trace {e['trace_id'] or '-'}"
              f" · fingerprint {(e['payload_fingerprint'] or '-')[:16]}",

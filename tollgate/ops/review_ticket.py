@@ -33,6 +33,41 @@ from workflows.search_attributes import REVIEW_TICKET, STATE
 DECISION_TIMEOUT = timedelta(seconds=30)
 
 
+#: The reviewers' queue: runs waiting for review now. A run that closed while waiting (terminated
+#: by hand, failed, timed out, or continued as new into the run that waits now) keeps showing
+#: ``TollgateState = AWAITING_REVIEW`` in visibility, so the state alone lists it.
+REVIEW_QUEUE = "TollgateState = 'AWAITING_REVIEW' AND ExecutionStatus = 'Running'"
+
+
+def ended_without_outcome(status: WorkflowExecutionStatus | None) -> str | None:
+    """How a run closed with no outcome ("terminated", "failed", "timed out", "canceled"), in
+    words for a reviewer or an operator; None for a run that is running, completed, or continued
+    as new (its next run carries on). Such a run's last state is only where it stopped."""
+    if status in (None, WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED,
+                  WorkflowExecutionStatus.CONTINUED_AS_NEW):
+        return None
+    return status.name.lower().replace("_", " ")
+
+
+def ended_state(state: str | None, ended: str | None) -> str | None:
+    """The last state shown, with how the run ended when it ended with no outcome."""
+    return f"{state} (run {ended}, no outcome)" if ended and state else state
+
+
+async def how_it_ended(handle: WorkflowHandle[Any, Any]) -> tuple[str | None, str | None]:
+    """How the run ended with no outcome (``ended_without_outcome``) and the state it shows,
+    from ``describe()`` (no worker needed); (None, None) for no such run."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    try:
+        found = await handle.describe()
+    except RPCError as exc:
+        if exc.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
+            return None, None
+        raise
+    return ended_without_outcome(found.status), found.typed_search_attributes.get(STATE)
+
+
 class DecisionNotTaken(Exception):
     """No worker took the decision within its patience (it may still be delivered later)."""
 
