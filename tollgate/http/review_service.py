@@ -22,7 +22,12 @@ from contracts.triage import Assignment
 from tollgate.http.deps import Services
 from tollgate.http.identity import Identity
 from tollgate.http.review_evidence import evidence_fields
-from tollgate.ops.review_ticket import DECISION_TIMEOUT, DecisionNotTaken, deliver_decision
+from tollgate.ops.review_ticket import (
+    DECISION_TIMEOUT,
+    DecisionNotTaken,
+    deliver_decision,
+    how_it_ended,
+)
 
 QUERY_TIMEOUT = timedelta(seconds=10)
 #: What a workflow id of this project can look like (``event/{tenant}/{key}``,
@@ -79,13 +84,13 @@ class DecisionOut(BaseModel):
 
 async def list_reviews(svc: Services, who: Identity) -> list[ReviewSummary]:
     """The identity's tenant's open reviews, nearest SLA first."""
-    from tollgate.ops.review_ticket import listed_ticket
+    from tollgate.ops.review_ticket import REVIEW_QUEUE, listed_ticket
     from workflows.search_attributes import EVENT_TYPE, REVIEW_DUE
 
     if not re.fullmatch(ID_PATTERN, who.tenant):  # it goes into the query text
         raise HTTPException(403, "the token's tenant is not a valid tenant id")
     client = await svc.temporal.client()
-    query = f"TollgateState = 'AWAITING_REVIEW' AND TollgateTenant = '{who.tenant}'"
+    query = f"{REVIEW_QUEUE} AND TollgateTenant = '{who.tenant}'"
     rows = []
     async for wf in client.list_workflows(query):
         attrs, listed = wf.typed_search_attributes, listed_ticket(wf)
@@ -115,13 +120,18 @@ async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[
     record = await PostgresStore(svc.pool).review_record(workflow_id)
     if record is None or record.event["tenant_id"] != who.tenant:
         raise HTTPException(404, "no such review for your tenant")
-    found = await ticket(svc, workflow_id)
+    # A run that closed with no outcome (terminated by hand, failed) has no review to decide,
+    # and its query would wait for a worker to replay it: its record is PostgreSQL's.
+    client = await svc.temporal.client()
+    ended, _ = await how_it_ended(client.get_workflow_handle(workflow_id))
+    found = None if ended else await ticket(svc, workflow_id)
     draft_row = record.draft or {}
     draft = found.draft.model_dump() if found and found.draft else draft_row.get("draft") or {}
     return {
         "workflow_id": workflow_id, "tenant_id": record.event["tenant_id"],
         "event_type": record.event["event_type"],
         "state": found.state.value if found else record.event["state"],
+        "run_ended": ended,
         "request_id": found.request_id if found else None,
         "draft_version": (found.draft_version if found else None) or draft_row.get("version"),
         "draft": draft.get("message"), "sources": draft.get("source_refs") or [],
