@@ -2,11 +2,11 @@
 
 Each of the three stops it the same way (Ctrl-C, ``kill``, systemd, a container runtime and a
 closing terminal all send one of them): the workers drain first (no new tasks; activities in
-flight get ``WORKER_DRAIN`` to finish, then are cancelled and Temporal hands them to the
-next worker), then the stand-ins, then Temporal and PostgreSQL. A signal during start-up is kept
-and acted on as soon as the stack is up. A drain that outlasts its window (a step whose retries
-never end) is abandoned (``StopWatch``), so a stop is always a stop. What SIGKILL leaves behind,
-``tollgate.dev.guard`` stops.
+flight get ``TOLLGATE_DRAIN_SECONDS``, 10 s by default, to finish, then are cancelled and
+Temporal hands them to the next worker), then the stand-ins, then Temporal and PostgreSQL. A
+signal during start-up is kept and acted on as soon as the stack is up. A drain that outlasts
+its window (a step whose retries never end) is abandoned (``StopWatch``), so a stop is always a
+stop. What SIGKILL leaves behind, ``tollgate.dev.guard`` stops.
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ from datetime import timedelta
 from tollgate.config.settings import Settings
 from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import ensure_free, free_port
-from tollgate.runtime.health import StopWatch
+from tollgate.runtime.health import StopWatch, drain_from
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-#: Grace for activities in flight at a stop; a send's own timeout is shorter than this.
-WORKER_DRAIN = timedelta(seconds=10)
 
 
 def say(line: str) -> None:
@@ -44,7 +42,8 @@ async def start_http_service(exits: AsyncExitStack, stack: DevStack,
         serve(settings, "127.0.0.1", stack.ports.http)))
 
 
-def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int) -> list[int]:
+def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int,
+                        drain: timedelta) -> list[int]:
     """``count`` more main workers, each ``python -m worker --queue main`` in its own process
     with the stack's environment, watched by the stack guard; stopped with SIGTERM (so they
     drain) when ``exits`` closes. Returns their pids (``tollgate dev`` prints them)."""
@@ -55,7 +54,7 @@ def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int) -> l
     # same PostgreSQL figures; a second exporter on the same port would not start).
     env = {k: v for k, v in stack.env().items()
            if k not in ("TOLLGATE_METRICS_PORT", "TOLLGATE_SDK_METRICS_PORT")}
-    env["TOLLGATE_DRAIN_SECONDS"] = str(WORKER_DRAIN.total_seconds())
+    env["TOLLGATE_DRAIN_SECONDS"] = str(drain.total_seconds())
     log = (stack.state_dir / "workers.log").open("ab")
     exits.callback(log.close)
     procs: list[subprocess.Popen[bytes]] = []
@@ -65,7 +64,7 @@ def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int) -> l
             proc.terminate()
         for proc in procs:
             try:
-                proc.wait(WORKER_DRAIN.total_seconds() + 5)
+                proc.wait(drain.total_seconds() + 5)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
@@ -92,7 +91,10 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     received: list[str] = []
-    watch = StopWatch(WORKER_DRAIN)
+    # Grace for activities in flight at a stop (TOLLGATE_DRAIN_SECONDS, 10 s by default; a
+    # send's own timeout is shorter), as `python -m worker` gives them.
+    drain = drain_from(Settings.from_env(stack.env_vars()))
+    watch = StopWatch(drain)
 
     def on_signal(sig: signal.Signals) -> None:
         if not received:
@@ -122,9 +124,10 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
         async with AsyncExitStack() as group:
             # Entered first, so it stops after the workers have drained (the exit is LIFO).
             await start_http_service(group, stack, settings)
-            await group.enter_async_context(main_worker(client, settings, drain=WORKER_DRAIN))
-            await group.enter_async_context(draft_worker(client, settings, drain=WORKER_DRAIN))
-            extra = start_extra_workers(group, stack, workers - 1) if workers > 1 else []
+            await group.enter_async_context(main_worker(client, settings, drain=drain))
+            await group.enter_async_context(draft_worker(client, settings, drain=drain))
+            extra = (start_extra_workers(group, stack, workers - 1, drain) if workers > 1
+                     else [])
             await ensure_sweep_schedule(client, settings.task_queue)
             say(f"Temporal   {stack.temporal_address}   Web UI {stack.ui_url}")
             if stack.codec is not None:
