@@ -163,10 +163,11 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
     from tollgate.ops.review_ticket import ended_state, how_it_ended
 
     now = now or datetime.now(UTC)
-    ended, shown = await how_it_ended(client.get_workflow_handle(workflow_id))
+    run = await how_it_ended(client.get_workflow_handle(workflow_id))
+    ended, shown = run.ended, run.state
     # A run that closed with no outcome (terminated by hand, failed) has no review to decide,
     # and a query would wait for a worker to replay it: its record is PostgreSQL's.
-    ticket = None if ended else await ticket_of(client, workflow_id)
+    ticket = None if ended else await ticket_of(client, workflow_id, needed=run.running)
     record = await _record(s, workflow_id) if s.dsn else None
     if ticket is None and (record is None or not record.event) and shown is None:
         raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such event")
@@ -266,8 +267,10 @@ def _when(at: datetime | None) -> str:
     return f"{at.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if at else "-"
 
 
-async def ticket_of(client: Client, workflow_id: str) -> ReviewTicket | None:
-    """The workflow's ``review_ticket``; None when there is no such workflow."""
+async def ticket_of(client: Client, workflow_id: str, *, needed: bool = True
+                    ) -> ReviewTicket | None:
+    """The workflow's ``review_ticket``; None when there is no such workflow, or no worker
+    answers for a finished one (``needed`` False: PostgreSQL holds its record)."""
     from temporalio.service import RPCError, RPCStatusCode
 
     from contracts import ReviewTicket
@@ -278,7 +281,15 @@ async def ticket_of(client: Client, workflow_id: str) -> ReviewTicket | None:
     except RPCError as exc:
         if exc.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             return None
-        raise
+        if exc.status not in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED):
+            raise
+        if not needed:
+            return None
+        # The SDK ends a query nobody answers in its timeout as a cancelled call, not as a
+        # refusal: say what it means (docs/cli.md, exit 3).
+        raise Failure(Exit.UNREACHABLE, f"{workflow_id}: no worker answered its query within "
+                      f"{QUERY_TIMEOUT.total_seconds():g} s: is `tollgate dev` (or "
+                      "`python worker.py`) running?") from None
 
 
 async def _record(s: Settings, workflow_id: str) -> ReviewRecord | None:

@@ -123,7 +123,7 @@ async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[
     # A run that closed with no outcome (terminated by hand, failed) has no review to decide,
     # and its query would wait for a worker to replay it: its record is PostgreSQL's.
     client = await svc.temporal.client()
-    ended, _ = await how_it_ended(client.get_workflow_handle(workflow_id))
+    ended = (await how_it_ended(client.get_workflow_handle(workflow_id))).ended
     found = None if ended else await ticket(svc, workflow_id)
     draft_row = record.draft or {}
     draft = found.draft.model_dump() if found and found.draft else draft_row.get("draft") or {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from temporalio.client import (
     WorkflowExecution,
@@ -54,18 +54,28 @@ def ended_state(state: str | None, ended: str | None) -> str | None:
     return f"{state} (run {ended}, no outcome)" if ended and state else state
 
 
-async def how_it_ended(handle: WorkflowHandle[Any, Any]) -> tuple[str | None, str | None]:
-    """How the run ended with no outcome (``ended_without_outcome``) and the state it shows,
-    from ``describe()`` (no worker needed); (None, None) for no such run."""
+class RunEnd(NamedTuple):
+    """How one run stands, from ``describe()`` (no worker needed)."""
+
+    #: ``ended_without_outcome``: None while it runs, once it completed, or for no such run.
+    ended: str | None
+    #: The TollgateState it shows; None for no such run.
+    state: str | None
+    running: bool
+
+
+async def how_it_ended(handle: WorkflowHandle[Any, Any]) -> RunEnd:
+    """How the run stands: whether it runs, how it ended with no outcome, the state it shows."""
     from temporalio.service import RPCError, RPCStatusCode
 
     try:
         found = await handle.describe()
     except RPCError as exc:
         if exc.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
-            return None, None
+            return RunEnd(None, None, running=False)
         raise
-    return ended_without_outcome(found.status), found.typed_search_attributes.get(STATE)
+    return RunEnd(ended_without_outcome(found.status), found.typed_search_attributes.get(STATE),
+                  running=found.status == WorkflowExecutionStatus.RUNNING)
 
 
 class DecisionNotTaken(Exception):

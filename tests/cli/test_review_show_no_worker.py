@@ -1,0 +1,50 @@
+"""`tollgate review show` while no worker runs: a query nobody answers was printed as
+`Temporal refused: …` (exit 1, the SDK's cancelled call taken for a refusal). A waiting review
+now ends with the documented exit 3 line; a finished one is shown from PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from contracts import ReviewDecision
+from tests.cli.test_terminated_review import said
+from tests.conftest import fresh_key, signed_event, start, wait_review, worker_settings
+from tollgate.cli import review_show
+from tollgate.cli.review import review
+from tollgate.dev.standins import StandIns
+from worker import draft_worker, main_worker
+
+
+async def test_review_show_with_no_worker_says_so_or_reads_postgresql(
+        dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(review_show, "QUERY_TIMEOUT", timedelta(seconds=1))
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    s = worker_settings(database_url, standins, tmp_path, queue,
+                        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
+    customer = fresh_key("C")
+    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
+                        consent_messaging=True)
+    async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
+        waiting = await start(dev_server.client, queue, signed_event(customer))
+        rejected = await start(dev_server.client, queue, signed_event(customer))
+        await wait_review(waiting)
+        ticket = await wait_review(rejected)
+        await rejected.execute_update("review", ReviewDecision(
+            request_id=ticket["request_id"], decision="reject", reviewer="an.tran",
+            role="care_lead", reason="not now", draft_version=ticket["draft_version"]))
+        await rejected.result()
+    capsys.readouterr()
+    code, text = await said(capsys, s, review, "show", waiting.id)
+    assert code == 3, text
+    assert text.strip() == (f"tollgate: {waiting.id}: no worker answered its query within 1 s: "
+                            "is `tollgate dev` (or `python worker.py`) running?")
+    code, text = await said(capsys, s, review, "show", rejected.id)
+    assert code == 0, text
+    assert "state REJECTED" in text and "reject       v1" in text
