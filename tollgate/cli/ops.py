@@ -20,6 +20,7 @@ from tollgate.cli.common import (
 )
 from tollgate.cli.ops_authority import authorized
 from tollgate.cli.ops_backup import backup_cmd, restore_cmd
+from tollgate.cli.ops_close import close
 from tollgate.cli.ops_contacts import contacts
 from tollgate.cli.ops_dlq import dlq
 from tollgate.cli.ops_incident import incident
@@ -247,6 +248,7 @@ def migrate() -> Command:
 ops.add_command(dlq)
 ops.add_command(outbox)
 ops.add_command(status)
+ops.add_command(close)
 ops.add_command(backup_cmd)
 ops.add_command(restore_cmd)
 ops.add_command(audit)

@@ -23,7 +23,7 @@ from temporalio.client import (
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 
-from contracts import EventState, ReviewAck, ReviewDecision, ReviewTicket
+from contracts import TERMINAL_STATES, EventState, ReviewAck, ReviewDecision, ReviewTicket
 from contracts.search_attributes import parse_review_ticket
 from workflows.search_attributes import REVIEW_TICKET, STATE
 
@@ -50,7 +50,10 @@ def ended_without_outcome(status: WorkflowExecutionStatus | None) -> str | None:
 
 
 def ended_state(state: str | None, ended: str | None) -> str | None:
-    """The last state shown, with how the run ended when it ended with no outcome."""
+    """The last state shown, with how the run ended when it ended with no outcome; a final
+    state (an end ``tollgate ops close`` recorded, say) is an end of its own, shown as it is."""
+    if state in {s.value for s in TERMINAL_STATES}:
+        return state
     return f"{state} (run {ended}, no outcome)" if ended and state else state
 
 

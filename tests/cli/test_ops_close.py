@@ -1,0 +1,130 @@
+"""`tollgate ops close`: a review whose run was terminated by hand, past its SLA, kept
+`ops status` at "needs a human" for ever (its PostgreSQL row stayed AWAITING_REVIEW). Closing
+records the end as STOPPED (run_terminated) with one transition by the operator and one audit
+row, the audit chain still verifies, `ops status` no longer counts it, and a second close is a
+no-op. A running run and an unknown id are refused with their exit codes."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import click
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.conftest import fresh_key, signed_event, start, wait_review, worker_settings
+from tollgate.cli.common import classify
+from tollgate.cli.ops import ops
+from tollgate.cli.review import review
+from tollgate.cli.trace import trace
+from tollgate.config.settings import Settings
+from tollgate.dev.standins import StandIns
+from worker import draft_worker, main_worker
+
+CLOSE = ("--operator", "lan.ops", "--reason", "terminated by hand in incident 12")
+
+
+async def said(capsys: pytest.CaptureFixture[str], s: Settings, command: click.Command,
+               *argv: str) -> tuple[int, str]:
+    """The command's exit code and what it printed, failing as the console script does."""
+    work: Any = command.main(list(argv), standalone_mode=False)
+    try:
+        code = int(await work(s))
+    except BaseException as exc:  # the runner's own catch-all, as `run` has it
+        failure = classify(exc, s)
+        click.echo(f"tollgate: {failure.message}", err=True)
+        code = int(failure.code)
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+async def reviews(capsys: pytest.CaptureFixture[str], s: Settings) -> tuple[int, dict[str, Any]]:
+    """`ops status --json`: its exit code, and reviews waiting and past SLA summed."""
+    code, text = await said(capsys, s, ops, "status", "--json")
+    snap = json.loads(text[text.index("{"):])
+    return code, {"waiting": sum(r["waiting"] for r in snap["reviews"]),
+                  "past_sla": sum(r["past_sla"] for r in snap["reviews"]),
+                  "why": snap["needs_a_human"]}
+
+
+async def test_close_records_the_end_of_a_terminated_review(
+        dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    s = worker_settings(database_url, standins, tmp_path, queue,
+                        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
+    customer = fresh_key("C")
+    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
+                        consent_messaging=True)
+    async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
+        handle = await start(dev_server.client, queue, signed_event(customer))
+        running = await start(dev_server.client, queue, signed_event(customer))
+        await wait_review(handle)
+        await wait_review(running)
+        await handle.terminate(reason="stopped by hand")
+    wid = handle.id
+    db = await asyncpg.connect(database_url)
+    try:
+        # The SLA passed (hours in the policy): what kept the screen at exit 6 for ever.
+        await db.execute("UPDATE events SET review_due_at = now() - interval '1 hour'"
+                         " WHERE workflow_id = $1", wid)
+        capsys.readouterr()
+        code, before = await reviews(capsys, s)
+        assert (code, before["waiting"], before["past_sla"]) == (6, 2, 1), before
+        assert any("past their SLA" in why for why in before["why"])
+
+        code, text = await said(capsys, s, ops, "close", wid, *CLOSE)
+        assert (code, text.strip()) == (
+            0, f"{wid}: closed AWAITING_REVIEW -> STOPPED (run_terminated), run terminated; "
+               "audited")
+        row = await db.fetchrow("SELECT state, reason_code, outcome FROM events"
+                                " WHERE workflow_id = $1", wid)
+        assert row is not None and (row["state"], row["reason_code"]) == (
+            "STOPPED", "run_terminated")
+        assert json.loads(row["outcome"])["state"] == "STOPPED"
+        last = await db.fetchrow("SELECT from_state, to_state, actor, reason FROM"
+                                 " state_transitions WHERE workflow_id = $1"
+                                 " ORDER BY seq DESC LIMIT 1", wid)
+        assert last is not None and dict(last) == {
+            "from_state": "AWAITING_REVIEW", "to_state": "STOPPED",
+            "actor": "operator:lan.ops", "reason": "run_terminated"}
+        audits = await db.fetch("SELECT actor, detail FROM audit WHERE action = 'run_close'"
+                                " AND target = $1", wid)
+        assert [a["actor"] for a in audits] == ["lan.ops"]
+        detail = json.loads(audits[0]["detail"])
+        assert (detail["reason"], detail["run_ended"], detail["from_state"]) == (
+            CLOSE[3], "terminated", "AWAITING_REVIEW")
+
+        code, after = await reviews(capsys, s)
+        assert (after["waiting"], after["past_sla"]) == (1, 0), after  # the running one
+        assert not any("past their SLA" in why for why in after["why"])
+        assert code == (6 if after["why"] else 0)
+        # The trace shows the end, and the audit chain holds the new transition.
+        code, text = await said(capsys, s, trace, wid, "--verify")
+        assert code == 0, text
+        assert text.startswith(f"{wid}  STOPPED (run_terminated)")
+        assert "chain intact" in text
+        code, text = await said(capsys, s, ops, "audit", "--verify")
+        assert code == 0 and "intact" in text, text
+        code, text = await said(capsys, s, review, "show", wid)
+        assert code == 0 and "state STOPPED" in text and "--seen" not in text, text
+
+        code, text = await said(capsys, s, ops, "close", wid, *CLOSE)
+        assert (code, text.strip()) == (
+            0, f"{wid}: already ended STOPPED (run_terminated): nothing to do")
+        assert await db.fetchval("SELECT count(*) FROM audit WHERE action = 'run_close'"
+                                 " AND target = $1", wid) == 1
+
+        code, text = await said(capsys, s, ops, "close", running.id, *CLOSE)
+        assert code == 1 and "still running: it ends on its own, or terminate it first" in text
+        code, text = await said(capsys, s, ops, "close", "event/test/k-nosuch", *CLOSE)
+        assert code == 4 and "no such workflow" in text, text
+        assert await db.fetchval("SELECT state FROM events WHERE workflow_id = $1",
+                                 running.id) == "AWAITING_REVIEW"
+    finally:
+        await db.close()
+        await running.terminate(reason="test over")
