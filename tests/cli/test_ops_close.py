@@ -6,6 +6,7 @@ no-op. A running run and an unknown id are refused with their exit codes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from pathlib import Path
@@ -128,3 +129,59 @@ async def test_close_records_the_end_of_a_terminated_review(
     finally:
         await db.close()
         await running.terminate(reason="test over")
+
+
+async def test_close_refuses_an_outcome_and_a_started_send_and_writes_one_end(
+        dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from adapters.postgres.run_close import RunCloses
+    from adapters.postgres.store import create_pool
+
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    s = worker_settings(database_url, standins, tmp_path, queue,
+                        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
+    customer, silent = fresh_key("C"), fresh_key("C")
+    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
+                        consent_messaging=True)
+    standins.crm.upsert("acme", silent, first_name="Vy", pet_name="Bo",
+                        consent_messaging=False)
+    async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
+        stopped = await start(dev_server.client, queue, signed_event(silent))
+        assert (await stopped.result()).state == "STOPPED"  # no consent: an outcome
+        sent, twice = (await start(dev_server.client, queue, signed_event(customer)),
+                       await start(dev_server.client, queue, signed_event(customer)))
+        await wait_review(sent)
+        await wait_review(twice)
+        await sent.terminate(reason="stopped by hand")
+        await twice.terminate(reason="stopped by hand")
+    capsys.readouterr()
+    code, text = await said(capsys, s, ops, "close", stopped.id, *CLOSE)
+    assert code == 1 and "completed with an outcome: nothing to close" in text, text
+
+    p = await create_pool(database_url)
+    try:
+        # A receipt row is written before the send's call: this event's send was started, and
+        # STOPPED would say that nothing was sent.
+        await p.execute(
+            "INSERT INTO receipts (action_key, tenant_id, adapter, action, event_id, workflow_id,"
+            " correlation_id, request_fingerprint, status)"
+            " SELECT 'k-' || workflow_id, tenant_id, 'messaging', 'send', event_id, workflow_id,"
+            " correlation_id, 'f', 'PENDING' FROM events WHERE workflow_id = $1", sent.id)
+        code, text = await said(capsys, s, ops, "close", sent.id, *CLOSE)
+        assert code == 1 and "its send was started" in text and "PENDING" in text, text
+        assert await p.fetchval("SELECT state FROM events WHERE workflow_id = $1",
+                                sent.id) == "AWAITING_REVIEW"
+
+        # Two operators at once: the row is locked, so one end is written and one audit row.
+        closes = RunCloses(p)
+        done = await asyncio.gather(*(closes.close(twice.id, ended="terminated", operator=who,
+                                                   reason="by hand") for who in ("a", "b")))
+        assert sorted(d.result for d in done) == ["closed", "ended"]
+        assert await p.fetchval("SELECT count(*) FROM audit WHERE action = 'run_close'"
+                                " AND target = $1", twice.id) == 1
+        assert await p.fetchval("SELECT count(*) FROM state_transitions WHERE workflow_id = $1"
+                                " AND to_state = 'STOPPED'", twice.id) == 1
+        code, text = await said(capsys, s, ops, "audit", "--verify")
+        assert code == 0 and "intact" in text, text
+    finally:
+        await p.close()
