@@ -95,6 +95,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             module = nodeid.split("::", 1)[0]
             return "stack" if module in STACK_MODULES else module
 
+        def _assign_work_unit(self, node: Any) -> None:
+            # xdist hands out the scopes with the most tests first; the stack modules have few
+            # tests but run for minutes one after another, so they go first and never end
+            # the run while the other processes sit idle.
+            if "stack" in self.workqueue:
+                self.workqueue.move_to_end("stack", last=False)
+            super()._assign_work_unit(node)
+
     return ModuleOrStack(config, log)
 
 
