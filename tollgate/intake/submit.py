@@ -17,13 +17,10 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
-    WorkflowFailureError,
-    WorkflowHandle,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
@@ -32,17 +29,17 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from adapters.broker.cancel import raise_if_cancelled
-from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
+from contracts import EventState, IntakeAck, IntakeRequest
 from contracts.base import ID_PATTERN
 from contracts.events import DUPLICATE_REFUSAL, MAX_EVENT_CHARS, STARTED_SHAPE, IntakeRefusal
 from policies import edge_text
-from policies.keys import event_workflow_id, payload_fingerprint, quarantine_workflow_id
+from policies.keys import event_workflow_id, quarantine_workflow_id
 from policies.redaction import personal_data_kind
 from tollgate.intake.edge import refusal_of, text_refusal
+from tollgate.intake.repeat import ENDED_WITHOUT_OUTCOME, answer_closed
 from tollgate.intake.visibility import start_view
 from tollgate.observability.tracing import submit_span
 from workflows.process_event import ProcessEventWorkflow
-from workflows.search_attributes import STATE
 
 _ID = re.compile(ID_PATTERN)
 #: How long one delivery keeps being offered while the server is busy with the same workflow's
@@ -51,7 +48,6 @@ _ID = re.compile(ID_PATTERN)
 BUSY_PATIENCE_S = 30.0
 BUSY_BACKOFF_S = 0.05
 BUSY_BACKOFF_MAX_S = 2.0
-_INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUPERSEDED}
 
 
 def workflow_id_for(raw: str) -> str:
@@ -128,10 +124,6 @@ async def submit(client: Client, raw: str, *, task_queue: str,
     return ack
 
 
-#: A repeat's reason when the first delivery's run closed with no outcome (``_deliver``).
-ENDED_WITHOUT_OUTCOME = "ended_without_outcome"
-
-
 #: What the server answers when one workflow gets many deliveries at once: past 10 updates in
 #: flight it turns the rest away (RESOURCE_EXHAUSTED), and doing so can clear the workflow's
 #: update registry, aborting updates it had admitted but not yet handed to the worker
@@ -169,22 +161,7 @@ async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str,
     if ack is not None:
         return ack
     # The first delivery already finished: answer with its outcome.
-    handle = client.get_workflow_handle(wf_id, result_type=FinalOutcome)
-    fingerprint = payload_fingerprint(request.raw)
-    try:
-        previous = await handle.result()
-    except WorkflowFailureError:
-        return await _ended_without_outcome(client, handle, fingerprint)
-    if previous.payload_fingerprint != fingerprint:
-        return IntakeAck(status="invalid", workflow_id=wf_id, state=previous.state,
-                         reason_code="idempotency_conflict",
-                         message="this idempotency_key was already used with another payload")
-    status = "invalid" if previous.state in _INVALID_END else "duplicate"
-    message = (f"the first delivery of this key ended {previous.state.value}; send a corrected "
-               "event with a new idempotency_key" if status == "invalid" else None)
-    return IntakeAck(status=status, workflow_id=wf_id, state=previous.state,
-                     reason_code=previous.reason_code if status == "invalid" else "duplicate",
-                     message=message, previous=previous)
+    return await answer_closed(client, wf_id, request)
 
 
 async def _offer(client: Client, request: IntakeRequest, wf_id: str,
@@ -234,32 +211,6 @@ async def _offer(client: Client, request: IntakeRequest, wf_id: str,
             attempt += 1
         finally:
             _retrieve_start_error(start)
-
-
-async def _ended_without_outcome(client: Client, handle: WorkflowHandle[Any, FinalOutcome],
-                                 fingerprint: str | None) -> IntakeAck:
-    """A repeat of an event whose run closed with no outcome (terminated by hand, timed out,
-    failed): still a duplicate, never a second run (the key is spent), answered with how the
-    run ended and the last state it showed, rather than the run's failure as an error. Its
-    payload is compared with the run's own input (every run of an event, continued or not,
-    starts from the producer's request), as an outcome's fingerprint would be."""
-    async for event in handle.fetch_history_events():
-        started = event.workflow_execution_started_event_attributes.input.payloads
-        first, = await client.data_converter.decode(started, [IntakeRequest])
-        if payload_fingerprint(first.raw) != fingerprint:
-            return IntakeAck(status="invalid", workflow_id=handle.id, state=EventState.RECEIVED,
-                             reason_code="idempotency_conflict",
-                             message="this idempotency_key was already used with another "
-                                     "payload")
-        break
-    found = await handle.describe()
-    how = found.status.name.lower().replace("_", " ") if found.status else "closed"
-    shown = found.typed_search_attributes.get(STATE)
-    state = EventState(shown) if shown and shown in EventState.__members__ else EventState.RECEIVED
-    return IntakeAck(status="duplicate", workflow_id=handle.id, state=state,
-                     reason_code=ENDED_WITHOUT_OUTCOME,
-                     message=f"the first delivery of this key ended {how}, with no outcome; "
-                             "send the event with a new idempotency_key to process it again")
 
 
 def _known_duplicate(exc: WorkflowUpdateFailedError, wf_id: str) -> IntakeAck | None:
