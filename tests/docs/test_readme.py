@@ -49,6 +49,8 @@ EXPECTED: dict[str, tuple[set[int], list[str]]] = {
     "ops sweep": ({0}, []),
     # The unsigned examples above were quarantined: the table counts them too.
     "ops status": ({0, 6}, ["needs a human", "QUARANTINED", "codec: ok"]),
+    # The README's event completed with an outcome: there is nothing to close, said in one line.
+    "ops close": ({1}, []),
     "ops backup": ({0}, []),
     "trace": ({0}, [EXAMPLE_ID]),
     "ops audit --verify": ({0}, []),
