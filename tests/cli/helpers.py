@@ -5,13 +5,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from tests.conftest import TEST_KEYS_FILE
-from tollgate.cli.common import run_in_loop
+import click
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.conftest import TEST_KEYS_FILE, fresh_key, worker_settings
+from tollgate.cli.common import classify, run_in_loop
 from tollgate.cli.ops import ops
 from tollgate.config.settings import Settings
+from tollgate.dev.standins import StandIns
 from tollgate.runtime.identity import issue_dev_token
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,3 +72,31 @@ async def run_ops(argv: list[str], s: Settings, *, role: str | None = None,
     if role is not None:
         argv = [*argv, *ops_token(s, role, tenant=tenant, name=name)]
     return await run_in_loop(ops.main(argv, prog_name="tollgate ops", standalone_mode=False), s)
+
+
+async def said_by(capsys: pytest.CaptureFixture[str], s: Settings, command: click.Command,
+                  *argv: str) -> tuple[int, str]:
+    """A command run in this process: its exit code and what it printed, failing as the
+    console script does (the runner's one-line catch-all)."""
+    work: Any = command.main(list(argv), standalone_mode=False)
+    try:
+        code = int(await work(s))
+    except BaseException as exc:
+        failure = classify(exc, s)
+        click.echo(f"tollgate: {failure.message}", err=True)
+        code = int(failure.code)
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def live_settings(dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
+                  state_dir: Path) -> tuple[Settings, str]:
+    """Settings for the commands against ``dev_server`` on a queue of their own, and a
+    customer of acme who consents to messages (so an event of theirs waits for review)."""
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    s = worker_settings(database_url, standins, state_dir, queue,
+                        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
+    customer = fresh_key("C")
+    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
+                        consent_messaging=True)
+    return s, customer

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
 import asyncpg
-import click
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.conftest import fresh_key, signed_event, start, wait_review, worker_settings
-from tollgate.cli.common import classify
+from tests.cli.helpers import live_settings, said_by
+from tests.conftest import fresh_key, signed_event, start, wait_review
 from tollgate.cli.ops import ops
 from tollgate.cli.review import review
 from tollgate.cli.trace import trace
@@ -29,23 +27,9 @@ from worker import draft_worker, main_worker
 CLOSE = ("--operator", "lan.ops", "--reason", "terminated by hand in incident 12")
 
 
-async def said(capsys: pytest.CaptureFixture[str], s: Settings, command: click.Command,
-               *argv: str) -> tuple[int, str]:
-    """The command's exit code and what it printed, failing as the console script does."""
-    work: Any = command.main(list(argv), standalone_mode=False)
-    try:
-        code = int(await work(s))
-    except BaseException as exc:  # the runner's own catch-all, as `run` has it
-        failure = classify(exc, s)
-        click.echo(f"tollgate: {failure.message}", err=True)
-        code = int(failure.code)
-    out = capsys.readouterr()
-    return code, out.out + out.err
-
-
 async def reviews(capsys: pytest.CaptureFixture[str], s: Settings) -> tuple[int, dict[str, Any]]:
     """`ops status --json`: its exit code, and reviews waiting and past SLA summed."""
-    code, text = await said(capsys, s, ops, "status", "--json")
+    code, text = await said_by(capsys, s, ops, "status", "--json")
     snap = json.loads(text[text.index("{"):])
     return code, {"waiting": sum(r["waiting"] for r in snap["reviews"]),
                   "past_sla": sum(r["past_sla"] for r in snap["reviews"]),
@@ -55,12 +39,8 @@ async def reviews(capsys: pytest.CaptureFixture[str], s: Settings) -> tuple[int,
 async def test_close_records_the_end_of_a_terminated_review(
         dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    queue = f"tq-{uuid.uuid4().hex[:8]}"
-    s = worker_settings(database_url, standins, tmp_path, queue,
-                        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
-    customer = fresh_key("C")
-    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
-                        consent_messaging=True)
+    s, customer = live_settings(dev_server, database_url, standins, tmp_path)
+    queue = s.task_queue
     async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
         handle = await start(dev_server.client, queue, signed_event(customer))
         running = await start(dev_server.client, queue, signed_event(customer))
@@ -78,7 +58,7 @@ async def test_close_records_the_end_of_a_terminated_review(
         assert (code, before["waiting"], before["past_sla"]) == (6, 2, 1), before
         assert any("past their SLA" in why for why in before["why"])
 
-        code, text = await said(capsys, s, ops, "close", wid, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
         assert (code, text.strip()) == (
             0, f"{wid}: closed AWAITING_REVIEW -> STOPPED (run_terminated), run terminated; "
                "audited")
@@ -105,24 +85,24 @@ async def test_close_records_the_end_of_a_terminated_review(
         assert not any("past their SLA" in why for why in after["why"])
         assert code == (6 if after["why"] else 0)
         # The trace shows the end, and the audit chain holds the new transition.
-        code, text = await said(capsys, s, trace, wid, "--verify")
+        code, text = await said_by(capsys, s, trace, wid, "--verify")
         assert code == 0, text
         assert text.startswith(f"{wid}  STOPPED (run_terminated)")
         assert "chain intact" in text
-        code, text = await said(capsys, s, ops, "audit", "--verify")
+        code, text = await said_by(capsys, s, ops, "audit", "--verify")
         assert code == 0 and "intact" in text, text
-        code, text = await said(capsys, s, review, "show", wid)
+        code, text = await said_by(capsys, s, review, "show", wid)
         assert code == 0 and "state STOPPED" in text and "--seen" not in text, text
 
-        code, text = await said(capsys, s, ops, "close", wid, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
         assert (code, text.strip()) == (
             0, f"{wid}: already ended STOPPED (run_terminated): nothing to do")
         assert await db.fetchval("SELECT count(*) FROM audit WHERE action = 'run_close'"
                                  " AND target = $1", wid) == 1
 
-        code, text = await said(capsys, s, ops, "close", running.id, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", running.id, *CLOSE)
         assert code == 1 and "still running: it ends on its own, or terminate it first" in text
-        code, text = await said(capsys, s, ops, "close", "event/test/k-nosuch", *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", "event/test/k-nosuch", *CLOSE)
         assert code == 4 and "no such workflow" in text, text
         assert await db.fetchval("SELECT state FROM events WHERE workflow_id = $1",
                                  running.id) == "AWAITING_REVIEW"
@@ -137,12 +117,8 @@ async def test_close_refuses_an_outcome_and_a_started_send_and_writes_one_end(
     from adapters.postgres.run_close import RunCloses
     from adapters.postgres.store import create_pool
 
-    queue = f"tq-{uuid.uuid4().hex[:8]}"
-    s = worker_settings(database_url, standins, tmp_path, queue,
-                        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
-    customer, silent = fresh_key("C"), fresh_key("C")
-    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
-                        consent_messaging=True)
+    s, customer = live_settings(dev_server, database_url, standins, tmp_path)
+    queue, silent = s.task_queue, fresh_key("C")
     standins.crm.upsert("acme", silent, first_name="Vy", pet_name="Bo",
                         consent_messaging=False)
     async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
@@ -155,7 +131,7 @@ async def test_close_refuses_an_outcome_and_a_started_send_and_writes_one_end(
         await sent.terminate(reason="stopped by hand")
         await twice.terminate(reason="stopped by hand")
     capsys.readouterr()
-    code, text = await said(capsys, s, ops, "close", stopped.id, *CLOSE)
+    code, text = await said_by(capsys, s, ops, "close", stopped.id, *CLOSE)
     assert code == 1 and "completed with an outcome: nothing to close" in text, text
 
     p = await create_pool(database_url)
@@ -167,7 +143,7 @@ async def test_close_refuses_an_outcome_and_a_started_send_and_writes_one_end(
             " correlation_id, request_fingerprint, status)"
             " SELECT 'k-' || workflow_id, tenant_id, 'messaging', 'send', event_id, workflow_id,"
             " correlation_id, 'f', 'PENDING' FROM events WHERE workflow_id = $1", sent.id)
-        code, text = await said(capsys, s, ops, "close", sent.id, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", sent.id, *CLOSE)
         assert code == 1 and "its send was started" in text and "PENDING" in text, text
         assert await p.fetchval("SELECT state FROM events WHERE workflow_id = $1",
                                 sent.id) == "AWAITING_REVIEW"
@@ -181,7 +157,7 @@ async def test_close_refuses_an_outcome_and_a_started_send_and_writes_one_end(
                                 " AND target = $1", twice.id) == 1
         assert await p.fetchval("SELECT count(*) FROM state_transitions WHERE workflow_id = $1"
                                 " AND to_state = 'STOPPED'", twice.id) == 1
-        code, text = await said(capsys, s, ops, "audit", "--verify")
+        code, text = await said_by(capsys, s, ops, "audit", "--verify")
         assert code == 0 and "intact" in text, text
     finally:
         await p.close()

@@ -4,7 +4,6 @@ now ends with the documented exit 3 line; a finished one is shown from PostgreSQ
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,8 +11,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import ReviewDecision
-from tests.cli.test_terminated_review import said
-from tests.conftest import fresh_key, signed_event, start, wait_review, worker_settings
+from tests.cli.helpers import live_settings, said_by
+from tests.conftest import signed_event, start, wait_review
 from tollgate.cli import review_show
 from tollgate.cli.review import review
 from tollgate.dev.standins import StandIns
@@ -25,12 +24,8 @@ async def test_review_show_with_no_worker_says_so_or_reads_postgresql(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(review_show, "QUERY_TIMEOUT", timedelta(seconds=1))
-    queue = f"tq-{uuid.uuid4().hex[:8]}"
-    s = worker_settings(database_url, standins, tmp_path, queue,
-                        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
-    customer = fresh_key("C")
-    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
-                        consent_messaging=True)
+    s, customer = live_settings(dev_server, database_url, standins, tmp_path)
+    queue = s.task_queue
     async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
         waiting = await start(dev_server.client, queue, signed_event(customer))
         rejected = await start(dev_server.client, queue, signed_event(customer))
@@ -41,10 +36,10 @@ async def test_review_show_with_no_worker_says_so_or_reads_postgresql(
             role="care_lead", reason="not now", draft_version=ticket["draft_version"]))
         await rejected.result()
     capsys.readouterr()
-    code, text = await said(capsys, s, review, "show", waiting.id)
+    code, text = await said_by(capsys, s, review, "show", waiting.id)
     assert code == 3, text
     assert text.strip() == (f"tollgate: {waiting.id}: no worker answered its query within 1 s: "
                             "is `tollgate dev` (or `python worker.py`) running?")
-    code, text = await said(capsys, s, review, "show", rejected.id)
+    code, text = await said_by(capsys, s, review, "show", rejected.id)
     assert code == 0, text
     assert "state REJECTED" in text and "reject       v1" in text

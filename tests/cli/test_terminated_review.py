@@ -9,48 +9,26 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from pathlib import Path
-from typing import Any
 
-import click
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.conftest import fresh_key, signed_event, start, wait_review, worker_settings
-from tollgate.cli.common import classify
+from tests.cli.helpers import live_settings, said_by
+from tests.conftest import signed_event, start, wait_review
 from tollgate.cli.ops import ops
 from tollgate.cli.review import review
 from tollgate.cli.trace import trace
-from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.identity import issue_dev_token
 from worker import draft_worker, main_worker
 
 
-async def said(capsys: pytest.CaptureFixture[str], s: Settings, command: click.Command,
-               *argv: str) -> tuple[int, str]:
-    """The command's exit code and what it printed, failing as the console script does."""
-    work: Any = command.main(list(argv), standalone_mode=False)
-    try:
-        code = int(await work(s))
-    except BaseException as exc:  # the runner's own catch-all, as `run` has it
-        failure = classify(exc, s)
-        click.echo(f"tollgate: {failure.message}", err=True)
-        code = int(failure.code)
-    out = capsys.readouterr()
-    return code, out.out + out.err
-
-
 async def test_a_review_terminated_by_hand_is_said_so_everywhere(
         dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    queue = f"tq-{uuid.uuid4().hex[:8]}"
-    s = worker_settings(database_url, standins, tmp_path, queue,
-                        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
-    customer = fresh_key("C")
-    standins.crm.upsert("acme", customer, first_name="Lan", pet_name="Miu",
-                        consent_messaging=True)
+    s, customer = live_settings(dev_server, database_url, standins, tmp_path)
+    queue = s.task_queue
     async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
         handle = await start(dev_server.client, queue, signed_event(customer))
         shown = await wait_review(handle)
@@ -60,19 +38,19 @@ async def test_a_review_terminated_by_hand_is_said_so_everywhere(
     capsys.readouterr()
     began = time.monotonic()
 
-    code, text = await said(capsys, s, review, "list", "--tenant", "acme", "--json")
+    code, text = await said_by(capsys, s, review, "list", "--tenant", "acme", "--json")
     assert code == 0 and wid not in [r["workflow_id"] for r in json.loads(text)]
-    code, text = await said(capsys, s, review, "show", wid)
+    code, text = await said_by(capsys, s, review, "show", wid)
     assert code == 0, text
     assert "state AWAITING_REVIEW (run terminated, no outcome)" in text
     assert "--seen" not in text
-    code, text = await said(capsys, s, review, "approve", wid, "--seen", seen,
+    code, text = await said_by(capsys, s, review, "approve", wid, "--seen", seen,
                             "--reason", "late", "--token", token)
     assert (code, text.split(":")[0]) == (1, "refused"), text
     assert "review_closed" in text
-    code, text = await said(capsys, s, ops, "state", wid)
+    code, text = await said_by(capsys, s, ops, "state", wid)
     assert (code, text.strip()) == (0, "AWAITING_REVIEW (run terminated, no outcome)")
-    code, text = await said(capsys, s, trace, wid)
+    code, text = await said_by(capsys, s, trace, wid)
     assert code == 0 and text.startswith(f"{wid}  AWAITING_REVIEW (run terminated, no outcome)")
     assert time.monotonic() - began < 8  # no wait for a worker that is not there
     assert (await handle.describe()).status.name == "TERMINATED"  # type: ignore[union-attr]
