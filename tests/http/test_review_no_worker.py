@@ -4,12 +4,14 @@ as a TimeoutError, which the API once missed)."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import pytest
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.store import create_pool
@@ -48,3 +50,33 @@ async def test_a_decision_no_worker_takes_is_503(
         await pool.close()
     assert answer.status_code == 503, answer.text
     assert "no worker took the decision in time" in answer.text
+
+
+async def test_a_review_still_reads_from_postgresql_when_temporal_went_away(
+        dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    pool = await create_pool(database_url)
+    svc = review_services(dev_server, pool, database_url, tmp_path, queue)
+    wsettings = worker_settings(database_url, standins, tmp_path, queue)
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(svc)),
+                                     base_url="http://tollgate.test") as api:
+            lan = token(svc)
+            async with main_worker(dev_server.client, wsettings), \
+                    draft_worker(dev_server.client, wsettings):
+                mine = await produce(svc, api, standins, "acme")
+                await listed_ticket(api, lan, mine)
+
+            async def gone(*_args: object, **_kwargs: object) -> None:
+                raise RPCError("connection refused", RPCStatusCode.UNAVAILABLE, b"")
+
+            # Temporal stops answering after the API connected: how the run stands and its
+            # ticket are unknown, the record PostgreSQL holds is not.
+            monkeypatch.setattr(review_service, "how_it_ended", gone)
+            monkeypatch.setattr(review_service, "ticket", lambda *_a: asyncio.sleep(0))
+            answer = await api.get(f"/v1/reviews/{mine}", headers=lan)
+    finally:
+        await pool.close()
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["state"] == "AWAITING_REVIEW" and answer.json()["draft"]

@@ -122,8 +122,14 @@ async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[
         raise HTTPException(404, "no such review for your tenant")
     # A run that closed with no outcome (terminated by hand, failed) has no review to decide,
     # and its query would wait for a worker to replay it: its record is PostgreSQL's.
+    from temporalio.service import RPCError
+
+    # Temporal gone since the client connected: the record is still PostgreSQL's, as below.
     client = await svc.temporal.client()
-    ended = (await how_it_ended(client.get_workflow_handle(workflow_id))).ended
+    try:
+        ended = (await how_it_ended(client.get_workflow_handle(workflow_id))).ended
+    except RPCError:
+        ended = None
     found = None if ended else await ticket(svc, workflow_id)
     draft_row = record.draft or {}
     draft = found.draft.model_dump() if found and found.draft else draft_row.get("draft") or {}
