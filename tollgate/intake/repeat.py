@@ -12,7 +12,6 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
 from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
 from policies.keys import payload_fingerprint
-from tollgate.ops.review_ticket import ended_without_outcome
 from workflows.search_attributes import STATE
 
 #: A repeat's reason when the first delivery's run closed with no outcome.
@@ -58,7 +57,7 @@ async def _ended_without_outcome(client: Client, handle: WorkflowHandle[Any, Fin
                                      "payload")
         break
     found = await handle.describe()
-    how = ended_without_outcome(found.status) or "closed"
+    how = found.status.name.lower().replace("_", " ") if found.status else "closed"
     shown = found.typed_search_attributes.get(STATE)
     state = EventState(shown) if shown and shown in EventState.__members__ else EventState.RECEIVED
     return IntakeAck(status="duplicate", workflow_id=handle.id, state=state,
