@@ -101,20 +101,24 @@ def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: i
     """Records per state and the oldest in each open one, reviews waiting and past SLA per
     tenant, open unknown writes, dead letters by reason, closed switches, the last sweep, the
     outbox (rows waiting, the oldest's age, rows moved aside), held runs by what holds them,
-    steps failing try after try, reviewer notices not delivered, and whether the codec server
-    answers. Exit 6 when something needs a human (the thresholds below; an outbox row older
-    than TOLLGATE_OUTBOX_STALL_SECONDS, any row moved aside, a notice given up or unknown, the
-    codec server down), else 0."""
+    steps failing try after try, reviewer notices not delivered, whether a worker polls the task
+    queue and whether the codec server answers. Exit 6 when something needs a human (the
+    thresholds below; an outbox row older than TOLLGATE_OUTBOX_STALL_SECONDS, any row moved
+    aside, a notice given up or unknown, no worker polling while events are open, the codec
+    server down), else 0."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.status import StatusStore
         from tollgate.ops.codec_probe import probe_codec
+        from tollgate.ops.worker_probe import probe_workers
 
         async with pool(s) as p:
             while True:
                 snap = await StatusStore(p).snapshot(datetime.now(UTC))
-                # Not PostgreSQL, but bounded (PROBE_TIMEOUT_S): the Web UI's one silent failure.
-                snap["codec"] = await probe_codec(s)
+                # Not PostgreSQL, but bounded (PROBE_TIMEOUT_S each): the Web UI's one silent
+                # failure, and runs that stop moving because no worker runs them.
+                snap["codec"], snap["workers"] = await asyncio.gather(probe_codec(s),
+                                                                      probe_workers(s))
                 why = needs_a_human(snap, max_past_sla=max_past_sla, max_unknown=max_unknown,
                                     max_dead_letters=max_dead_letters,
                                     max_open_age_s=max_open_minutes * 60,

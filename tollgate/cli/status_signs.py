@@ -1,5 +1,6 @@
 """The lines of ``tollgate ops status`` for runs that wait without a word (ADR 0038): held runs
-by what holds them, steps that keep failing, reviewer notices not delivered, the codec server.
+by what holds them, steps that keep failing, reviewer notices not delivered, whether a worker
+polls the task queue, the codec server.
 ``tollgate/cli/ops_status.py`` prints them and adds their reasons to "needs a human"."""
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def lines(snap: dict[str, Any]) -> list[str]:
     n = snap["notices"]
     out.append(f"reviewer notices not delivered: {n['given_up']} given up, {n['unknown']} "
                f"unknown, {n['retrying']} being retried")
+    workers = snap.get("workers") or {"state": "not probed", "task_queue": "-", "detail": None}
+    out.append(f"workers: {workers['state']} (task queue {workers['task_queue']})"
+               + (f" · {workers['detail']}" if workers["detail"] else ""))
     codec = snap["codec"]
     out.append(f"codec: {codec['state']}" + (f" ({codec['url']})" if codec["url"] else "")
                + (f" · {codec['detail']}" if codec["detail"] else ""))
@@ -59,7 +63,20 @@ def reasons(snap: dict[str, Any], *, max_failing_steps: int) -> list[str]:
     n = snap["notices"]
     if n["given_up"] or n["unknown"]:
         why.append(f"{n['given_up'] + n['unknown']} reviewer notice(s) not delivered")
+    workers = snap.get("workers") or {"state": "not probed"}
+    if workers["state"] == "no worker" and open_work(snap):
+        why.append(f"no worker polls task queue {workers['task_queue']}: open events do not "
+                   "move (start one: python -m worker)")
     codec = snap.get("codec") or {"state": "not probed"}
     if codec["state"] not in ("ok", "not configured", "not probed"):
         why.append(f"codec server {codec['state']}: the Web UI cannot show payloads")
     return why
+
+
+def open_work(snap: dict[str, Any]) -> bool:
+    """Whether anything waits for a worker: a record in a state it leaves, or an outbox row."""
+    from contracts import TERMINAL_STATES
+
+    ended = {state.value for state in TERMINAL_STATES}
+    return (any(r["state"] not in ended and r["count"] for r in snap["states"])
+            or bool((snap.get("outbox") or {}).get("depth")))

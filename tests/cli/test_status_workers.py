@@ -1,0 +1,47 @@
+"""`tollgate ops status` says whether a worker polls the task queue: runs with no worker stop
+moving, and PostgreSQL alone shows them where they stopped, as if all were well."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.cli.helpers import live_settings, said_by
+from tests.conftest import signed_event, start, wait_review, worker_settings
+from tollgate.cli.ops import ops
+from tollgate.dev.standins import StandIns
+from worker import draft_worker, main_worker
+
+pytestmark = pytest.mark.e2e
+
+NO_WORKER = "no worker polls task queue"
+
+
+async def test_status_names_a_task_queue_no_worker_polls_while_events_wait(
+        dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s, customer = live_settings(dev_server, database_url, standins, tmp_path)
+    async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
+        await wait_review(await start(dev_server.client, s.task_queue, signed_event(customer)))
+        capsys.readouterr()
+        code, text = await said_by(capsys, s, ops, "status", "--json")
+        running = json.loads(text[text.index("{"):])
+    # A task queue no worker polls (Temporal lists a stopped worker's polls for minutes after,
+    # so a queue never polled stands for one whose workers are gone); the review still waits.
+    bare = worker_settings(database_url, standins, tmp_path, f"tq-{uuid.uuid4().hex[:8]}",
+                           TEMPORAL_ADDRESS=s.temporal_address)
+    code, text = await said_by(capsys, bare, ops, "status")
+    stopped_code, stopped_json = await said_by(capsys, bare, ops, "status", "--json")
+    stopped = json.loads(stopped_json[stopped_json.index("{"):])
+
+    assert running["workers"]["state"] == "ok"
+    assert not any(NO_WORKER in why for why in running["needs_a_human"])
+    assert stopped["workers"] == {"task_queue": bare.task_queue, "state": "no worker",
+                                  "detail": None}
+    assert any(NO_WORKER in why for why in stopped["needs_a_human"])
+    assert code == stopped_code == 6
+    assert f"workers: no worker (task queue {bare.task_queue})" in text
