@@ -6,12 +6,17 @@ call a delivery an outage (``tollgate.intake.reach.why_not_taking``)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from tollgate.config.settings import Settings
 
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
 #: Long enough for a loaded server, short enough for a status screen.
 PROBE_TIMEOUT_S: Final = 2.0
+#: One client per server for the process: `ops status --watch` probes on every refresh.
+_clients: dict[tuple[str, str], Client] = {}
 
 
 async def probe_workers(s: Settings) -> dict[str, Any]:
@@ -26,9 +31,12 @@ async def probe_workers(s: Settings) -> dict[str, Any]:
     try:
         # A throwaway key ring: the question carries no payload, and the screen must not need
         # the payload keys to say whether workers run.
-        client = await asyncio.wait_for(
-            build_client(s.temporal_address, s.namespace, keys=new_key_ring(), env=s.env),
-            PROBE_TIMEOUT_S)
+        client = _clients.get((s.temporal_address, s.namespace))
+        if client is None:
+            client = await asyncio.wait_for(
+                build_client(s.temporal_address, s.namespace, keys=new_key_ring(), env=s.env),
+                PROBE_TIMEOUT_S)
+            _clients[(s.temporal_address, s.namespace)] = client
         why = await asyncio.wait_for(why_not_taking(client, s.task_queue), PROBE_TIMEOUT_S)
     except (TimeoutError, RuntimeError, OSError):
         found["detail"] = f"Temporal at {s.temporal_address}"
