@@ -49,7 +49,8 @@ def state(workflow_id: str, as_json: bool) -> Command:
     async def go(s: Settings) -> int:
         from temporalio.service import RPCError, RPCStatusCode
 
-        from tollgate.ops.review_ticket import ended_state, ended_without_outcome
+        from tollgate.intake.repeat import ended_without_outcome
+        from tollgate.ops.review_ticket import ended_state
 
         client = await connect(s)
         try:

@@ -33,7 +33,7 @@ def close(workflow_id: str, operator: str, reason: str) -> Command:
         from temporalio.service import RPCError, RPCStatusCode
 
         from adapters.postgres.run_close import RunCloses
-        from tollgate.ops.review_ticket import ended_without_outcome
+        from tollgate.intake.repeat import ended_without_outcome
 
         client = await connect(s)
         try:

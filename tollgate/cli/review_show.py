@@ -213,7 +213,7 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
 def _finished(state: str | None) -> bool:
     from contracts import TERMINAL_STATES
 
-    return state in {s.value for s in TERMINAL_STATES}
+    return state in TERMINAL_STATES
 
 
 async def _finished_chain(client: Client, s: Settings, workflow_id: str) -> dict[str, Any] | None:

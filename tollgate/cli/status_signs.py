@@ -77,6 +77,5 @@ def open_work(snap: dict[str, Any]) -> bool:
     """Whether anything waits for a worker: a record in a state it leaves, or an outbox row."""
     from contracts import TERMINAL_STATES
 
-    ended = {state.value for state in TERMINAL_STATES}
-    return (any(r["state"] not in ended and r["count"] for r in snap["states"])
+    return (any(r["state"] not in TERMINAL_STATES and r["count"] for r in snap["states"])
             or bool((snap.get("outbox") or {}).get("depth")))

@@ -120,11 +120,11 @@ async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[
     record = await PostgresStore(svc.pool).review_record(workflow_id)
     if record is None or record.event["tenant_id"] != who.tenant:
         raise HTTPException(404, "no such review for your tenant")
-    # A run that closed with no outcome (terminated by hand, failed) has no review to decide,
-    # and its query would wait for a worker to replay it: its record is PostgreSQL's.
     from temporalio.service import RPCError
 
-    # Temporal gone since the client connected: the record is still PostgreSQL's, as below.
+    # A run that closed with no outcome (terminated by hand, failed) has no review to decide,
+    # and its query would wait for a worker to replay it; with Temporal gone since the client
+    # connected, how it stands is unknown. Either way the record is PostgreSQL's.
     client = await svc.temporal.client()
     try:
         ended = (await how_it_ended(client.get_workflow_handle(workflow_id))).ended

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 
 from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
 from policies.keys import payload_fingerprint
@@ -18,6 +23,17 @@ from workflows.search_attributes import STATE
 ENDED_WITHOUT_OUTCOME = "ended_without_outcome"
 #: Earlier outcomes that make a repeat "invalid" (the producer must send a corrected event).
 _INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUPERSEDED}
+
+
+def ended_without_outcome(status: WorkflowExecutionStatus | None) -> str | None:
+    """How a run closed with no outcome ("terminated", "failed", "timed out", "canceled"), in
+    words for a producer, a reviewer or an operator; None for a run that is running, completed,
+    or continued as new (its next run carries on). Such a run's last state is only where it
+    stopped."""
+    if status in (None, WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED,
+                  WorkflowExecutionStatus.CONTINUED_AS_NEW):
+        return None
+    return status.name.lower().replace("_", " ")
 
 
 async def answer_closed(client: Client, wf_id: str, request: IntakeRequest) -> IntakeAck:
@@ -57,7 +73,7 @@ async def _ended_without_outcome(client: Client, handle: WorkflowHandle[Any, Fin
                                      "payload")
         break
     found = await handle.describe()
-    how = found.status.name.lower().replace("_", " ") if found.status else "closed"
+    how = ended_without_outcome(found.status) or "closed"
     shown = found.typed_search_attributes.get(STATE)
     state = EventState(shown) if shown and shown in EventState.__members__ else EventState.RECEIVED
     return IntakeAck(status="duplicate", workflow_id=handle.id, state=state,

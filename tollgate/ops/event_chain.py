@@ -60,7 +60,7 @@ async def runs(client: Client | None, s: Settings, chain: dict[str, Any],
         return [{"workflow_id": i, "status": "Temporal unreachable"} for i in ids[:1]]
     from temporalio.service import RPCError, RPCStatusCode
 
-    from tollgate.ops.review_ticket import ended_without_outcome
+    from tollgate.intake.repeat import ended_without_outcome
 
     found = []
     for wf in ids:

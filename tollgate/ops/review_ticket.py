@@ -25,6 +25,7 @@ from temporalio.client import (
 
 from contracts import TERMINAL_STATES, EventState, ReviewAck, ReviewDecision, ReviewTicket
 from contracts.search_attributes import parse_review_ticket
+from tollgate.intake.repeat import ended_without_outcome
 from workflows.search_attributes import REVIEW_TICKET, STATE
 
 #: How long a decision waits for a worker to take it before the reviewer is told so (the HTTP
@@ -39,20 +40,10 @@ DECISION_TIMEOUT = timedelta(seconds=30)
 REVIEW_QUEUE = "TollgateState = 'AWAITING_REVIEW' AND ExecutionStatus = 'Running'"
 
 
-def ended_without_outcome(status: WorkflowExecutionStatus | None) -> str | None:
-    """How a run closed with no outcome ("terminated", "failed", "timed out", "canceled"), in
-    words for a reviewer or an operator; None for a run that is running, completed, or continued
-    as new (its next run carries on). Such a run's last state is only where it stopped."""
-    if status in (None, WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED,
-                  WorkflowExecutionStatus.CONTINUED_AS_NEW):
-        return None
-    return status.name.lower().replace("_", " ")
-
-
 def ended_state(state: str | None, ended: str | None) -> str | None:
     """The last state shown, with how the run ended when it ended with no outcome; a final
     state (an end ``tollgate ops close`` recorded, say) is an end of its own, shown as it is."""
-    if state in {s.value for s in TERMINAL_STATES}:
+    if state in TERMINAL_STATES:
         return state
     return f"{state} (run {ended}, no outcome)" if ended and state else state
 
