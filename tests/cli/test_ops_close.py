@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.cli.helpers import live_settings, said_by
+from tests.cli.helpers import consenting, live_settings, said_by
 from tests.conftest import fresh_key, signed_event, start, wait_review
 from tollgate.cli.ops import ops
 from tollgate.cli.review import review
@@ -43,7 +43,7 @@ async def test_close_records_the_end_of_a_terminated_review(
     queue = s.task_queue
     async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
         handle = await start(dev_server.client, queue, signed_event(customer))
-        running = await start(dev_server.client, queue, signed_event(customer))
+        running = await start(dev_server.client, queue, signed_event(consenting(standins)))
         await wait_review(handle)
         await wait_review(running)
         await handle.terminate(reason="stopped by hand")
@@ -125,7 +125,8 @@ async def test_close_refuses_an_outcome_and_a_started_send_and_writes_one_end(
         stopped = await start(dev_server.client, queue, signed_event(silent))
         assert (await stopped.result()).state == "STOPPED"  # no consent: an outcome
         sent, twice = (await start(dev_server.client, queue, signed_event(customer)),
-                       await start(dev_server.client, queue, signed_event(customer)))
+                       await start(dev_server.client, queue,
+                                   signed_event(consenting(standins))))
         await wait_review(sent)
         await wait_review(twice)
         await sent.terminate(reason="stopped by hand")

@@ -11,7 +11,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import ReviewDecision
-from tests.cli.helpers import live_settings, said_by
+from tests.cli.helpers import consenting, live_settings, said_by
 from tests.conftest import signed_event, start, wait_review
 from tollgate.cli import review_show
 from tollgate.cli.review import review
@@ -28,7 +28,7 @@ async def test_review_show_with_no_worker_says_so_or_reads_postgresql(
     queue = s.task_queue
     async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
         waiting = await start(dev_server.client, queue, signed_event(customer))
-        rejected = await start(dev_server.client, queue, signed_event(customer))
+        rejected = await start(dev_server.client, queue, signed_event(consenting(standins)))
         await wait_review(waiting)
         ticket = await wait_review(rejected)
         await rejected.execute_update("review", ReviewDecision(
