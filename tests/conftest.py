@@ -28,6 +28,7 @@ from contracts import EventState, FinalOutcome, IntakeRequest
 from contracts.events import STARTED_SHAPE
 from policies.signing import sign_json
 from tests.eventually import eventually
+from tests.hang_guard import pytest_timeout_set_timer  # noqa: F401  (a hook: pytest finds it here)
 from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
 from tollgate.config.service import CodecSettings
 from tollgate.config.settings import Settings

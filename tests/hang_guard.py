@@ -1,0 +1,73 @@
+"""A test that hangs fails the run in minutes, saying where it hung (pytest plugin).
+
+pytest-timeout (``[tool.pytest.ini_options] timeout``) starts a timer per test, set-up and
+teardown included. Its own thread method prints the threads' stacks and ends the process; this
+plugin does the same and also prints every unfinished asyncio task's stack, because the suite's
+tests share one event loop per process and a hung test is nearly always a coroutine waiting
+for ever while the loop itself sits idle in ``select``, which a thread dump cannot show.
+
+Under pytest-xdist the process that ended is replaced and the controller names the test it was
+running ("worker 'gw1' crashed while running ..."); the dump goes to the process's standard
+error, which xdist passes through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import faulthandler
+import gc
+import os
+import sys
+import threading
+from typing import Any
+
+import pytest
+
+
+def _dump_tasks(out: Any) -> None:
+    # The loop may be running in the main thread: read, never touch. gc finds tasks of every
+    # loop, including ones a test's own thread started.
+    tasks = [o for o in gc.get_objects() if isinstance(o, asyncio.Task) and not o.done()]
+    out.write(f"--- {len(tasks)} unfinished asyncio tasks ---\n")
+    for task in tasks:
+        out.write(f"{task!r}\n")
+        try:
+            task.print_stack(limit=12, file=out)
+        except Exception as exc:  # a task mid-step can refuse; say so and go on
+            out.write(f"  (stack unreadable: {type(exc).__name__})\n")
+
+
+def _expired(item: pytest.Item, timeout: float) -> None:
+    # pytest captures file descriptors 1 and 2 around each test: let go of them first, or the
+    # dump lands in a capture file that dies with the process.
+    capman = item.config.pluginmanager.getplugin("capturemanager")
+    if capman is not None:
+        with contextlib.suppress(Exception):
+            capman.suspend_global_capture(in_=True)
+    out = sys.__stderr__ or sys.stderr
+    out.write(f"\n+++ hang guard: {item.nodeid} still running after {timeout:.0f} s +++\n")
+    try:
+        _dump_tasks(out)
+        out.write("--- threads ---\n")
+        out.flush()
+        faulthandler.dump_traceback(file=out, all_threads=True)
+    finally:
+        out.write(f"+++ hang guard: ending this test process ({item.nodeid}) +++\n")
+        out.flush()
+        os._exit(1)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> bool:
+    timer = threading.Timer(settings.timeout, _expired, (item, settings.timeout))
+    timer.name = f"hang guard {item.nodeid}"
+    timer.daemon = True
+
+    def cancel() -> None:
+        timer.cancel()
+        timer.join()
+
+    item.cancel_timeout = cancel  # type: ignore[attr-defined]  # pytest-timeout's cancel hook
+    timer.start()
+    return True
