@@ -68,6 +68,10 @@ class AnthropicDraftProvider:
             max_retries=0,
         )
 
+    async def aclose(self) -> None:
+        """Close the SDK client's connections (the worker or command is done with it)."""
+        await self._client.close()
+
     async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
         raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema)
         return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model, usage=usage)

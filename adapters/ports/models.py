@@ -55,6 +55,14 @@ class ModelAnswer(BaseModel):
 
 
 @runtime_checkable
+class Closable(Protocol):
+    """A provider that holds a vendor SDK client (its connection pool): closed when its worker
+    or command is done with it (``tollgate.runtime.models.close_providers``)."""
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
 class DraftProvider(Protocol):
     """Turns a rendered prompt into a ``Draft``. Raises ``RetryableError`` subclasses for output it
     cannot read (never an empty success), timeouts and 5xx; ``RateLimited`` on 429."""

@@ -82,11 +82,14 @@ def incident(ctx: click.Context, since: datetime | None, until: datetime | None,
 
     async def go(s: Settings) -> int:
         from tollgate.ops.incident import draft_incident
-        from tollgate.runtime.models import postmortem_provider
+        from tollgate.runtime.models import close_providers, postmortem_provider
 
         provider = postmortem_provider(s.models.draft())
-        async with pool(s, migrate=True) as p:
-            done = await draft_incident(p, provider, since=start, until=end, tenant=tenant)
+        try:
+            async with pool(s, migrate=True) as p:
+                done = await draft_incident(p, provider, since=start, until=end, tenant=tenant)
+        finally:
+            await close_providers(provider)
         if as_json:
             emit_json({"id": done.id, "new": done.new, "packet_hash": done.packet_hash,
                        "packet": done.packet.model_dump(mode="json"),

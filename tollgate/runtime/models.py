@@ -8,12 +8,26 @@ tracing on, the drafter is wrapped so each model call is a GenAI span
 
 from __future__ import annotations
 
+import contextlib
+
 from adapters.models.offline import OfflineDraftProvider
 from adapters.models.offline_triage import OfflineTriageProvider
-from adapters.ports.models import DraftProvider, PostmortemProvider, TriageProvider
+from adapters.ports.models import Closable, DraftProvider, PostmortemProvider, TriageProvider
 from contracts.errors import InvalidInput
 from tollgate.config.models import DraftSettings
 from tollgate.observability import tracing
+
+
+async def close_providers(*providers: object) -> None:
+    """Close the vendor SDK clients behind ``providers`` (each drafter, triager, tagger or
+    postmortem writer holds its own), tracing wrappers seen through; the offline ones hold
+    nothing. Each is closed even when one before it fails to."""
+    for provider in providers:
+        while not isinstance(provider, Closable) and hasattr(provider, "inner"):
+            provider = provider.inner
+        if isinstance(provider, Closable):
+            with contextlib.suppress(Exception):
+                await provider.aclose()
 
 
 def build_provider(settings: DraftSettings) -> DraftProvider:

@@ -53,7 +53,7 @@ from tollgate.observability.metrics import sdk_runtime, start_exporter
 from tollgate.runtime.client import build_client
 from tollgate.runtime.deployment import deployment_config
 from tollgate.runtime.identity import install_decision_verifier
-from tollgate.runtime.models import build_provider, triage_provider
+from tollgate.runtime.models import build_provider, close_providers, triage_provider
 from tollgate.runtime.sandbox import workflow_runner
 from tollgate.runtime.tag_models import build_tag_provider
 from tollgate.runtime.token_key import action_token_key
@@ -196,18 +196,25 @@ async def draft_worker(client: Client, settings: Settings, *,
     """The model worker: only the model activities (draft, triage, tags), on their own queue."""
     model_settings = settings.models.draft()
     provider = build_provider(model_settings)
-    drafts = DraftActivities(provider)
-    triage = TriageActivities(triage_provider(model_settings))
+    triager = triage_provider(model_settings)
     # Tagging asks the same configured model as drafting (ADR 0042), its call cut at 20 s.
-    tags = TagModelActivities(build_tag_provider(model_settings))
+    tagger = build_tag_provider(model_settings)
+    drafts = DraftActivities(provider)
+    triage = TriageActivities(triager)
+    tags = TagModelActivities(tagger)
     worker = Worker(client, task_queue=DRAFT_TASK_QUEUE,
                     activities=[drafts.draft_message, triage.triage_message,
                                 tags.suggest_tags],
                     interceptors=[ActivityContextInterceptor()],
                     graceful_shutdown_timeout=drain,
                     deployment_config=deployment_config(settings.worker))
-    async with worker:
-        yield worker
+    try:
+        async with worker:
+            yield worker
+    finally:
+        # Each provider holds its own SDK client and connection pool: closed once no activity
+        # can use them (the worker has drained), not left to the garbage collector.
+        await close_providers(provider, triager, tagger)
 
 
 #: What a model-only worker must not hold: a prompt-injected model call then has nothing to reach.
