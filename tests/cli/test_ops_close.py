@@ -93,6 +93,10 @@ async def test_close_records_the_end_of_a_terminated_review(
         assert code == 0 and "intact" in text, text
         code, text = await said_by(capsys, s, review, "show", wid)
         assert code == 0 and "state STOPPED" in text and "--seen" not in text, text
+        assert "no outcome" not in text
+        code, text = await said_by(capsys, s, review, "show", wid, "--json")
+        shown = json.loads(text[text.index("{"):])
+        assert (code, shown["state"], shown["run_ended"]) == (0, "STOPPED", None), text
 
         code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
         assert (code, text.strip()) == (

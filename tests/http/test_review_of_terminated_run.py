@@ -40,3 +40,35 @@ async def test_a_review_terminated_by_hand_is_closed_in_the_api(
     assert page.status_code == 200 and "run terminated" in page.text
     assert 'name="request_id"' not in page.text  # no decision form
     assert waited < 8  # no wait for a worker that is not there
+
+
+async def test_the_inbox_says_stopped_once_ops_close_recorded_the_end(
+        dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
+        tmp_path: Path) -> None:
+    """After `ops close` the CLI's `review show` says `state STOPPED` alone; the inbox page
+    and the API detail said `(run terminated, no outcome)` beside it (run_ended from Temporal)."""
+    from adapters.postgres.run_close import RunCloses
+    from adapters.postgres.store import create_pool
+
+    async with api_with_a_waiting_review(dev_server, database_url, standins, tmp_path) as (
+            api, lan, mine, _ticket):
+        await dev_server.client.get_workflow_handle(mine).terminate(reason="by hand")
+        pool = await create_pool(database_url)
+        try:
+            closed = await RunCloses(pool).close(mine, ended="terminated", operator="lan.ops",
+                                                 reason="terminated by hand")
+        finally:
+            await pool.close()
+        assert closed.result == "closed"
+        detail = await api.get(f"/v1/reviews/{mine}", headers=lan)
+        api.cookies.set("tollgate_token", lan["Authorization"][7:])
+        page = await api.get(f"/inbox/review/{mine}")
+    assert page.status_code == 200
+    assert '<strong id="state">STOPPED</strong>' in page.text
+    assert "no outcome" not in page.text and 'id="ended"' not in page.text
+    assert 'name="request_id"' not in page.text
+    assert detail.status_code == 200, detail.text
+    body = detail.json()
+    assert (body["state"], body.get("run_ended"), body["request_id"]) == (
+        "STOPPED", None, None)
+    assert body["reason_code"] == "run_terminated"

@@ -160,7 +160,7 @@ def _sla_left(due: datetime | None, now: datetime) -> str:
 async def review_show(client: Client, s: Settings, workflow_id: str, *,
                       now: datetime | None = None, as_json: bool = False) -> int:
     """One record: state, policy, risk, the open request and its draft, every decision."""
-    from tollgate.ops.review_ticket import ended_state, how_it_ended
+    from tollgate.ops.review_ticket import ended_state, how_it_ended, open_end
 
     now = now or datetime.now(UTC)
     run = await how_it_ended(client.get_workflow_handle(workflow_id))
@@ -181,7 +181,8 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
     chain = (await _finished_chain(client, s, workflow_id)
              if (_finished(state) or ended) and s.dsn else None)
     if as_json:
-        emit_json({"workflow_id": workflow_id, "state": state, "run_ended": ended,
+        emit_json({"workflow_id": workflow_id, "state": state,
+                   "run_ended": open_end(state, ended),
                    "event": event,
                    "ticket": ticket.model_dump(mode="json") if ticket else None,
                    "seen": seen, "draft": record.draft if record else None,

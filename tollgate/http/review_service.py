@@ -27,6 +27,7 @@ from tollgate.ops.review_ticket import (
     DecisionNotTaken,
     deliver_decision,
     how_it_ended,
+    open_end,
 )
 
 QUERY_TIMEOUT = timedelta(seconds=10)
@@ -133,11 +134,14 @@ async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[
     found = None if ended else await ticket(svc, workflow_id)
     draft_row = record.draft or {}
     draft = found.draft.model_dump() if found and found.draft else draft_row.get("draft") or {}
+    state = found.state.value if found else record.event["state"]
     return {
         "workflow_id": workflow_id, "tenant_id": record.event["tenant_id"],
         "event_type": record.event["event_type"],
-        "state": found.state.value if found else record.event["state"],
-        "run_ended": ended,
+        "state": state, "reason_code": record.event["reason_code"],
+        # Once PostgreSQL holds the end (ops close's STOPPED), that end is the answer, as the
+        # CLI says it: not "no outcome" beside it.
+        "run_ended": open_end(state, ended),
         "request_id": found.request_id if found else None,
         "draft_version": (found.draft_version if found else None) or draft_row.get("version"),
         "draft": draft.get("message"), "sources": draft.get("source_refs") or [],

@@ -40,11 +40,18 @@ DECISION_TIMEOUT = timedelta(seconds=30)
 REVIEW_QUEUE = "TollgateState = 'AWAITING_REVIEW' AND ExecutionStatus = 'Running'"
 
 
+def open_end(state: str | None, ended: str | None) -> str | None:
+    """How the run ended with no outcome, while ``state`` (the record's) is not final yet; None
+    once an end is recorded (``tollgate ops close``'s STOPPED, say): that end is the answer,
+    and "no outcome" beside it would contradict it. The CLI, the review API and the inbox all
+    say it so."""
+    return None if state in TERMINAL_STATES else ended
+
+
 def ended_state(state: str | None, ended: str | None) -> str | None:
     """The last state shown, with how the run ended when it ended with no outcome; a final
     state (an end ``tollgate ops close`` recorded, say) is an end of its own, shown as it is."""
-    if state in TERMINAL_STATES:
-        return state
+    ended = open_end(state, ended)
     return f"{state} (run {ended}, no outcome)" if ended and state else state
 
 
