@@ -11,6 +11,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.store import create_pool
 from tests.cli.helpers import base_env, tollgate
@@ -69,21 +70,31 @@ async def troubled(pg_server: str) -> AsyncIterator[str]:
     yield url
 
 
-def status(url: str, tmp_path: Path, *args: str) -> tuple[int, str]:
-    said = tollgate("ops", "status", *args, env=base_env(tmp_path, DATABASE_URL=url))
+@pytest.fixture
+def temporal(env: WorkflowEnvironment) -> str:
+    """A Temporal that answers (the time-skipping test server, which does not implement the
+    task queue question, so the screen's probe says ``workers: ok``): with Temporal
+    unreachable, open events alone need a human (tests/cli/test_status_workers.py)."""
+    return env.client.service_client.config.target_host
+
+
+def status(url: str, tmp_path: Path, *args: str, temporal: str | None = None
+           ) -> tuple[int, str]:
+    extra = {"TEMPORAL_ADDRESS": temporal} if temporal else {}
+    said = tollgate("ops", "status", *args, env=base_env(tmp_path, DATABASE_URL=url, **extra))
     assert said.clean(), said.text
     return said.code, said.out
 
 
-def test_a_calm_system_needs_nobody(calm: str, tmp_path: Path) -> None:
-    code, out = status(calm, tmp_path)
+def test_a_calm_system_needs_nobody(calm: str, temporal: str, tmp_path: Path) -> None:
+    code, out = status(calm, tmp_path, temporal=temporal)
     assert code == Exit.OK
     assert "needs a human: nothing" in out
     assert "AWAITING_REVIEW" in out and "receipt sweep: never ran" in out
 
 
 def test_what_needs_a_human_is_named_and_the_exit_code_says_so(
-    troubled: str, tmp_path: Path
+    troubled: str, temporal: str, tmp_path: Path
 ) -> None:
     code, out = status(troubled, tmp_path, "--json")
     report = json.loads(out)
@@ -97,7 +108,8 @@ def test_what_needs_a_human_is_named_and_the_exit_code_says_so(
     assert report["dead_letters"] == [{"reason": "unreconciled_write", "count": 1}]
     # Thresholds are the operator's: raised high enough, only the closed switch remains.
     code, out = status(troubled, tmp_path, "--json", "--max-past-sla", "5",
-                       "--max-dead-letters", "5", "--max-open-minutes", "600")
+                       "--max-dead-letters", "5", "--max-open-minutes", "600",
+                       temporal=temporal)
     assert code == Exit.ATTENTION
     assert json.loads(out)["needs_a_human"] == ["1 kill switch(es) closed"]
 

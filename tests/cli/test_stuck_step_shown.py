@@ -30,9 +30,13 @@ CREATE TRIGGER refuse_reviews BEFORE INSERT ON state_transitions FOR EACH ROW
 """
 
 
-def status(database_url: str, tmp_path: Path) -> tuple[int, dict[str, object]]:
+def status(database_url: str, tmp_path: Path, temporal: str, queue: str
+           ) -> tuple[int, dict[str, object]]:
+    # The workers' Temporal and queue: with Temporal unreachable, the open event alone would
+    # need a human.
     said = tollgate("ops", "status", "--json", "--max-open-minutes", "600",
-                    env=base_env(tmp_path, DATABASE_URL=database_url))
+                    env=base_env(tmp_path, DATABASE_URL=database_url,
+                                 TEMPORAL_ADDRESS=temporal, TOLLGATE_TASK_QUEUE=queue))
     assert said.clean(), said.text
     return said.code, json.loads(said.out)
 
@@ -42,6 +46,7 @@ async def test_a_review_that_cannot_be_recorded_shows_until_it_can(
     database_url: str, tmp_path: Path,
 ) -> None:
     client, queue = worker_client
+    temporal = client.service_client.config.target_host
     customer = fresh_key("C")
     standins.crm.upsert("acme", customer, first_name="Lan", consent_messaging=True)
     await pool.execute(REFUSE_REVIEWS)
@@ -54,7 +59,7 @@ async def test_a_review_that_cannot_be_recorded_shows_until_it_can(
                 " WHERE workflow_id = $1 AND step = $2", handle.id, OPENING) or 0)
 
         await eventually(failing_tries, f"{OPENING} recorded as failing")
-        code, report = status(database_url, tmp_path)
+        code, report = status(database_url, tmp_path, temporal, queue)
         assert code == Exit.ATTENTION
         failing = report["failing_steps"]
         assert isinstance(failing, dict)
@@ -68,6 +73,6 @@ async def test_a_review_that_cannot_be_recorded_shows_until_it_can(
                            " DROP FUNCTION refuse_reviews()")
     await wait_review(handle)  # the next try opens the review
     assert await failing_tries() == 0
-    code, report = status(database_url, tmp_path)
+    code, report = status(database_url, tmp_path, temporal, queue)
     assert report["failing_steps"] == {"count": 0, "by_step": {}, "oldest": None}
     assert code == Exit.OK, report["needs_a_human"]

@@ -67,6 +67,13 @@ def reasons(snap: dict[str, Any], *, max_failing_steps: int) -> list[str]:
     if workers["state"] == "no worker" and open_work(snap):
         why.append(f"no worker polls task queue {workers['task_queue']}: open events do not "
                    "move (start one: python -m worker)")
+    elif workers["state"] == "unreachable" and open_work(snap):
+        # Runs stop moving with Temporal away as with no worker, and PostgreSQL alone still
+        # shows them where they stopped, as if all were well.
+        where = workers["detail"] or "Temporal"
+        where = where if where.startswith("Temporal") else f"Temporal ({where})"
+        why.append(f"{where} unreachable: open events do not move (start it, or set "
+                   "TEMPORAL_ADDRESS)")
     codec = snap.get("codec") or {"state": "not probed"}
     if codec["state"] not in ("ok", "not configured", "not probed"):
         why.append(f"codec server {codec['state']}: the Web UI cannot show payloads")

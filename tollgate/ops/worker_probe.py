@@ -22,7 +22,7 @@ _clients: dict[tuple[str, str], Client] = {}
 async def probe_workers(s: Settings) -> dict[str, Any]:
     """``{"task_queue", "state", "detail"}``: state ``ok`` (a worker polls), ``no worker``,
     or ``unreachable`` (Temporal did not answer in time: the screen still answers from
-    PostgreSQL, and says so)."""
+    PostgreSQL, and says so; like no worker, a reason for exit 6 while events are open)."""
     from tollgate.codec.payload import new_key_ring
     from tollgate.intake.reach import why_not_taking
     from tollgate.runtime.client import build_client
