@@ -117,6 +117,17 @@ async def test_refusals(api: httpx.AsyncClient) -> None:
     assert (bare.status_code, bare.json()["code"]) == (401, "signature_missing")
 
 
+@pytest.mark.parametrize("stamp", [b"\xb2\xb3", b"9" * 5000], ids=["superscript", "5000 digits"])
+async def test_a_timestamp_python_calls_digits_but_no_number_is_401(
+        api: httpx.AsyncClient, stamp: bytes) -> None:
+    """``²³`` (Latin-1, as a header byte arrives) passes ``str.isdigit`` and 5,000 digits pass
+    it too; ``int()`` refuses both, which was a 500."""
+    raw = json.dumps(event()).encode()
+    headers: dict[str, Any] = {**webhook_headers(raw, sender()), "webhook-timestamp": stamp}
+    answer = await api.post("/v1/events/acme", content=raw, headers=headers)
+    assert (answer.status_code, answer.json()["code"]) == (401, "bad_timestamp")
+
+
 async def test_an_event_naming_another_tenant_is_403(api: httpx.AsyncClient) -> None:
     answer = await post(api, event("globex"), tenant="acme")
     assert (answer.status_code, answer.json()["code"]) == (403, "cross_tenant")
