@@ -4,17 +4,25 @@ A run terminated by hand (`temporal workflow terminate`), failed, timed out or c
 its PostgreSQL row in the state it stopped in, and `ops status` (PostgreSQL only) counts it as
 waiting for ever. Temporal says how the run ended (``describe()``, no worker needed); the end
 is then recorded in PostgreSQL as STOPPED with a reason code naming it (``run_terminated``,
-``run_failed``, ``run_timed_out``, ``run_canceled``), with one audit row. docs/runbook.md says
-when to use it.
+``run_failed``, ``run_timed_out``, ``run_canceled``), with one audit row. A run Temporal no
+longer knows (past the namespace's retention) is closed as ``run_not_found`` once its row has not
+changed for longer than that retention (``adapters/postgres/run_close.py`` says why).
+docs/runbook.md says when to use it.
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
 
 import click
 
 from tollgate.cli.common import ID_TEXT, TEXT, Command, connect, pool
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
 
 
 @click.command()
@@ -25,33 +33,46 @@ from tollgate.runtime.exits import Exit, Failure
 def close(workflow_id: str, operator: str, reason: str) -> Command:
     """Record the end of WORKFLOW_ID (event/TENANT/KEY) whose run was terminated, failed, timed
     out or canceled: STOPPED, reason run_terminated (run_failed, run_timed_out, run_canceled),
-    audited. Exit 4 for no such workflow or event record, 1 while the run runs, once it
-    completed with an outcome, or when its send was started; closing it again: exit 0."""
+    audited; one Temporal no longer knows, run_not_found, once its record has not changed for
+    the namespace's retention. Exit 4 for an id neither knows, 1 while the run runs, once it
+    completed with an outcome, when its send was started, or for a record Temporal does not
+    know that changed within the retention; closing it again: exit 0."""
 
     async def go(s: Settings) -> int:
         from temporalio.client import WorkflowExecutionStatus
         from temporalio.service import RPCError, RPCStatusCode
 
-        from adapters.postgres.run_close import RunCloses
+        from adapters.postgres.run_close import NOT_FOUND, RunCloses
         from tollgate.intake.repeat import ended_without_outcome
 
         client = await connect(s)
+        retention: timedelta | None = None
         try:
             found = await client.get_workflow_handle(workflow_id).describe()
         except RPCError as exc:
-            if exc.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
+            if exc.status == RPCStatusCode.INVALID_ARGUMENT:
                 raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such workflow") from None
-            raise
-        if found.status == WorkflowExecutionStatus.RUNNING:
+            if exc.status != RPCStatusCode.NOT_FOUND:
+                raise
+            found, retention = None, await _retention(client)
+        if found is not None and found.status == WorkflowExecutionStatus.RUNNING:
             raise Failure(Exit.REFUSED, f"{workflow_id}: still running: it ends on its own, "
                           "or terminate it first")
-        ended = ended_without_outcome(found.status)
+        ended = NOT_FOUND if found is None else ended_without_outcome(found.status)
         if ended is None:
             raise Failure(Exit.REFUSED, f"{workflow_id}: its run completed with an outcome: "
                           "nothing to close")
         async with pool(s, migrate=True) as p:
             done = await RunCloses(p).close(workflow_id, ended=ended, operator=operator,
-                                            reason=reason)
+                                            reason=reason, quiet_for=retention)
+        if done.result == "no_record" and found is None:
+            raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such workflow")
+        if done.result == "recent":
+            raise Failure(Exit.REFUSED, f"{workflow_id}: not closed: Temporal does not know "
+                          f"it, yet its record ({done.state}) changed {_age(done.quiet)} ago, "
+                          f"within the namespace's retention ({_age(retention)}): is this the "
+                          "Temporal and namespace that ran it? (TEMPORAL_ADDRESS, "
+                          "TEMPORAL_NAMESPACE)")
         if done.result == "no_record":
             raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no event record in PostgreSQL "
                           f"(the run {ended} before it was admitted): nothing to close")
@@ -69,3 +90,17 @@ def close(workflow_id: str, operator: str, reason: str) -> Command:
         return Exit.OK
 
     return go
+
+
+async def _retention(client: Client) -> timedelta:
+    """How long the namespace keeps a closed run: a run it does not know ended before that."""
+    from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
+
+    found = await client.workflow_service.describe_namespace(
+        DescribeNamespaceRequest(namespace=client.namespace))
+    return found.config.workflow_execution_retention_ttl.ToTimedelta()
+
+
+def _age(span: timedelta | None) -> str:
+    hours = int((span or timedelta(0)).total_seconds() // 3600)
+    return f"{hours // 24}d {hours % 24:02d}h" if hours >= 24 else f"{hours}h"
