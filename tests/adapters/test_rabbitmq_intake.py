@@ -212,6 +212,24 @@ async def test_an_incomplete_cloudevent_is_dead_lettered_with_its_reason(
     assert any("tenant" in r for r in reasons) and any("time" in r for r in reasons)
 
 
+async def test_a_schemaversion_int_refuses_is_dead_lettered_not_requeued_for_ever(
+        intake: RabbitIntake, env: WorkflowEnvironment, task_queue: str) -> None:
+    """``²`` passes ``str.isdigit`` and ``int()`` refuses it: the ValueError was taken for an
+    outage, so the message was given back and redelivered for ever."""
+    binary = ce_rabbitmq.to_binary(order_cloud_event(fresh_key("ce")), JSONFormat())
+    await intake.publish(binary.body, "m-0", content_type=binary.content_type,
+                         headers={**binary.headers, "ce-schemaversion": "\u00b2"})
+    letters: list[tuple[bytes, str]] = []
+
+    async def dead_lettered() -> bool:
+        letters.extend(await intake.dead_letters())
+        return len(letters) >= 1
+
+    await run_until(intake, event_handler(env.client, task_queue), dead_lettered)
+    assert [reason.split(":")[0] for _, reason in letters] == ["bad_event"]
+    assert "schema_version" in letters[0][1]
+
+
 PRODUCER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 
 

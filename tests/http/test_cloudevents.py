@@ -127,6 +127,29 @@ async def test_not_a_cloudevent_is_quarantined_bad_cloudevent(
         assert await quarantined(http_services, answer.json()["workflow_id"]) == "bad_cloudevent"
 
 
+async def test_a_schemaversion_python_calls_digits_but_no_number_is_quarantined(
+        api: httpx.AsyncClient) -> None:
+    """``²`` and 5,000 digits pass ``str.isdigit``; ``int()`` refuses both, which was a 500.
+    They stay text and are refused as the envelope's schema_version, in either mode."""
+    def structured(version: str) -> ce_http.HTTPMessage:
+        raw = json.loads(ce_http.to_structured(cloud_event(), JSONFormat()).body)
+        return ce_http.HTTPMessage({"content-type": "application/cloudevents+json"},
+                                   json.dumps({**raw, "schemaversion": version}).encode())
+
+    binary = ce_http.to_binary(cloud_event(), JSONFormat())
+    answers = [await post(api, structured("\u00b2")), await post(api, structured("9" * 5000)),
+               await post(api, ce_http.HTTPMessage(
+                   {**binary.headers, "ce-schemaversion": "9" * 5000}, binary.body))]
+    # A header arrives as Latin-1 bytes: ``²`` is the byte B2 (httpx sends str as ASCII).
+    binary = ce_http.to_binary(cloud_event(), JSONFormat())
+    answers.append(await api.post("/v1/events", content=binary.body, headers={
+        **signed_headers(binary.body), **binary.headers, "ce-schemaversion": b"\xb2"}))
+    for answer in answers:
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["reason_code"] == "bad_envelope"
+        assert "schema_version" in answer.json()["message"]
+
+
 async def test_a_cloudevent_naming_another_tenant_is_403(api: httpx.AsyncClient) -> None:
     message = ce_http.to_structured(cloud_event(tenant="globex"), JSONFormat())
     answer = await post(api, message)

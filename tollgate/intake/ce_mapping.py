@@ -147,8 +147,18 @@ def _common(event: BaseCloudEvent) -> dict[str, Any] | CeRefusal:
                          "extension attribute (Tollgate's schema_version)")
     time = event.get_time()
     return {"event_id": event.get_id(), "event_type": event.get_type(),
-            "schema_version": int(version) if str(version).isdigit() else version,
+            "schema_version": _number(version),
             "occurred_at": time.isoformat() if time is not None else None, "payload": payload}
+
+
+def _number(value: Any) -> Any:
+    """A digit string as its integer, anything else as it came (the envelope's model refuses
+    it, naming ``schema_version``). ``str.isdigit`` alone passes ``²`` and 5,000 digits, which
+    ``int`` refuses: that was a 500 over HTTP and a message requeued for ever on the broker."""
+    text = str(value)
+    if not (text.isascii() and text.isdigit() and len(text) <= 19):
+        return value
+    return int(text)
 
 
 def to_envelope(event: BaseCloudEvent, tenant: str,
