@@ -90,3 +90,17 @@ async def test_a_refused_event_is_not_a_server_error_and_an_unknown_path_keeps_o
 async def test_tracing_off_adds_no_middleware(http_services: Services) -> None:
     app = create_app(http_services)
     assert not [m for m in app.user_middleware if m.cls.__name__ == "ServerSpans"]
+
+
+@pytest.mark.parametrize("port", [b"\xb2", b"9" * 5000], ids=["superscript", "5000 digits"])
+async def test_a_host_port_python_calls_digits_but_no_number_is_no_500(
+        traced_api: httpx.AsyncClient, spans: InMemorySpanExporter, port: bytes) -> None:
+    """``²`` (a Latin-1 header byte) and 5,000 digits pass ``str.isdigit``; ``int()`` refuses
+    both: every request with such a Host was a 500 while tracing was on."""
+    raw = json.dumps(event()).encode()
+    answer = await traced_api.post("/v1/events/acme", content=raw, headers={
+        **webhook_headers(raw, sender("acme")), "host": b"tollgate.test:" + port})
+
+    assert answer.status_code == 202, answer.text
+    [span] = server_spans(spans)
+    assert "server.port" not in dict(span.attributes or {})

@@ -78,8 +78,11 @@ def request_attributes(scope: Scope, method: str) -> dict[str, Any]:
         attributes["http.request.method_original"] = str(scope.get("method", ""))[:16]
     host = _header(scope, b"host")
     if host:
-        name, _, port = host.rpartition(":") if host.rsplit(":", 1)[-1].isdigit() \
-            else (host, "", "")
+        # ASCII digits, five at most: ``str.isdigit`` passes ``²`` and 5,000 digits, which
+        # ``int`` refuses (every request with such a Host was a 500).
+        tail = host.rsplit(":", 1)[-1]
+        name, _, port = host.rpartition(":") if tail.isascii() and tail.isdigit() \
+            and len(tail) <= 5 else (host, "", "")
         attributes["server.address"] = name
         if port:
             attributes["server.port"] = int(port)
