@@ -43,6 +43,12 @@ from tollgate.dev.standins import StandIns, start_standins
 from worker import draft_worker, main_worker
 from workflows.process_event import ProcessEventWorkflow
 
+#: Every process a test starts (the console script, ``python -m``, a whole stack) imports this
+#: checkout, as the test process does: the venv's editable install may name another one (a git
+#: worktree sharing a venv), and a test would then check code other than the code under test.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(Path(__file__).resolve().parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])])
+
 TENANT_SECRETS = {"acme": secrets.token_hex(16), "globex": secrets.token_hex(16)}
 #: Payload keys for tests only (committed on purpose: they protect nothing real). The replay
 #: histories in tests/replay/histories were recorded encrypted under them.

@@ -5,6 +5,7 @@ packages, from the checkout and from a fresh copy that was never installed."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -21,8 +22,10 @@ EVENTS = "tollgate/dev/examples/events.json"
 
 
 def run(python: list[str], script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # A machine's plain python: no PYTHONPATH (the suite sets one to this checkout).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run([*python, str(script), *args], cwd=cwd, capture_output=True,  # noqa: S603
-                          text=True, timeout=120, check=False)
+                          text=True, timeout=120, check=False, env=env)
 
 
 def assert_one_line(done: subprocess.CompletedProcess[str], script: str) -> str:
