@@ -54,6 +54,17 @@ def test_deep_file_is_one_event_not_a_crash() -> None:
     assert split_events(deep) == [deep]
 
 
+def test_a_pretty_printed_event_with_a_syntax_error_is_one_event_not_one_per_line() -> None:
+    """A file holding one indented event, cut short or with a stray comma, was submitted as
+    one malformed "event" per line (17 invalid answers, 17 quarantine runs for one event)."""
+    text = json.dumps(json.loads(signed(note="x")), indent=2)
+    for broken in (text[:-2], text.replace('"payload"', '"payload",', 1)):
+        assert split_events(broken) == [broken]
+    # JSON lines keep one event per line, a broken line among them included.
+    good = signed()
+    assert split_events(f"{good}\n{{not json\n{good}\n") == [good, "{not json", good]
+
+
 def test_trailing_newline_in_key_is_not_a_workflow_id() -> None:
     raw = json.dumps({"tenant_id": "acme", "idempotency_key": "wh-nl-key\n"})
     assert workflow_id_for(raw).startswith("quarantine/")
