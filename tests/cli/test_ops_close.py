@@ -58,10 +58,19 @@ async def test_close_records_the_end_of_a_terminated_review(
         assert (code, before["waiting"], before["past_sla"]) == (6, 2, 1), before
         assert any("past their SLA" in why for why in before["why"])
 
+        code, text = await said_by(capsys, s, ops, "state", wid)
+        assert (code, text.strip()) == (0, "AWAITING_REVIEW (run terminated, no outcome)")
         code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
         assert (code, text.strip()) == (
             0, f"{wid}: closed AWAITING_REVIEW -> STOPPED (run_terminated), run terminated; "
                "audited")
+        # `ops state` says the recorded end, as `review show` does (the run's search attribute
+        # keeps AWAITING_REVIEW for ever: a closed run cannot change it).
+        code, text = await said_by(capsys, s, ops, "state", wid)
+        assert (code, text.strip()) == (0, "STOPPED"), text
+        code, text = await said_by(capsys, s, ops, "state", wid, "--json")
+        assert json.loads(text[text.index("{"):]) == {
+            "workflow_id": wid, "state": "STOPPED", "status": "TERMINATED"}
         row = await db.fetchrow("SELECT state, reason_code, outcome FROM events"
                                 " WHERE workflow_id = $1", wid)
         assert row is not None and (row["state"], row["reason_code"]) == (
@@ -217,6 +226,9 @@ async def test_close_records_the_end_of_a_run_temporal_no_longer_knows(
         assert "within the namespace's retention" in text
         assert await db.fetchval("SELECT state FROM events WHERE workflow_id = $1",
                                  wid) == "AWAITING_REVIEW"
+        # `ops state` still answers from PostgreSQL (it said "no such event", exit 4).
+        code, text = await said_by(capsys, s, ops, "state", wid)
+        assert (code, text.strip()) == (0, "AWAITING_REVIEW (run not found, no outcome)"), text
         # Untouched for longer than the retention (the dev server's 1 day): Temporal forgot it.
         await db.execute("UPDATE events SET updated_at = now() - interval '2 days'"
                          " WHERE workflow_id = ANY($1::text[])", [wid, sent.id])
@@ -236,6 +248,9 @@ async def test_close_records_the_end_of_a_run_temporal_no_longer_knows(
                                 " AND target = $1", wid)
         assert [(a["actor"], json.loads(a["detail"])["run_ended"]) for a in audits] == [
             ("lan.ops", "not found")]
+        code, text = await said_by(capsys, s, ops, "state", wid, "--json")
+        assert json.loads(text[text.index("{"):]) == {
+            "workflow_id": wid, "state": "STOPPED", "status": "NOT_FOUND"}
         code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
         assert (code, text.strip()) == (
             0, f"{wid}: already ended STOPPED (run_not_found): nothing to do")

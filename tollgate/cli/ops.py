@@ -56,19 +56,41 @@ def state(workflow_id: str, as_json: bool) -> Command:
         try:
             desc = await client.get_workflow_handle(workflow_id).describe()
         except RPCError as exc:
-            if exc.status == RPCStatusCode.NOT_FOUND:
-                raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such event") from None
-            raise
-        values = desc.search_attributes.get("TollgateState") or ["RECEIVED"]
-        status = desc.status.name if desc.status else "UNKNOWN"
+            if exc.status != RPCStatusCode.NOT_FOUND:
+                raise
+            desc = None
+        ended = "not found" if desc is None else ended_without_outcome(desc.status)
+        # A run that closed with no outcome keeps the state it stopped in as its search
+        # attribute for ever, and one past retention is gone: the end `ops close` recorded
+        # is PostgreSQL's, shown as `review show` shows it.
+        recorded = await _recorded_state(s, workflow_id) if ended else None
+        if desc is None and recorded is None:
+            raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such event")
+        values = (desc.search_attributes.get("TollgateState") if desc else None) or ["RECEIVED"]
+        shown = recorded or str(values[0])
+        status = "NOT_FOUND" if desc is None else desc.status.name if desc.status else "UNKNOWN"
         if as_json:
-            emit_json({"workflow_id": workflow_id, "state": values[0], "status": status})
+            emit_json({"workflow_id": workflow_id, "state": shown, "status": status})
         else:
-            # A run terminated by hand (or failed) keeps showing the state it stopped in.
-            click.echo(ended_state(str(values[0]), ended_without_outcome(desc.status)))
+            click.echo(ended_state(shown, ended))
         return Exit.OK
 
     return go
+
+
+async def _recorded_state(s: Settings, workflow_id: str) -> str | None:
+    """The state PostgreSQL holds for ``workflow_id``; None without a database, or when it
+    does not answer (Temporal's answer then stands)."""
+    from adapters.postgres.store import PostgresStore
+
+    if not s.dsn:
+        return None
+    try:
+        async with pool(s) as p:
+            record = await PostgresStore(p).review_record(workflow_id)
+    except Failure:
+        return None
+    return str(record.event["state"]) if record and record.event else None
 
 
 def _switch_command(name: str, closing: bool) -> click.Command:
