@@ -150,6 +150,21 @@ async def test_a_schemaversion_python_calls_digits_but_no_number_is_quarantined(
         assert "schema_version" in answer.json()["message"]
 
 
+async def test_batch_mode_is_refused_saying_so_and_quarantined(
+        api: httpx.AsyncClient, http_services: Services) -> None:
+    """Batch mode was read as Tollgate's own batch: each CloudEvent answered ``bad_envelope``
+    ("event_id: missing; event_type: missing; ..."), which it has under other names."""
+    one = json.loads(ce_http.to_structured(cloud_event(), JSONFormat()).body)
+    answer = await post(api, ce_http.HTTPMessage(
+        {"content-type": "application/cloudevents-batch+json; charset=utf-8"},
+        json.dumps([one]).encode()))
+    assert answer.status_code == 422, answer.text
+    body = answer.json()
+    assert (body["reason_code"], body["state"]) == ("bad_cloudevent", "QUARANTINED")
+    assert "batch" in body["message"]
+    assert await quarantined(http_services, body["workflow_id"]) == "bad_cloudevent"
+
+
 async def test_a_cloudevent_naming_another_tenant_is_403(api: httpx.AsyncClient) -> None:
     message = ce_http.to_structured(cloud_event(tenant="globex"), JSONFormat())
     answer = await post(api, message)

@@ -26,9 +26,18 @@ class Envelope:
     refusal: ce_mapping.CeRefusal | None = None
 
 
+#: CloudEvents' batch mode: refused as such (one event per post), never read as Tollgate's own
+#: batch, whose answer would name the envelope's fields the CloudEvents call otherwise.
+BATCH_TYPE = "application/cloudevents-batch+json"
+
+
+def _content_type(headers: Mapping[str, str]) -> str:
+    return headers.get("content-type", "").split(";")[0].strip().lower()
+
+
 def is_cloudevent(headers: Mapping[str, str]) -> bool:
-    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-    return content_type == ce_mapping.STRUCTURED_TYPE or "ce-specversion" in headers
+    return _content_type(headers) in (ce_mapping.STRUCTURED_TYPE, BATCH_TYPE) \
+        or "ce-specversion" in headers
 
 
 def delivery_id(headers: Mapping[str, str], standard: bool) -> str | None:
@@ -38,6 +47,10 @@ def delivery_id(headers: Mapping[str, str], standard: bool) -> str | None:
 
 def cloudevent_envelope(headers: Mapping[str, str], body: bytes, tenant: str,
                         delivery: str | None) -> Envelope:
+    if _content_type(headers) == BATCH_TYPE:
+        return Envelope(refusal=ce_mapping.CeRefusal(
+            "bad_cloudevent", f"CloudEvents batch mode ({BATCH_TYPE}) is not taken: post "
+            "each event on its own, in structured or binary mode"))
     event = ce_mapping.read_http(headers, body)
     if isinstance(event, ce_mapping.CeRefusal):
         return Envelope(refusal=event)
