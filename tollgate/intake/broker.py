@@ -47,13 +47,19 @@ def parse_message(message: Inbound) -> BusinessEvent:
     return _validated(data)
 
 
+def _media_type(message: Inbound) -> str | None:
+    """The content type in lower case: media types and their charset are case-insensitive
+    (RFC 9110 section 8.3.1), and the CloudEvents binding compares them as written."""
+    return message.content_type.lower() if message.content_type else None
+
+
 def _is_cloudevent(message: Inbound) -> bool:
-    return (message.content_type or "").split(";")[0].strip() == ce_mapping.STRUCTURED_TYPE \
+    return (_media_type(message) or "").split(";")[0].strip() == ce_mapping.STRUCTURED_TYPE \
         or any(str(k).lower().startswith("ce-") for k in message.headers)
 
 
 def _cloudevent_fields(message: Inbound) -> dict[str, Any]:
-    event = ce_mapping.read_rabbitmq(message.headers, message.content_type, message.body)
+    event = ce_mapping.read_rabbitmq(message.headers, _media_type(message), message.body)
     fields = event if isinstance(event, ce_mapping.CeRefusal) else \
         ce_mapping.to_business_event(event)
     if isinstance(fields, ce_mapping.CeRefusal):
