@@ -15,9 +15,16 @@ run this Temporal never had, because the command was pointed at another server o
 than the one that runs it, or one deleted by hand. Closing that would end a live event.
 
 The events row is locked first, so two operators closing the same event at once write one end:
-the second finds it terminal and writes nothing. An event with a receipt is never closed here:
-its send was started (the receipt row is written before the call), and STOPPED would say that
-nothing was sent; the receipt is settled by the sweep and the reconciler first.
+the second finds it terminal and writes nothing.
+
+An event with a receipt had its send started (the receipt row is written before the call), so
+STOPPED, "nothing was sent", is not its end: the receipt, the durable truth of the write, says
+what is. A settled receipt ends the event as the run itself ends it after that receipt
+(``contracts.review.FINAL_STATE``): SUCCEEDED -> SUCCEEDED, REJECTED -> REJECTED, WOULD_SEND (a
+shadow send, nothing went out) -> STOPPED, with the receipt in the outcome, the reason code
+``run_terminated_after_send`` (and so on) and only from a state the send ends from. An open one
+(PENDING, UNKNOWN) is an unknown write: nothing is recorded, and nothing is sent; the receipt
+sweep settles it from the target first.
 """
 
 from __future__ import annotations
@@ -29,8 +36,18 @@ from typing import Literal
 import asyncpg
 
 from adapters.postgres.pgtext import pg_json, pg_text
+from adapters.postgres.receipts import RECEIPT_COLUMNS
 from adapters.postgres.steps import TRANSITION_SQL, step_args
-from contracts import TERMINAL_STATES, EventRef, EventState, FinalOutcome, StepRecord, Transition
+from contracts import (
+    TERMINAL_STATES,
+    EventRef,
+    EventState,
+    FinalOutcome,
+    Receipt,
+    ReceiptStatus,
+    StepRecord,
+    Transition,
+)
 
 #: The state an end with no outcome is recorded as: nothing was sent and nothing will be
 #: (docs/architecture.md, "States"): the same exit as a stop for consent or a kill switch.
@@ -42,27 +59,47 @@ NOT_FOUND = "not found"
 REASON_CODES = {"terminated": "run_terminated", "failed": "run_failed",
                 "timed out": "run_timed_out", "canceled": "run_canceled",
                 NOT_FOUND: "run_not_found"}
+#: Appended to the reason code when the end is read from a settled receipt.
+AFTER_SEND = "_after_send"
+
+#: A settled receipt -> the end the run records after it (``FINAL_STATE`` of the send's result).
+SENT_STATE = {ReceiptStatus.SUCCEEDED: EventState.SUCCEEDED,
+              ReceiptStatus.REJECTED: EventState.REJECTED,
+              ReceiptStatus.WOULD_SEND: EventState.STOPPED}
+#: The states each of those ends is recorded from (docs/architecture.md, "States"): the send's
+#: EXECUTING, the reconciler's RECONCILING (found, or its one resend refused by the target),
+#: and APPROVED for a shadow send, whose WOULD_SEND receipt is opened with no EXECUTING step.
+SENT_FROM = {EventState.SUCCEEDED: {EventState.EXECUTING, EventState.RECONCILING},
+             EventState.REJECTED: {EventState.EXECUTING, EventState.RECONCILING},
+             EventState.STOPPED: {EventState.APPROVED, EventState.EXECUTING}}
 
 _ROW_SQL = """
 SELECT workflow_id, tenant_id, event_id, event_type, entity_id, correlation_id, schema_version,
        payload_fingerprint, state, reason_code, last_seq, policy_version,
-       now() - updated_at AS quiet,
-       (SELECT status FROM receipts r WHERE r.workflow_id = e.workflow_id
-        ORDER BY created_at DESC LIMIT 1) AS receipt_status
+       now() - updated_at AS quiet
 FROM events e WHERE workflow_id = $1 FOR UPDATE
 """
+#: The event's receipt (one action per event). A settled one is final (settles are fenced and
+#: never reopen it), so the end read from it stands; one settled just after this read was
+#: read open, and is refused this time.
+_RECEIPT_SQL = (f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE workflow_id = $1"
+                " ORDER BY created_at DESC LIMIT 1")
 
 
 @dataclass(frozen=True)
 class Closing:
     """What ``close`` did: ``closed`` (the end written now), ``ended`` (terminal already:
-    nothing written), ``no_record`` (no events row), ``send_started`` (a receipt exists),
+    nothing written), ``no_record`` (no events row), ``write_unknown`` (its receipt is open),
+    ``not_after_send`` (its receipt is settled, but the row is in a state no send ends from),
     ``recent`` (a run Temporal does not know, whose row changed within ``quiet_for``)."""
 
-    result: Literal["closed", "ended", "no_record", "send_started", "recent"]
+    result: Literal["closed", "ended", "no_record", "write_unknown", "not_after_send",
+                    "recent"]
     #: The state the row was in when read.
     state: str | None = None
     reason_code: str | None = None
+    #: The end written (``closed`` only).
+    to_state: str | None = None
     receipt_status: str | None = None
     #: How long the row had not changed (``recent`` only).
     quiet: timedelta | None = None
@@ -86,9 +123,17 @@ class RunCloses:
             state = EventState(row["state"])
             if state in TERMINAL_STATES:
                 return Closing("ended", state.value, row["reason_code"])
-            if row["receipt_status"] is not None:
-                return Closing("send_started", state.value,
-                               receipt_status=row["receipt_status"])
+            found = await conn.fetchrow(_RECEIPT_SQL, workflow_id)
+            receipt = Receipt(**dict(found)) if found is not None else None
+            to_state = CLOSED_STATE
+            if receipt is not None:
+                if receipt.status not in SENT_STATE:
+                    return Closing("write_unknown", state.value,
+                                   receipt_status=receipt.status.value)
+                to_state, code = SENT_STATE[receipt.status], code + AFTER_SEND
+                if state not in SENT_FROM[to_state]:
+                    return Closing("not_after_send", state.value,
+                                   receipt_status=receipt.status.value)
             if ended == NOT_FOUND and (quiet_for is None or row["quiet"] <= quiet_for):
                 return Closing("recent", state.value, quiet=row["quiet"])
             ref = EventRef(workflow_id=workflow_id, tenant_id=row["tenant_id"],
@@ -96,19 +141,22 @@ class RunCloses:
                            entity_id=row["entity_id"], correlation_id=row["correlation_id"],
                            schema_version=row["schema_version"])
             outcome = FinalOutcome(workflow_id=workflow_id, tenant_id=row["tenant_id"],
-                                   event_id=row["event_id"], state=CLOSED_STATE,
+                                   event_id=row["event_id"], state=to_state, receipt=receipt,
                                    reason_code=code, policy_version=row["policy_version"],
                                    payload_fingerprint=row["payload_fingerprint"])
             step = StepRecord(
                 ref=ref, reason_code=code, policy_version=row["policy_version"],
                 outcome=outcome, transitions=[Transition(
-                    seq=row["last_seq"] + 1, from_state=state, to_state=CLOSED_STATE,
+                    seq=row["last_seq"] + 1, from_state=state, to_state=to_state,
                     actor=f"operator:{pg_text(operator)}", reason=code)])
             await conn.fetchval(TRANSITION_SQL, *step_args(step))
             await conn.execute(
                 "INSERT INTO audit (actor, action, target, detail) VALUES ($1,$2,$3,$4::jsonb)",
                 pg_text(operator), "run_close", pg_text(workflow_id),
                 pg_json({"reason": reason, "run_ended": ended, "from_state": state.value,
-                         "to_state": CLOSED_STATE.value, "reason_code": code,
-                         "tenant_id": row["tenant_id"]}))
-            return Closing("closed", state.value, code)
+                         "to_state": to_state.value, "reason_code": code,
+                         "tenant_id": row["tenant_id"],
+                         **({"action_key": receipt.action_key,
+                             "receipt_status": receipt.status.value} if receipt else {})}))
+            return Closing("closed", state.value, code, to_state.value,
+                           receipt.status.value if receipt else None)

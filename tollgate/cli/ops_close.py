@@ -6,8 +6,11 @@ waiting for ever. Temporal says how the run ended (``describe()``, no worker nee
 is then recorded in PostgreSQL as STOPPED with a reason code naming it (``run_terminated``,
 ``run_failed``, ``run_timed_out``, ``run_canceled``), with one audit row. A run Temporal no
 longer knows (past the namespace's retention) is closed as ``run_not_found`` once its row has not
-changed for longer than that retention (``adapters/postgres/run_close.py`` says why).
-docs/runbook.md says when to use it.
+changed for longer than that retention (``adapters/postgres/run_close.py`` says why). An event
+whose send was started is ended by its receipt: settled, as the run ends it after that receipt
+(SUCCEEDED, REJECTED, or STOPPED for a shadow send), reason ``run_terminated_after_send`` (and
+so on); open (PENDING, UNKNOWN), the write is unknown: refused until the receipt sweep settles
+it. docs/runbook.md says when to use it.
 """
 
 from __future__ import annotations
@@ -34,9 +37,12 @@ def close(workflow_id: str, operator: str, reason: str) -> Command:
     """Record the end of WORKFLOW_ID (event/TENANT/KEY) whose run was terminated, failed, timed
     out or canceled: STOPPED, reason run_terminated (run_failed, run_timed_out, run_canceled),
     audited; one Temporal no longer knows, run_not_found, once its record has not changed for
-    the namespace's retention. Exit 4 for an id neither knows, 1 while the run runs, once it
-    completed with an outcome, when its send was started, or for a record Temporal does not
-    know that changed within the retention; closing it again: exit 0."""
+    the namespace's retention. An event whose send was started ends as its settled receipt
+    says (SUCCEEDED, REJECTED, STOPPED for a shadow send), reason run_terminated_after_send
+    (and so on). Exit 4 for an id neither knows, 1 while the run runs, once it completed with
+    an outcome, while its receipt is open (the write is unknown: tollgate ops sweep settles
+    it), or for a record Temporal does not know that changed within the retention; closing it
+    again: exit 0."""
 
     async def go(s: Settings) -> int:
         from temporalio.client import WorkflowExecutionStatus
@@ -76,17 +82,25 @@ def close(workflow_id: str, operator: str, reason: str) -> Command:
         if done.result == "no_record":
             raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no event record in PostgreSQL "
                           f"(the run {ended} before it was admitted): nothing to close")
-        if done.result == "send_started":
-            raise Failure(Exit.REFUSED, f"{workflow_id}: not closed: its send was started "
-                          f"(state {done.state}, receipt {done.receipt_status}); settle it "
-                          "first (tollgate ops sweep, docs/runbook.md)")
+        if done.result == "write_unknown":
+            raise Failure(Exit.REFUSED, f"{workflow_id}: not closed: its send was started and "
+                          f"the write is unknown (state {done.state}, receipt "
+                          f"{done.receipt_status}); tollgate ops sweep settles the receipt "
+                          "once the target holds its key, then close it again "
+                          "(docs/runbook.md)")
+        if done.result == "not_after_send":
+            raise Failure(Exit.REFUSED, f"{workflow_id}: not closed: its receipt is "
+                          f"{done.receipt_status} yet its record is {done.state}, a state no "
+                          "send ends from (docs/runbook.md)")
         if done.result == "ended":
             click.echo(f"{workflow_id}: already ended {done.state}"
                        + (f" ({done.reason_code})" if done.reason_code else "")
                        + ": nothing to do")
         else:
-            click.echo(f"{workflow_id}: closed {done.state} -> STOPPED ({done.reason_code}), "
-                       f"run {ended}; audited")
+            click.echo(f"{workflow_id}: closed {done.state} -> {done.to_state} "
+                       f"({done.reason_code}), run {ended}"
+                       + (f", receipt {done.receipt_status}" if done.receipt_status else "")
+                       + "; audited")
         return Exit.OK
 
     return go
