@@ -7,6 +7,7 @@ from typing import Any
 
 from tollgate.bench.bracket import PLAIN_AGAIN, plains, reference
 from tollgate.bench.goals import PARKED_LOSS, PARKED_RSS_MB, all_cpu_ms, load_words, render_goals
+from tollgate.bench.slowest import slowest_line
 from tollgate.bench.spread import pair_ratios
 from tollgate.bench.stats import ratio
 
@@ -93,6 +94,8 @@ def _phase_table(name: str, phase: dict[str, Any]) -> list[str]:
     if sends:
         lines.append(f"  messaging target: {sends['sends']} sends, at most {sends['peak_in_1s']}"
                      f" in any 1 s, {sends['mean_per_s']:g}/s first to last")
+    lines += [line for p in pipelines
+              if (line := slowest_line(p, phase[p].get("slowest_event"))) is not None]
     lines += _pg_stats(phase["tollgate"].get("pg_stats"))
     spy = phase["tollgate"].get("py_spy")
     if spy:

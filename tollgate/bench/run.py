@@ -27,6 +27,7 @@ from tollgate.bench.history import history_shapes
 from tollgate.bench.pgstats import PgStats
 from tollgate.bench.pyspy import Recorder
 from tollgate.bench.reviewer import TENANT, Reviewer
+from tollgate.bench.slowest import slowest_history
 from tollgate.bench.stats import cpu_ms, memory_kb, tree_cpu_ms
 from tollgate.bench.tally import Phase, Tally, plan, send_rate, split
 from tollgate.bench.worker import WorkerProcess
@@ -143,6 +144,9 @@ class Bench:
         profile = await asyncio.to_thread(spy.stop) if spy else None
         for pipeline, tally in tallies.items():
             tally.peak_rss_mb = self.workers[pipeline].rss_mb("peak_rss_kb")
+            if tally.slowest is not None:
+                tally.slowest_history = await slowest_history(
+                    self.client, tally.slowest[1], tally.slowest[0])
         await self.close()
         if phase.name == "plain":
             self.samples = {p: t.samples for p, t in tallies.items()}
@@ -238,7 +242,7 @@ class Bench:
                 except Exception as exc:
                     tally.outcomes[f"result_error:{type(exc).__name__}"] += 1
                     return
-                tally.e2e.append(time.perf_counter() - t0)
+                tally.finished(wf_id, time.perf_counter() - t0)
                 tally.outcomes[state] += 1
                 tally.events += 1
                 if len(tally.samples) < HISTORY_SAMPLES and phase.name == "plain":

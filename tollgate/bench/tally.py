@@ -56,6 +56,14 @@ class Tally:
     messages: int = 0
     distinct: int = 0
     samples: list[str] = field(default_factory=list)
+    slowest: tuple[float, str] | None = None  # (end-to-end seconds, workflow id)
+    slowest_history: dict[str, Any] | None = None  # what ``slowest.py`` read of it
+
+    def finished(self, workflow_id: str, e2e_s: float) -> None:
+        """One event's end to end, kept with the slowest event's id."""
+        self.e2e.append(e2e_s)
+        if self.slowest is None or e2e_s > self.slowest[0]:
+            self.slowest = (e2e_s, workflow_id)
 
     def add_round(self, events: int, wall_s: float, cpu_ms: dict[str, float]) -> None:
         """One measured round: its CPU and wall time count towards the phase's figures (the
@@ -89,6 +97,7 @@ class Tally:
             "worker_rss_mb_at": self.rss_mb_at, "outcomes": dict(self.outcomes),
             "reviewer": dict(self.reviewer), "messages_at_target": self.messages,
             "rounds": self.rounds, "sample_workflow_ids": self.samples,
+            "slowest_event": self.slowest_history,
         }
 
 
