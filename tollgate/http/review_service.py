@@ -36,7 +36,9 @@ QUERY_TIMEOUT = timedelta(seconds=10)
 _WORKFLOW_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,299}")
 
 
-def _known_shape(workflow_id: str) -> None:
+def known_shape(workflow_id: str) -> None:
+    """404 for an id no review can have, before it reaches PostgreSQL or Temporal (a NUL
+    would be a 500 there)."""
     if not _WORKFLOW_ID.fullmatch(workflow_id):
         raise HTTPException(404, "no such review")
 
@@ -117,7 +119,7 @@ async def ticket(svc: Services, workflow_id: str) -> ReviewTicket | None:
 
 async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[str, Any]:
     """Draft, sources, unknowns, risk, validator flags, policy version and earlier decisions."""
-    _known_shape(workflow_id)
+    known_shape(workflow_id)
     record = await PostgresStore(svc.pool).review_record(workflow_id)
     if record is None or record.event["tenant_id"] != who.tenant:
         raise HTTPException(404, "no such review for your tenant")
@@ -175,7 +177,7 @@ async def decide(svc: Services, who: Identity, workflow_id: str, body: DecisionI
     from temporalio.exceptions import ApplicationError
     from temporalio.service import RPCError
 
-    _known_shape(workflow_id)
+    known_shape(workflow_id)
     client = await svc.temporal.client()
     handle = client.get_workflow_handle(workflow_id)
     try:

@@ -70,6 +70,7 @@ async def get_reviews(svc: Svc, who: Who) -> list[rs.ReviewSummary]:
 async def post_decision(workflow_id: str, body: rs.DecisionIn, svc: Svc, who: Who,
                         idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """Approve, reject or request info, for the request id and draft version the reviewer saw."""
+    rs.known_shape(workflow_id)  # before the Idempotency-Key's route, which names it, is stored
 
     async def decide() -> JSONResponse:
         out = await rs.decide(svc, who, workflow_id, body)
