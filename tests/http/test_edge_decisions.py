@@ -23,3 +23,23 @@ async def test_a_keyed_decision_for_an_id_that_cannot_be_a_review_is_404(
     kept = await http_services.pool.fetchval(
         "SELECT count(*) FROM idempotency_keys WHERE key = 'k-edge'")
     assert kept == 0
+
+
+@pytest.mark.parametrize(("body", "rule"), [
+    (b'{"decision": "approve", "reason": ' + b"[" * 3000 + b"]" * 3000 + b"}", "too_deep"),
+    (b'{"decision": "approve", "reason": "ok", "request_id": "r-1", "draft_version": '
+     + b"9" * 5000 + b"}", "number_too_large"),
+    (b'{"decision": "approve", "reason": "\xff\xfe", "request_id": "r-1", "draft_version": 1}',
+     "not_json"),
+])
+@pytest.mark.parametrize("path", ["/v1/reviews/event/acme/k-1/decision", "/v1/items"])
+async def test_a_body_json_cannot_read_is_422_naming_the_rule(
+        api: httpx.AsyncClient, http_services: Services, body: bytes, rule: str,
+        path: str) -> None:
+    # FastAPI answered these 400 "There was an error parsing the body", naming nothing.
+    answer = await api.post(path, content=body, headers={
+        **bearer(http_services, "ann", role="care_lead"), "Content-Type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["rule"] == rule
+    assert answer.json()["field"] == ("$.draft_version" if rule == "number_too_large" else "$")
+    assert "9999" not in answer.text

@@ -7,10 +7,17 @@ logged. This answer names the field (a JSON path) and the rule only (docs/api.md
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Coroutine
+from typing import Any
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from pydantic import BaseModel
+
+from policies.edge_text import Violation, check_value, parse_json
 
 #: pydantic error types that are the edge's text rules under another name.
 _RULES = {"string_unicode": "lone_surrogate", "string_too_long": "string_too_long",
@@ -54,6 +61,54 @@ async def _invalid(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=422, content={
         "code": "invalid_request", "field": field, "rule": rule,
         "message": f"{field}: {first.get('msg', 'invalid')}", "detail": errors})
+
+
+def refused(violation: Violation) -> JSONResponse:
+    """The edge's 422 for a body its text rules refuse (docs/api.md, "Refused text")."""
+    return JSONResponse(status_code=422, content={
+        "code": "invalid_request", "field": violation.field, "rule": violation.rule,
+        "message": violation.message,
+        "detail": [{"loc": ["body"], "msg": violation.message, "type": violation.rule}]})
+
+
+class EdgeRoute(APIRoute):
+    """A JSON route whose body meets the edge's text rules before FastAPI parses it.
+
+    FastAPI answers a body ``json.loads`` cannot read for another reason than a syntax error (a
+    thousand nested brackets, an integer of 5,000 digits, bytes that are not UTF-8) with a bare
+    400 that names neither field nor rule; the body is read once and cached, so the route's own
+    parse sees the same bytes.
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def checked(request: Request) -> Response:
+            kind = request.headers.get("content-type", "")
+            raw = await request.body() if request.method in ("POST", "PUT", "PATCH") else b""
+            if raw and ("json" in kind or not kind):
+                violation = _violation(raw, request.app.state.services.max_body)
+                if violation is not None:
+                    return refused(violation)
+            return await handler(request)
+
+        return checked
+
+
+def _violation(raw: bytes, max_chars: int) -> Violation | None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Violation("$", "not_json")
+    value, found = parse_json(text, max_chars=max_chars)
+    if found is not None:
+        # A syntax error is FastAPI's own 422 (json_invalid, with its position): left to it.
+        return None if found.rule == "not_json" else found
+    try:
+        json.loads(text)  # what the route's parse does: a body it reads is the models' to judge
+    except ValueError:  # valid JSON it cannot read: an integer of thousands of digits
+        return check_value(value) or Violation("$", "number_too_large")
+    return None
 
 
 def install(app: FastAPI) -> None:

@@ -16,10 +16,10 @@ from fastapi import Path as PathParam
 from pydantic import BaseModel, Field
 
 from tollgate.http.deps import Services, services
-from tollgate.http.edge_errors import Refusal
+from tollgate.http.edge_errors import EdgeRoute, Refusal
 from tollgate.http.reviews import Who
 
-router = APIRouter(tags=["items"])
+router = APIRouter(tags=["items"], route_class=EdgeRoute)
 Svc = Annotated[Services, Depends(services)]
 ItemId = Annotated[int, PathParam(ge=1, le=2**63 - 1)]
 

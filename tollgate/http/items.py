@@ -16,12 +16,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tollgate.http.deps import Services, services
-from tollgate.http.edge_errors import EdgeInvalid, Refusal
+from tollgate.http.edge_errors import EdgeInvalid, EdgeRoute, Refusal
 from tollgate.http.idempotency import KEY_REUSED, IdempotencyKey, once
 from tollgate.http.identity import Identity
 from tollgate.http.reviews import Who
 
-router = APIRouter(tags=["items"])
+router = APIRouter(tags=["items"], route_class=EdgeRoute)
 Svc = Annotated[Services, Depends(services)]
 
 

@@ -13,11 +13,11 @@ from fastapi.responses import JSONResponse
 
 from tollgate.http import review_service as rs
 from tollgate.http.deps import Services, services
-from tollgate.http.edge_errors import EdgeInvalid, Refusal
+from tollgate.http.edge_errors import EdgeInvalid, EdgeRoute, Refusal
 from tollgate.http.idempotency import KEY_REUSED, IdempotencyKey, once
 from tollgate.http.identity import Identity, IdentityError
 
-router = APIRouter(tags=["reviews"])
+router = APIRouter(tags=["reviews"], route_class=EdgeRoute)
 Svc = Annotated[Services, Depends(services)]
 #: Where the web inbox keeps the token (HttpOnly, SameSite=Strict).
 TOKEN_COOKIE = "tollgate_token"  # noqa: S105 - a cookie name, not a secret
