@@ -79,3 +79,18 @@ def test_a_forged_token_exits_8(no_temporal: Path, capsys: pytest.CaptureFixture
     code, line = said([*DECIDE, "--token", forged], capsys)
     assert code == Exit.NO_IDENTITY and line.startswith("tollgate: token refused: bad_token")
     assert forged not in line
+
+
+@pytest.mark.parametrize("token", ["\udcff", "eyJhbGciOiJSUzI1NiJ9.\udcc3\udca9.sig"])
+def test_a_token_with_bytes_that_are_not_utf8_is_refused_with_exit_8(
+    no_temporal: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    token: str
+) -> None:
+    # An argument's bytes that are not UTF-8 reach Python as lone surrogates; with an identity
+    # provider configured the token's key id was read first, and that was exit 9
+    # ("unexpected UnicodeEncodeError"), not the token refused.
+    monkeypatch.setenv("TOLLGATE_OIDC_ISSUER", "https://idp.invalid")
+    monkeypatch.setenv("TOLLGATE_OIDC_AUDIENCE", "tollgate")
+    code, line = said([*DECIDE, "--token", token], capsys)
+    assert code == Exit.NO_IDENTITY, line
+    assert line.startswith("tollgate: token refused: bad_token") and "\n" not in line

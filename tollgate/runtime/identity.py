@@ -148,7 +148,7 @@ def _bounded(token: str) -> None:
 def _kid(token: str) -> str:
     try:
         kid = jwt.get_unverified_header(token).get("kid")
-    except jwt.PyJWTError as exc:
+    except (jwt.PyJWTError, ValueError) as exc:  # a lone surrogate: UnicodeEncodeError
         raise _bad(exc) from None
     if not isinstance(kid, str) or not kid or len(kid) > 256:
         raise IdentityRefused("bad_token", "the token names no signing key (kid)")
