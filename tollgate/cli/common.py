@@ -264,6 +264,10 @@ class EdgeText(click.ParamType):
 #: Free text (a reason: tab and newline allowed) and ids (workflow ids, names).
 TEXT = EdgeText()
 ID_TEXT = EdgeText(free_text=False)
+#: A row id (PostgreSQL bigserial) and a count kept in an ``int`` column: bounded here, so a
+#: value past the column is a usage error (exit 2), not asyncpg's DataError (exit 9).
+ROW_ID = click.IntRange(min=1, max=2**63 - 1)
+COUNT = click.IntRange(min=1, max=2**31 - 1)
 
 
 class EdgePath(click.Path):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tollgate.cli.common import (
+    COUNT,
     ID_TEXT,
     TEXT,
     Command,
@@ -105,7 +106,7 @@ def _switch_command(name: str, closing: bool) -> click.Command:
                   help="what caused the incident, as found (recorded; the runbook's field)")
     @click.option("--fixture", type=TEXT, hidden=closing,
                   help="the fixture or test that now covers it (recorded)")
-    @click.option("--canary", type=click.IntRange(min=1), metavar="N", hidden=closing,
+    @click.option("--canary", type=COUNT, metavar="N", hidden=closing,
                   help="let N actions through, then close again until a plain reopen confirms")
     @token_option
     def command(adapter: str, tenant: str, reason: str | None, root_cause: str | None,

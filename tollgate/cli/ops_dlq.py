@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from tollgate.cli.common import (
+    ROW_ID,
     TEXT,
     Command,
     connect,
@@ -61,7 +62,7 @@ async def _row(s: Settings, dl_id: int) -> dict:
 
 
 @dlq.command()
-@click.argument("dl_id", metavar="ID", type=int)
+@click.argument("dl_id", metavar="ID", type=ROW_ID)
 @json_option
 def show(dl_id: int, as_json: bool) -> Command:
     """One dead letter: its class, code, what the code means, owner, redacted payload and
@@ -93,7 +94,7 @@ def _tenant_of(row: dict) -> str:
 
 
 @dlq.command()
-@click.argument("dl_id", metavar="ID", type=int)
+@click.argument("dl_id", metavar="ID", type=ROW_ID)
 @click.option("--reason", required=True, type=TEXT, help="why it is safe to try again (recorded)")
 @token_option
 def approve(dl_id: int, reason: str, token: str | None) -> Command:
@@ -123,7 +124,7 @@ def approve(dl_id: int, reason: str, token: str | None) -> Command:
 
 
 @dlq.command()
-@click.argument("dl_id", metavar="ID", type=int)
+@click.argument("dl_id", metavar="ID", type=ROW_ID)
 @token_option
 def replay(dl_id: int, token: str | None) -> Command:
     """Replay dead letter ID once per approval; never when its receipt says it happened.

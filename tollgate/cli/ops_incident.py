@@ -13,6 +13,7 @@ import click
 
 from tollgate.cli.common import (
     ID_TEXT,
+    ROW_ID,
     Command,
     emit_json,
     json_option,
@@ -46,9 +47,12 @@ class When(click.ParamType):
             return datetime.now(UTC) - timedelta(**{_UNITS[ago[2]]: int(ago[1])})
         try:
             moment = datetime.fromisoformat(text)
-        except ValueError:
-            self.fail("not an ISO 8601 date-time or an age like 6h", param, ctx)
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+            # In UTC, as PostgreSQL reads it: year 1 at +14:00 is before year 1 there (asyncpg's
+            # DataError, exit 9); an age or offset past year 1 or 9999 is refused here.
+            return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+        except (ValueError, OverflowError):
+            self.fail("not an ISO 8601 date-time (years 1 to 9999, in UTC) or an age like 6h",
+                      param, ctx)
 
 
 WHEN = When()
@@ -115,7 +119,7 @@ async def _row(s: Settings, draft_id: int) -> dict[str, Any]:
 
 
 @incident.command()
-@click.argument("draft_id", metavar="ID", type=click.IntRange(min=1))
+@click.argument("draft_id", metavar="ID", type=ROW_ID)
 @json_option
 def show(draft_id: int, as_json: bool) -> Command:
     """One incident draft as markdown (or JSON with its packet): each sentence with its refs,
@@ -137,7 +141,7 @@ def show(draft_id: int, as_json: bool) -> Command:
 
 
 @incident.command()
-@click.argument("draft_id", metavar="ID", type=click.IntRange(min=1))
+@click.argument("draft_id", metavar="ID", type=ROW_ID)
 @token_option
 def review(draft_id: int, token: str | None) -> Command:
     """Mark incident draft ID reviewed (exit 1 when it was already, or its packet no longer

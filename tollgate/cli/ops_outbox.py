@@ -11,7 +11,16 @@ from typing import Any
 
 import click
 
-from tollgate.cli.common import ID_TEXT, TEXT, Command, emit_json, json_option, pool, table
+from tollgate.cli.common import (
+    ID_TEXT,
+    ROW_ID,
+    TEXT,
+    Command,
+    emit_json,
+    json_option,
+    pool,
+    table,
+)
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -59,7 +68,7 @@ async def _row(s: Settings, row_id: int) -> dict[str, Any]:
 
 
 @outbox.command()
-@click.argument("row_id", metavar="ID", type=click.IntRange(min=1))
+@click.argument("row_id", metavar="ID", type=ROW_ID)
 @json_option
 def show(row_id: int, as_json: bool) -> Command:
     """One outbox row: its workflow id, tenant, entity, tries, last error and state."""
@@ -77,7 +86,7 @@ def show(row_id: int, as_json: bool) -> Command:
 
 
 def _action(name: str, verb: str, doc: str) -> click.Command:
-    @click.argument("row_id", metavar="ID", type=click.IntRange(min=1))
+    @click.argument("row_id", metavar="ID", type=ROW_ID)
     @click.option("--operator", required=True, type=ID_TEXT,
                   help=f"who {verb} it (recorded in the audit)")
     @click.option("--reason", required=True, type=TEXT, help="why (recorded in the audit)")

@@ -10,6 +10,7 @@ import click
 
 from contracts.rollout import CERTIFIED_MODES, RolloutMode
 from tollgate.cli.common import (
+    COUNT,
     ID_TEXT,
     TEXT,
     Command,
@@ -30,7 +31,7 @@ from tollgate.runtime.exits import Exit, Failure
 @click.option("--to", "mode", required=True, type=click.Choice([m.value for m in RolloutMode]),
               help="the new mode")
 @click.option("--reason", required=True, type=TEXT, help="why (recorded)")
-@click.option("--canary", type=click.IntRange(min=1), metavar="N",
+@click.option("--canary", type=COUNT, metavar="N",
               help="canary: N actions send, then the rest stay in shadow until confirmed")
 @click.option("--percent", type=click.IntRange(1, 100), metavar="P",
               help="canary: only about P%% of action keys are eligible to send")
