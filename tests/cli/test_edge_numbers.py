@@ -1,6 +1,6 @@
-"""Operator commands given numbers and moments PostgreSQL cannot hold: a usage error naming the
-argument (exit 2) before any connection. They reached asyncpg, whose DataError was exit 9
-("unexpected DataError ... value out of int64 range", "date value out of range")."""
+"""Operator and `items` commands given numbers and moments PostgreSQL cannot hold: a usage error
+naming the argument (exit 2) before any connection. They reached asyncpg, whose DataError was
+exit 9 ("unexpected DataError ... value out of int64 range", "date value out of range")."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ def _nowhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     ("ops outbox show {}", BIG, "ID"),
     ("ops outbox retry {}", BIG, "ID"),
     ("ops incident show {}", BIG, "ID"),
+    ("items retry {}", BIG, "ITEM_ID"),
+    ("items untag {} t --tenant acme --user u", BIG, "ITEM_ID"),
     ("ops reopen --root-cause rc --fixture f --canary {}", "2147483648", "--canary"),
     ("ops rollout --tenant acme --to canary --reason r --canary {}", "2147483648", "--canary"),
     ("ops incident --since {} --until 0001-01-02T00:00:00", "0001-01-01T00:00:00+14:00",

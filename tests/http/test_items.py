@@ -139,3 +139,14 @@ async def test_only_the_owner_retries_and_only_a_failed_job(
     assert done.json() == {"item_id": item_id, "job_state": "PENDING", "run": 2,
                            "started": False}
     assert (await api.post(url, headers=bearer(http_services, owner))).status_code == 409
+
+
+@pytest.mark.parametrize("item_id", ["99999999999999999999", "0", "-1"])
+async def test_an_item_id_postgresql_cannot_hold_is_422_naming_it(
+    api: httpx.AsyncClient, http_services: Services, item_id: str
+) -> None:
+    # The path's bound (item_retry.ItemId) keeps it from asyncpg, whose DataError is a 500.
+    answer = await api.post(f"/v1/items/{item_id}/retry",
+                            headers=bearer(http_services, "u-edge-id"))
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == "$.item_id" and "9" * 20 not in answer.text

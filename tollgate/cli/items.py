@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from contracts.errors import TollgateError
 from tollgate.cli.common import (
     ID_TEXT,
+    ROW_ID,
     TEXT,
     Command,
     emit_json,
@@ -151,7 +152,7 @@ def jobs(status: str | None, tenant: str | None, as_json: bool) -> Command:
 
 
 @items.command()
-@click.argument("item_id", type=int)
+@click.argument("item_id", type=ROW_ID)
 @token_option
 def retry(item_id: int, token: str | None) -> Command:
     """Retry the FAILED tagging job of ITEM_ID: the owner's, named by the token (its subject and
@@ -181,7 +182,7 @@ def retry(item_id: int, token: str | None) -> Command:
 
 
 @items.command()
-@click.argument("item_id", type=int)
+@click.argument("item_id", type=ROW_ID)
 @click.argument("tag", type=ID_TEXT)
 @tenant_option
 @click.option("--user", required=True, type=ID_TEXT, help="the owner's id")
