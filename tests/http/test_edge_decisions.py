@@ -10,6 +10,7 @@ from tests.http.test_items import bearer
 from tollgate.http.deps import Services
 
 DECISION = {"decision": "approve", "reason": "ok", "request_id": "r-1", "draft_version": 1}
+CSRF = "c" * 32
 
 
 @pytest.mark.parametrize("workflow_id", ["%00", "event/acme/k%00", "a%01b"])
@@ -43,3 +44,38 @@ async def test_a_body_json_cannot_read_is_422_naming_the_rule(
     assert answer.json()["rule"] == rule
     assert answer.json()["field"] == ("$.draft_version" if rule == "number_too_large" else "$")
     assert "9999" not in answer.text
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"draft_version": True}, "$.draft_version"),  # was taken as version 1
+    ({"draft_version": 1.0}, "$.draft_version"),
+    ({"draft_version": 1.5}, "$.draft_version"),
+    ({"draft_version": "1"}, "$.draft_version"),
+    ({"rol": "care_lead"}, "$.rol"),  # ignored: decided in the token's default role
+])
+async def test_a_decision_is_taken_as_sent_or_refused_naming_the_field(
+        api: httpx.AsyncClient, http_services: Services, change: dict[str, object],
+        field: str) -> None:
+    answer = await api.post("/v1/reviews/event/acme/k-strict/decision",
+                            json={**DECISION, **change},
+                            headers=bearer(http_services, "ann", role="care_lead"))
+    assert answer.status_code == 422, answer.text
+    assert (answer.json()["code"], answer.json()["field"]) == ("invalid_request", field)
+
+
+async def post_inbox_form(api: httpx.AsyncClient, svc: Services, form: str) -> httpx.Response:
+    """A decision form's post, signed in as ann with a CSRF cookie its ``csrf`` field matches."""
+    token = bearer(svc, "ann", role="care_lead")["Authorization"][7:]
+    return await api.post("/inbox/review/event%2Facme%2Fk-strict/decision", content=form,
+                          headers={"Content-Type": "application/x-www-form-urlencoded",
+                                   "Cookie": f"tollgate_token={token}; tollgate_csrf={CSRF}"})
+
+
+@pytest.mark.parametrize("version", ["1.0", "1_0", "%2B1", "%201", "true", "1.5"])
+async def test_an_inbox_draft_version_that_is_not_plain_digits_is_refused(
+        api: httpx.AsyncClient, http_services: Services, version: str) -> None:
+    # pydantic's lax int read "1_0" as 10 and " 1", "+1", "1.0" as 1.
+    form = f"csrf={CSRF}&decision=approve&reason=ok&request_id=r-1&draft_version={version}"
+    answer = await post_inbox_form(api, http_services, form)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["detail"].startswith("draft_version: ")

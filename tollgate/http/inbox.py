@@ -148,6 +148,14 @@ async def review_page(request: Request, svc: Svc, workflow_id: str) -> Response:
     return response
 
 
+def _form_int(value: object) -> object:
+    """A form's number as the int its text spells (ASCII digits, at most 7), else as sent: the
+    decision's strict model refuses it, naming the field (``1.5``, ``true``, ``1_0``)."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 7:
+        return int(value)
+    return value
+
+
 @router.post("/inbox/review/{workflow_id:path}/decision", response_class=HTMLResponse)
 async def decide(request: Request, svc: Svc, workflow_id: str) -> Response:
     form = await request.form()
@@ -156,10 +164,11 @@ async def decide(request: Request, svc: Svc, workflow_id: str) -> Response:
     if who is None:
         return _to_login()
     try:
-        body = rs.DecisionIn(decision=form.get("decision"), reason=form.get("reason"),
-                             request_id=form.get("request_id"),
-                             draft_version=form.get("draft_version"),
-                             role=form.get("role") or None)
+        body = rs.DecisionIn.model_validate({
+            "decision": form.get("decision"), "reason": form.get("reason"),
+            "request_id": form.get("request_id"),
+            "draft_version": _form_int(form.get("draft_version")),
+            "role": form.get("role") or None})
     except ValidationError as exc:
         first = exc.errors()[0]
         raise HTTPException(422, f"{first['loc'][0]}: {first['msg']}") from None

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from fastapi import HTTPException
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from adapters.postgres.store import PostgresStore
 from contracts import ReviewDecision, ReviewTicket
@@ -55,6 +55,11 @@ class ReviewSummary(BaseModel):
 
 
 class DecisionIn(BaseModel):
+    #: Strict: a decision is taken as sent or refused (422 naming the field), never coerced
+    #: (``"draft_version": true`` was version 1); an unknown field is refused, not ignored (a
+    #: misspelt ``"rol"`` decided in the token's default role).
+    model_config = ConfigDict(strict=True, extra="forbid")
+
     decision: Literal["approve", "reject", "request_info"]
     reason: str = Field(min_length=1, max_length=1000)
     request_id: str = Field(min_length=1, max_length=100)
