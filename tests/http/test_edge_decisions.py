@@ -7,6 +7,7 @@ import httpx
 import pytest
 
 from tests.http.test_items import bearer
+from tollgate.http import review_service as rs
 from tollgate.http.deps import Services
 
 DECISION = {"decision": "approve", "reason": "ok", "request_id": "r-1", "draft_version": 1}
@@ -79,3 +80,32 @@ async def test_an_inbox_draft_version_that_is_not_plain_digits_is_refused(
     answer = await post_inbox_form(api, http_services, form)
     assert answer.status_code == 422, answer.text
     assert answer.json()["detail"].startswith("draft_version: ")
+
+
+@pytest.mark.parametrize(("form", "named"), [
+    ("decision=approve&decision=reject", "decision"),
+    ("decision=reject&decision=approve", "decision"),
+    ("decision=approve&draft_version=1&draft_version=2", "draft_version"),
+    ("decision=approve&role=care_lead&role=compliance", "role"),
+    (f"decision=approve&csrf={CSRF}", "csrf"),
+    ("decision=approve&x%00=1&x%00=2", "a field this form does not have"),
+])
+async def test_an_inbox_field_sent_twice_is_refused_and_nothing_is_decided(
+        api: httpx.AsyncClient, http_services: Services, monkeypatch: pytest.MonkeyPatch,
+        form: str, named: str) -> None:
+    decided: list[rs.DecisionIn] = []
+
+    async def decide(svc: Services, who: object, workflow_id: str,
+                     body: rs.DecisionIn) -> rs.DecisionOut:
+        decided.append(body)
+        return rs.DecisionOut(accepted=True, state="APPROVED", message="approved")
+
+    monkeypatch.setattr(rs, "decide", decide)
+    base = f"csrf={CSRF}&reason=ok&request_id=r-1"
+    base += "" if "draft_version" in form else "&draft_version=1"
+    answer = await post_inbox_form(api, http_services, f"{base}&{form}")
+    # Starlette's form keeps every value and .get() answered the last one: the decision was
+    # made on one of two values the page never sends together.
+    assert decided == []
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["detail"] == f"{named}: sent more than once; nothing was decided"

@@ -21,6 +21,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
+from starlette.datastructures import FormData
 
 from tollgate.http import review_service as rs
 from tollgate.http.deps import Services, services
@@ -156,9 +157,25 @@ def _form_int(value: object) -> object:
     return value
 
 
+#: The fields of a decision's form; a field it does not have is not decided on, so not named.
+_DECISION_FIELDS = ("csrf", "decision", "reason", "request_id", "draft_version", "role")
+
+
+def _once_each(form: FormData) -> None:
+    """422 for a field sent twice (``decision=approve&decision=reject``): taking one of its
+    values would decide what the reviewer may not have meant."""
+    seen: set[str] = set()
+    for name, _ in form.multi_items():
+        if name in seen:
+            shown = name if name in _DECISION_FIELDS else "a field this form does not have"
+            raise HTTPException(422, f"{shown}: sent more than once; nothing was decided")
+        seen.add(name)
+
+
 @router.post("/inbox/review/{workflow_id:path}/decision", response_class=HTMLResponse)
 async def decide(request: Request, svc: Svc, workflow_id: str) -> Response:
     form = await request.form()
+    _once_each(form)
     _check_csrf(request, str(form.get("csrf", "")))
     who = await _who(request, svc)
     if who is None:
