@@ -109,3 +109,44 @@ async def test_an_inbox_field_sent_twice_is_refused_and_nothing_is_decided(
     assert decided == []
     assert answer.status_code == 422, answer.text
     assert answer.json()["detail"] == f"{named}: sent more than once; nothing was decided"
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ('{"decision": "approve", "reason": "ok", "request_id": "r-1", "draft_version": 1, '
+     '"decision": "reject"}', "$.decision"),
+    ('{"decision": "approve", "reason": "ok", "request_id": "r-1", "draft_version": 1, '
+     '"draft_version": 2}', "$.draft_version"),
+    ('{"decision": "approve", "reason": "ok", "request_id": "r-1", "draft_version": 1, '
+     '"a\\u0000": 1, "a\\u0000": 2}', "$.?"),
+])
+async def test_an_api_decision_holding_a_key_twice_is_refused_and_nothing_is_decided(
+        api: httpx.AsyncClient, http_services: Services, monkeypatch: pytest.MonkeyPatch,
+        body: str, field: str) -> None:
+    decided: list[rs.DecisionIn] = []
+
+    async def decide(svc: Services, who: object, workflow_id: str,
+                     body: rs.DecisionIn) -> rs.DecisionOut:
+        decided.append(body)
+        return rs.DecisionOut(accepted=True, state="APPROVED", message="approved")
+
+    monkeypatch.setattr(rs, "decide", decide)
+    answer = await api.post("/v1/reviews/event/acme/k-twice/decision", content=body.encode(),
+                            headers={**bearer(http_services, "ann", role="care_lead"),
+                                     "Content-Type": "application/json"})
+    # json.loads keeps a key's last value: the workflow was sent "reject" (or version 2).
+    assert decided == []
+    assert answer.status_code == 422, answer.text
+    assert (answer.json()["field"], answer.json()["rule"]) == (field, "duplicate_key")
+    assert "\\u0000" not in answer.text
+
+
+async def test_an_item_holding_a_key_twice_is_refused_and_nothing_is_saved(
+        api: httpx.AsyncClient, http_services: Services) -> None:
+    url = "https://example.com/edge/twice"
+    body = f'{{"url": "{url}", "title": "a", "title": "b"}}'
+    answer = await api.post("/v1/items", content=body.encode(), headers={
+        **bearer(http_services, "u-twice"), "Content-Type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    assert (answer.json()["field"], answer.json()["rule"]) == ("$.title", "duplicate_key")
+    saved = await http_services.pool.fetchval("SELECT count(*) FROM items WHERE url = $1", url)
+    assert saved == 0

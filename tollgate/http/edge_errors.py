@@ -65,10 +65,13 @@ async def _invalid(_: Request, exc: Exception) -> JSONResponse:
 
 def refused(violation: Violation) -> JSONResponse:
     """The edge's 422 for a body its text rules refuse (docs/api.md, "Refused text")."""
+    return _refusal(violation.field, violation.rule, violation.message)
+
+
+def _refusal(field: str, rule: str, message: str) -> JSONResponse:
     return JSONResponse(status_code=422, content={
-        "code": "invalid_request", "field": violation.field, "rule": violation.rule,
-        "message": violation.message,
-        "detail": [{"loc": ["body"], "msg": violation.message, "type": violation.rule}]})
+        "code": "invalid_request", "field": field, "rule": rule, "message": message,
+        "detail": [{"loc": ["body"], "msg": message, "type": rule}]})
 
 
 class EdgeRoute(APIRoute):
@@ -88,14 +91,18 @@ class EdgeRoute(APIRoute):
             raw = await request.body() if request.method in ("POST", "PUT", "PATCH") else b""
             if raw and ("json" in kind or not kind):
                 violation = _violation(raw, request.app.state.services.max_body)
-                if violation is not None:
+                if isinstance(violation, Violation):
                     return refused(violation)
+                if violation is not None:
+                    return _refusal(violation, "duplicate_key",
+                                    f"{violation}: sent more than once; nothing was done")
             return await handler(request)
 
         return checked
 
 
-def _violation(raw: bytes, max_chars: int) -> Violation | None:
+def _violation(raw: bytes, max_chars: int) -> Violation | str | None:
+    """The rule ``raw`` breaks, or the path of a key one of its objects holds twice."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -105,10 +112,51 @@ def _violation(raw: bytes, max_chars: int) -> Violation | None:
         # A syntax error is FastAPI's own 422 (json_invalid, with its position): left to it.
         return None if found.rule == "not_json" else found
     try:
-        json.loads(text)  # what the route's parse does: a body it reads is the models' to judge
+        # What the route's parse does (a body it reads is the models' to judge), keeping the
+        # keys it would have dropped.
+        read = json.loads(text, object_pairs_hook=_Object.of)
     except ValueError:  # valid JSON it cannot read: an integer of thousands of digits
         return check_value(value) or Violation("$", "number_too_large")
+    return _twice(read)
+
+
+class _Object(dict[str, Any]):
+    """A JSON object as read, with the first key it holds twice: ``json.loads`` keeps the last
+    value of ``{"decision": "approve", "decision": "reject"}``, and the route would decide on
+    one of two values no client sends together."""
+
+    twice: str | None = None
+
+    @classmethod
+    def of(cls, pairs: list[tuple[str, Any]]) -> _Object:
+        made = cls(pairs)
+        if len(made) < len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    made.twice = key
+                    break
+                seen.add(key)
+        return made
+
+
+def _twice(value: Any) -> str | None:
+    """The JSON path of the first key held twice in ``value`` (walked without recursion); a
+    key that is not a short identifier is not repeated back."""
+    stack: list[tuple[str, Any]] = [("$", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, _Object):
+            if item.twice is not None:
+                return f"{path}.{_shown(item.twice)}"
+            stack.extend((f"{path}.{_shown(k)}", v) for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(item))))
     return None
+
+
+def _shown(key: str) -> str:
+    return key if key.isidentifier() and key.isascii() and len(key) <= 64 else "?"
 
 
 def install(app: FastAPI) -> None:
