@@ -59,6 +59,25 @@ def request_fingerprint(action: ActionRequest) -> str:
                         "recipient": action.ref.entity_id})
 
 
+#: The EXECUTING step of a send that found consent withdrawn at the source: the run records
+#: EXECUTING -> STOPPED next, so the numbers it gave this step are used (docs/rollout.md).
+NO_CONSENT_REASON = "consent withdrawn at the source of truth, nothing sent"
+
+
+def held_back(code: str) -> str:
+    """The EXECUTING step's reason when the rollout mode holds the send back (WOULD_SEND)."""
+    return f"receipt opened WOULD_SEND ({code}), nothing sent"
+
+
+def _executing(request: ExecuteRequest, reason: str) -> StepRecord:
+    """APPROVED -> EXECUTING under the number the run gave the send (``request.seq``)."""
+    action = request.action
+    return StepRecord(ref=action.ref, policy_version=action.policy_version,
+                      transitions=[Transition(seq=request.seq, from_state=EventState.APPROVED,
+                                              to_state=EventState.EXECUTING, actor="execute",
+                                              reason=reason)])
+
+
 def _closing(request: ExecuteRequest) -> Closing | None:
     """The run's final step for a final settle, when the run asked for it (ADR 0057)."""
     closing, action = request.closing, request.action
@@ -137,25 +156,24 @@ class ExecuteActivities:
         await self.tokens.admit(request, reads.draft_body)
         record = await self.source.fetch_customer(ref.tenant_id, ref.entity_id)
         if record is None or not record.consent_messaging:
+            if reads.receipt is None:  # else its opener recorded EXECUTING
+                await self.store.record_step(_executing(request, NO_CONSENT_REASON))
             return ExecuteResult(status="stopped", reason_code="no_consent_at_send")
         # Approvals are only ever added, and before this activity is scheduled: the read above
         # is as good as one made now.
         if not reads.approved:
             raise RejectedError("no_approval_on_record", "no accepted approval for this draft")
 
-        executing = StepRecord(
-            ref=ref, policy_version=action.policy_version,
-            transitions=[Transition(seq=request.seq, from_state=EventState.APPROVED,
-                                    to_state=EventState.EXECUTING, actor="execute",
-                                    reason="receipt opened, calling the target")],
-        )
+        executing = _executing(request, "receipt opened, calling the target")
         recorded = False
         receipt = reads.receipt
         if receipt is None:
-            receipt, recorded = await self._open_receipt(action, reads.rollout, executing)
+            receipt, recorded = await self._open_receipt(request, reads.rollout, executing)
         if receipt.status == ReceiptStatus.WOULD_SEND:
-            return ExecuteResult(status="stopped", receipt=receipt,
-                                 reason_code=receipt.error_code or "shadow_would_send")
+            code = receipt.error_code or "shadow_would_send"
+            if not recorded:  # a retry, or another attempt opened it: the same step again
+                await self.store.record_step(_executing(request, held_back(code)))
+            return ExecuteResult(status="stopped", receipt=receipt, reason_code=code)
         if receipt.status == ReceiptStatus.SUCCEEDED:
             return ExecuteResult(status="succeeded", receipt=receipt, reason_code="already_sent")
         if receipt.status == ReceiptStatus.REJECTED:
@@ -191,28 +209,28 @@ class ExecuteActivities:
             await self.circuit.signal(action, "duplicate")
         return _result(request, attempt)
 
-    async def _open_receipt(self, action: ActionRequest, rollout: dict[str, Any] | None,
+    async def _open_receipt(self, request: ExecuteRequest, rollout: dict[str, Any] | None,
                             executing: StepRecord) -> tuple[Receipt, bool]:
         """The receipt, opened under the rollout mode in force (``rollout``: the covering row
-        read with the others): PENDING when the mode lets the action send, with ``executing``
-        recorded in the same statement and this attempt counted in it (then True: the attempt
-        holds ``OPENING_FENCE`` and takes no other), or a final WOULD_SEND (recording what
-        would have gone out) when it does not.
+        read with the others), with the EXECUTING step recorded in the same statement (then
+        True): PENDING when the mode lets the action send, with ``executing`` and this attempt
+        counted (the attempt holds ``OPENING_FENCE`` and takes no other), or a final WOULD_SEND
+        (recording what would have gone out) when it does not, with the step saying so, so
+        the STOPPED the run records next follows it with no gap (docs/rollout.md).
 
         Called only when no receipt was found: the mode is decided once per action key; a
         retried attempt finds its receipt and follows the mode stamped on it, so a canary slot
         is never taken twice (and ``decide_row`` takes none once any receipt holds the key)."""
+        action = request.action
         fingerprint = request_fingerprint(action)
         decision = await self.rollout.decide_row(rollout, action.ref.event_id, action.action_key)
-        if decision.send:
-            opened = await self.store.open_and_record(action, fingerprint,
-                                                      mode=decision.mode.value, step=executing)
-            if opened is not None:
-                return opened, True
-            # A concurrent attempt opened it first: its receipt stands, nothing was recorded.
-            held = await self.receipts.get(action.action_key)
-            assert held is not None
-            return held, False
-        return await self.receipts.open_receipt(action, fingerprint, mode=decision.mode.value,
-                                                status=ReceiptStatus.WOULD_SEND,
-                                                reason_code=decision.reason_code), False
+        would_send = None if decision.send else decision.reason_code or "shadow_would_send"
+        step = executing if would_send is None else _executing(request, held_back(would_send))
+        opened = await self.store.open_and_record(action, fingerprint, mode=decision.mode.value,
+                                                  step=step, would_send=would_send)
+        if opened is not None:
+            return opened, True
+        # A concurrent attempt opened it first: its receipt stands, nothing was recorded.
+        held = await self.receipts.get(action.action_key)
+        assert held is not None
+        return held, False

@@ -117,9 +117,12 @@ class SendStore(StepRecorder, Protocol):
                                draft_version: int, action_key: str) -> SendReads: ...
 
     async def open_and_record(self, request: ActionRequest, fingerprint: str, *,
-                              mode: str | None, step: StepRecord) -> Receipt | None:
+                              mode: str | None, step: StepRecord,
+                              would_send: str | None = None) -> Receipt | None:
         """Open a PENDING receipt with the caller's attempt counted (attempts 1, fence
-        ``OPENING_FENCE``) and record ``step`` together; None when the key was held."""
+        ``OPENING_FENCE``), or with ``would_send`` (the rollout's reason code) a final
+        WOULD_SEND one counting none, and record ``step`` together; None when the key was
+        held."""
         ...
 
 

@@ -17,6 +17,7 @@ import asyncpg
 from adapters.ports.stores import SendReads
 from adapters.postgres.receipts import (
     INSERT_ATTEMPTED_RECEIPT_SQL,
+    INSERT_RECEIPT_SQL,
     RECEIPT_COLUMNS,
     receipt_args,
 )
@@ -59,18 +60,26 @@ async def read_before_send(pool: asyncpg.Pool, *, tenant_id: str, adapter: str,
 #: counted: its send needs no ``begin_attempt`` of its own.
 OPEN_AND_RECORD_SQL = recorded_behind(
     f"{INSERT_ATTEMPTED_RECEIPT_SQL}\n    RETURNING {RECEIPT_COLUMNS}")
+#: The same behind ``INSERT_RECEIPT_SQL``: a final WOULD_SEND receipt (the rollout mode held the
+#: send back) counts no attempt, and its EXECUTING step is recorded with it, so the STOPPED the
+#: run records next follows it with no gap in the numbers (docs/rollout.md).
+OPEN_WOULD_SEND_AND_RECORD_SQL = recorded_behind(
+    f"{INSERT_RECEIPT_SQL}\n    RETURNING {RECEIPT_COLUMNS}")
 
 
 async def open_and_record(pool: asyncpg.Pool, request: ActionRequest, fingerprint: str, *,
-                          mode: str | None, step: StepRecord) -> Receipt | None:
+                          mode: str | None, step: StepRecord,
+                          would_send: str | None = None) -> Receipt | None:
     """Open a PENDING receipt and record ``step`` in one round trip, the caller's attempt
     already counted (attempts 1, fence ``OPENING_FENCE``: the caller sends without
-    ``begin_attempt``). None when the key was already held (a concurrent attempt opened it):
-    then nothing was written, and the caller reads that receipt, records the step itself and
-    takes a fence of its own."""
+    ``begin_attempt``); with ``would_send`` (the rollout's reason code), a final WOULD_SEND
+    receipt instead, no attempt counted. None when the key was already held (a concurrent
+    attempt opened it): then nothing was written, and the caller reads that receipt, records
+    the step itself and takes a fence of its own."""
+    sql, status = ((OPEN_AND_RECORD_SQL, ReceiptStatus.PENDING) if would_send is None
+                   else (OPEN_WOULD_SEND_AND_RECORD_SQL, ReceiptStatus.WOULD_SEND))
     row = await pool.fetchrow(
-        OPEN_AND_RECORD_SQL, *step_args(step),
-        *receipt_args(request, fingerprint, mode=mode, status=ReceiptStatus.PENDING,
-                      reason_code=None))
+        sql, *step_args(step),
+        *receipt_args(request, fingerprint, mode=mode, status=status, reason_code=would_send))
     assert row is not None
     return Receipt.model_validate_json(row["receipt"]) if row["receipt"] else None

@@ -175,5 +175,7 @@ class PostgresStore(ReviewRecords):
                                       action_key=action_key)
 
     async def open_and_record(self, request: ActionRequest, fingerprint: str, *,
-                              mode: str | None, step: StepRecord) -> Receipt | None:
-        return await open_and_record(self.pool, request, fingerprint, mode=mode, step=step)
+                              mode: str | None, step: StepRecord,
+                              would_send: str | None = None) -> Receipt | None:
+        return await open_and_record(self.pool, request, fingerprint, mode=mode, step=step,
+                                     would_send=would_send)

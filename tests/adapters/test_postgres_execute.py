@@ -102,6 +102,26 @@ async def test_receipt_and_transition_are_written_together_or_not_at_all(
     assert seqs == {a.ref.workflow_id: "EXECUTING"}
 
 
+async def test_a_would_send_receipt_is_opened_with_its_executing_step(
+        pool: asyncpg.Pool) -> None:
+    """A send the rollout mode holds back opens a final WOULD_SEND receipt, no attempt
+    counted, and its APPROVED -> EXECUTING under the send's number in the same statement: the
+    run's STOPPED follows it with no gap (docs/rollout.md). A key already held writes nothing."""
+    a, b = action(), action()
+    opened = await open_and_record(pool, a, "fp", mode="shadow", step=executing(a),
+                                   would_send="shadow_would_send")
+    assert opened is not None
+    assert (opened.status, opened.attempts, opened.error_code, opened.rollout_mode) == (
+        ReceiptStatus.WOULD_SEND, 0, "shadow_would_send", "shadow")
+    await ReceiptStore(pool).open_receipt(b, "fp")
+    assert await open_and_record(pool, b, "fp", mode="shadow", step=executing(b),
+                                 would_send="shadow_would_send") is None
+    rows = {r["workflow_id"]: (r["seq"], r["to_state"]) for r in await pool.fetch(
+        "SELECT workflow_id, seq, to_state FROM state_transitions WHERE workflow_id = ANY($1)",
+        [a.ref.workflow_id, b.ref.workflow_id])}
+    assert rows == {a.ref.workflow_id: (9, "EXECUTING")}
+
+
 class Target:
     """A target that takes every write (the fence rule is the store's, not the target's)."""
 
@@ -159,8 +179,8 @@ async def test_an_attempt_after_the_opener_takes_a_newer_fence_and_the_openers_s
 
 async def test_a_receipt_opened_elsewhere_still_costs_its_attempt_an_update(
         pool: asyncpg.Pool) -> None:
-    """A receipt opened by ``open_receipt`` (the store's other opening, which a WOULD_SEND
-    receipt takes) counts no attempt: a send on it begins its own, one more audited update."""
+    """A receipt opened by ``open_receipt`` (the store's other opening) counts no attempt: a
+    send on it begins its own, one more audited update."""
     a, receipts, target = action(), ReceiptStore(pool), Target()
     opened = await receipts.open_receipt(a, "fp")
     assert opened.attempts == 0

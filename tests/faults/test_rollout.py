@@ -1,11 +1,13 @@
 """Rollout modes on the time-skipping server with real PostgreSQL and the stand-in targets:
 shadow runs the whole path and sends nothing, leaving a would-send receipt; a canary sends N and
 keeps the rest in shadow; fixture mode sends fixture events only. The mode is on the receipt and
-on the reviewer's decision (docs/rollout.md)."""
+on the reviewer's decision (docs/rollout.md). A send held back ends STOPPED from EXECUTING in
+PostgreSQL as in the workflow, its transitions numbered without a gap."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from itertools import pairwise
 
 import asyncpg
 import pytest
@@ -15,7 +17,7 @@ from adapters.postgres.rollout import RolloutStore
 from contracts import EventState
 from contracts.rollout import RolloutMode
 from policies.keys import action_key
-from tests.conftest import fresh_key, signed_event
+from tests.conftest import Handle, fresh_key, signed_event
 from tests.faults.conftest import send_key
 from tests.faults.test_kill_switch import approved, customer, new_key, sent
 from tollgate.dev.standins import StandIns
@@ -33,6 +35,33 @@ async def receipt_row(pool: asyncpg.Pool, key: str) -> asyncpg.Record:
     row = await pool.fetchrow("SELECT * FROM receipts WHERE action_key = $1", key)
     assert row is not None, "no receipt for the action"
     return row
+
+
+TRANSITIONS_SQL = ("SELECT seq, from_state, to_state FROM state_transitions"
+                   " WHERE workflow_id = $1 ORDER BY seq")
+
+
+def stopped_after_executing(records: list[asyncpg.Record]) -> None:
+    """Transitions numbered 1..n, each from the state the one before entered, ending
+    APPROVED -> EXECUTING -> STOPPED: a send stopped at the send step, as the run counts it."""
+    rows = [tuple(r) for r in records]
+    assert [r[0] for r in rows] == list(range(1, len(rows) + 1)), rows
+    assert all(b[1] == a[2] for a, b in pairwise(rows)), rows
+    assert [r[1:] for r in rows[-2:]] == [("APPROVED", "EXECUTING"), ("EXECUTING", "STOPPED")]
+
+
+async def ended_stopped_from_executing(pool: asyncpg.Pool, handle: Handle, code: str) -> None:
+    """The event ends as the workflow says (query, search attribute, PostgreSQL row, outcome),
+    and its transitions are numbered 1..n, each from the state the one before entered:
+    APPROVED -> EXECUTING (the WOULD_SEND receipt's step) -> STOPPED (docs/rollout.md)."""
+    rows = await pool.fetch(TRANSITIONS_SQL, handle.id)
+    stopped_after_executing(rows)
+    event = await pool.fetchrow("SELECT state, reason_code, last_seq, outcome->>'state' AS ended"
+                                " FROM events WHERE workflow_id = $1", handle.id)
+    assert tuple(event) == ("STOPPED", code, len(rows), "STOPPED")
+    assert await handle.query("state") == EventState.STOPPED
+    shown = (await handle.describe()).search_attributes.get("TollgateState")
+    assert shown == ["STOPPED"]
 
 
 async def test_shadow_runs_the_whole_path_and_leaves_a_would_send_receipt(
@@ -56,6 +85,7 @@ async def test_shadow_runs_the_whole_path_and_leaves_a_would_send_receipt(
         "SELECT rollout_mode FROM review_decisions WHERE workflow_id = $1 AND accepted",
         handle.id)
     assert decision == "shadow"
+    await ended_stopped_from_executing(pool, handle, "shadow_would_send")
 
 
 async def test_canary_sends_n_then_keeps_the_rest_in_shadow_until_confirmed(
@@ -77,6 +107,7 @@ async def test_canary_sends_n_then_keeps_the_rest_in_shadow_until_confirmed(
     assert sent(standins, send_key(second_key)) == (0, 0)
     assert (await receipt_row(pool, send_key(first_key)))["rollout_mode"] == "canary"
     assert (await receipt_row(pool, send_key(second_key)))["status"] == "WOULD_SEND"
+    await ended_stopped_from_executing(pool, second, "canary_closed_unconfirmed")
     # The owner confirms: the tenant moves on to assisted and the next event sends.
     await store.set_mode(tenant_id="acme", adapter="*", mode=RolloutMode.ASSISTED,
                          actor="owner.lee", reason="canary looked right")

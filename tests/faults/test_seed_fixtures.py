@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from contracts import EventState
 from tests.conftest import signed_event
 from tests.faults.conftest import Rig, send_key
+from tests.faults.test_rollout import TRANSITIONS_SQL, stopped_after_executing
 
 
 def key(name: str) -> str:
@@ -72,7 +73,8 @@ async def test_consent_revoked_after_approval_stops_the_send(rig: Rig) -> None:
     the reviewer approves without knowing.
     Evidence: the context step saw consent (the event reached review); the execute step read the
     source of truth again and stopped with no_consent_at_send.
-    Invariant: STOPPED, no POST, no message."""
+    Invariant: STOPPED, no POST, no message; the send step's EXECUTING is recorded before it,
+    so the transitions have no gap."""
     customer, event_key = rig.customer(), key("consent")
     ack = await rig.submit(signed_event(customer, key=event_key))
     await rig.wait_review(ack.workflow_id)
@@ -80,4 +82,5 @@ async def test_consent_revoked_after_approval_stops_the_send(rig: Rig) -> None:
     await rig.approve(ack.workflow_id)
     outcome = await rig.outcome(ack.workflow_id)
     assert (outcome.state, outcome.reason_code) == (EventState.STOPPED, "no_consent_at_send")
+    stopped_after_executing(await rig.sql(TRANSITIONS_SQL, ack.workflow_id))
     assert (rig.posts(send_key(event_key)), rig.messages(send_key(event_key))) == (0, 0)
