@@ -14,6 +14,7 @@ from activities.resend_guard import ResendGuard
 from adapters.ports.stores import DeadLetterQueue, ReceiptLedger
 from adapters.ports.targets import ActionAdapter
 from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
+from contracts.actions import UNRECONCILED_CODE, UNRECONCILED_OWNER, UNRECONCILED_PLAN
 from contracts.errors import ErrorClass, RejectedError
 from policies.redaction import redact
 
@@ -93,9 +94,8 @@ class ReconcileActivities:
             return
         await self.ops.dead_letter(
             workflow_id=ref.workflow_id, error_class=ErrorClass.UNKNOWN_WRITE.value,
-            error_code="unreconciled_write", state="STOPPED", owner="messaging-oncall",
-            replay_plan="Check the target for this action key by hand; if absent and the "
-            "customer still needs it, approve the dead letter and replay.",
+            error_code=UNRECONCILED_CODE, state="STOPPED", owner=UNRECONCILED_OWNER,
+            replay_plan=UNRECONCILED_PLAN,
             redacted_payload=facts,
             tenant_id=ref.tenant_id, event_id=ref.event_id, correlation_id=ref.correlation_id,
             # The token is a bearer credential: never stored (an approved replay needs none).

@@ -137,6 +137,16 @@ class ReconcileRequest(Frozen):
     refused: str | None = None
 
 
+#: The dead letter of a write nothing could confirm or rule out: the reconciler's, when its
+#: lookups found nothing and a resend was not safe, and ``tollgate ops close --unresolved-write``'s
+#: for a run terminated mid-send whose receipt the target does not hold. One code, owner and plan,
+#: so the operator's path (docs/runbook.md, "Dead letters") is the same for both.
+UNRECONCILED_CODE = "unreconciled_write"
+UNRECONCILED_OWNER = "messaging-oncall"
+UNRECONCILED_PLAN = ("Check the target for this action key by hand; if absent and the customer "
+                     "still needs it, approve the dead letter and replay.")
+
+
 #: The steps whose failure for good ends an event DEAD_LETTERED (workflows/failures.py).
 FailedStep = Literal["load_context", "execute_action"]
 

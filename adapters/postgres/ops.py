@@ -17,6 +17,14 @@ from adapters.postgres.pgtext import pg_json, pg_text, pg_text_or_none
 #: A switch row covers (adapter, tenant) when each column equals the value or is '*'.
 _COVERING = "adapter IN ($1, '*') AND tenant_id IN ($2, '*')"
 
+#: One dead letter ($1-$12 as ``OpsStore.dead_letter`` passes them); a second for the same
+#: (workflow id, code) inserts nothing (the table's unique key).
+DEAD_LETTER_SQL = (
+    "INSERT INTO dead_letters (workflow_id, tenant_id, event_id, correlation_id,"
+    " error_class, error_code, state, owner, replay_plan, redacted_payload, action_key,"
+    " replay_input) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10::jsonb,$11,$12::jsonb)"
+    " ON CONFLICT (workflow_id, error_code) DO NOTHING")
+
 
 async def _audit(conn: PoolConnectionProxy, actor: str, action: str, target: str,
                  detail: dict[str, Any]) -> None:
@@ -113,10 +121,7 @@ class OpsStore:
         replay_input: dict[str, Any] | None = None,
     ) -> None:
         await self.pool.execute(
-            "INSERT INTO dead_letters (workflow_id, tenant_id, event_id, correlation_id,"
-            " error_class, error_code, state, owner, replay_plan, redacted_payload, action_key,"
-            " replay_input) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10::jsonb,$11,$12::jsonb)"
-            " ON CONFLICT (workflow_id, error_code) DO NOTHING",
+            DEAD_LETTER_SQL,
             pg_text(workflow_id), pg_text_or_none(tenant_id), pg_text_or_none(event_id),
             pg_text_or_none(correlation_id), error_class, error_code, state, owner,
             pg_text(replay_plan), pg_json(redacted_payload or None), action_key,

@@ -32,8 +32,6 @@ from activities.tagging import TaggingActivities, TagModelActivities
 from activities.triage import TriageActivities
 from adapters.broker.rabbitmq_dead_letters import RabbitConsumerDeadLetters
 from adapters.http.crm import CrmHttpSource
-from adapters.http.helpdesk import HelpdeskHttpAdapter
-from adapters.http.messaging import MessagingHttpAdapter
 from adapters.postgres.action_tokens import ActionTokenStore
 from adapters.postgres.circuit import CircuitStore
 from adapters.postgres.contacts import ContactStore
@@ -56,6 +54,7 @@ from tollgate.runtime.identity import install_decision_verifier
 from tollgate.runtime.models import build_provider, close_providers, triage_provider
 from tollgate.runtime.sandbox import workflow_runner
 from tollgate.runtime.tag_models import build_tag_provider
+from tollgate.runtime.targets import action_adapters
 from tollgate.runtime.token_key import action_token_key
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
@@ -86,12 +85,8 @@ async def main_worker(client: Client, settings: Settings, *,
     # Failing steps and held sends, on a connection of its own (activities/step_watch.py).
     watch = PostgresStepWatch(settings.dsn)
     crm = CrmHttpSource(settings.crm_url)
-    messaging = MessagingHttpAdapter(settings.messaging_url, capabilities=targets.get("messaging"))
     store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
-    adapters: dict[str, MessagingHttpAdapter] = {messaging.name: messaging}
-    if settings.helpdesk_url:  # the triage domain's target (docs/triage.md)
-        adapters["helpdesk"] = HelpdeskHttpAdapter(settings.helpdesk_url,
-                                                   capabilities=targets.get("helpdesk"))
+    adapters = action_adapters(settings)
     if unknown := sorted(set(rates) - set(adapters)):
         raise SystemExit(f"TOLLGATE_TARGET_RATES names no known target: {', '.join(unknown)}")
     matrix = load_matrix()

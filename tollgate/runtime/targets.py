@@ -1,0 +1,24 @@
+"""The action adapters, one per configured target, as every process that talks to a target
+builds them: the main worker (sends, lookups, the sweep) and ``tollgate ops close``, whose one
+lookup of an unresolved write must ask the target exactly as the sweep does."""
+
+from __future__ import annotations
+
+from adapters.http.helpdesk import HelpdeskHttpAdapter
+from adapters.http.messaging import MessagingHttpAdapter
+from tollgate.config.settings import Settings
+
+
+def action_adapters(settings: Settings) -> dict[str, MessagingHttpAdapter]:
+    """Adapter name -> adapter, each with the capabilities ``TOLLGATE_TARGETS`` declares for it.
+    The caller closes them (``aclose``). Each is there only when its URL is set (or the
+    running stack names it); a main worker refuses to start without messaging's."""
+    targets = settings.targets.capabilities
+    adapters: dict[str, MessagingHttpAdapter] = {}
+    if settings.messaging_url:
+        adapters["messaging"] = MessagingHttpAdapter(settings.messaging_url,
+                                                     capabilities=targets.get("messaging"))
+    if settings.helpdesk_url:  # the triage domain's target (docs/triage.md)
+        adapters["helpdesk"] = HelpdeskHttpAdapter(settings.helpdesk_url,
+                                                   capabilities=targets.get("helpdesk"))
+    return adapters
