@@ -10,7 +10,14 @@ changed for longer than that retention (``adapters/postgres/run_close.py`` says 
 whose send was started is ended by its receipt: settled, as the run ends it after that receipt
 (SUCCEEDED, REJECTED, or STOPPED for a shadow send), reason ``run_terminated_after_send`` (and
 so on); open (PENDING, UNKNOWN), the write is unknown: refused until the receipt sweep settles
-it. docs/runbook.md says when to use it.
+it. One the sweep cannot settle (the target does not hold the key) ends with
+``--unresolved-write``: STOPPED ``run_terminated_write_unknown`` with the reconciler's dead letter
+(``tollgate/ops/unresolved_write.py`` says on what evidence). docs/runbook.md says when to use it.
+
+Why a flag, not the default: the end is final and says the write stays unknown, a dead letter
+for a human. A close that is refused tells the operator to wait for the sweep; one that is
+retried (by hand or a script) must not turn that wait into a dead letter unasked, so ending it
+so is asked for by name.
 """
 
 from __future__ import annotations
@@ -33,16 +40,22 @@ if TYPE_CHECKING:
 @click.option("--operator", required=True, type=ID_TEXT,
               help="who closes it (recorded in the audit and the transition)")
 @click.option("--reason", required=True, type=TEXT, help="why (recorded in the audit)")
-def close(workflow_id: str, operator: str, reason: str) -> Command:
+@click.option("--unresolved-write", "unresolved", is_flag=True,
+              help="end an event whose receipt stays open and whose key the target does not "
+              "hold: STOPPED with a dead letter for the write (docs/runbook.md)")
+def close(workflow_id: str, operator: str, reason: str, unresolved: bool) -> Command:
     """Record the end of WORKFLOW_ID (event/TENANT/KEY) whose run was terminated, failed, timed
     out or canceled: STOPPED, reason run_terminated (run_failed, run_timed_out, run_canceled),
     audited; one Temporal no longer knows, run_not_found, once its record has not changed for
     the namespace's retention. An event whose send was started ends as its settled receipt
     says (SUCCEEDED, REJECTED, STOPPED for a shadow send), reason run_terminated_after_send
-    (and so on). Exit 4 for an id neither knows, 1 while the run runs, once it completed with
+    (and so on). With --unresolved-write, one whose receipt stayed open past the sweep's
+    15 minutes and whose key the target (asked once more) does not hold ends STOPPED,
+    run_terminated_write_unknown, the receipt left open, with an unreconciled_write dead
+    letter. Exit 4 for an id neither knows, 1 while the run runs, once it completed with
     an outcome, while its receipt is open (the write is unknown: tollgate ops sweep settles
-    it), or for a record Temporal does not know that changed within the retention; closing it
-    again: exit 0."""
+    it), or for a record Temporal does not know that changed within the retention; 3 when
+    the target does not answer the lookup; closing it again: exit 0."""
 
     async def go(s: Settings) -> int:
         from temporalio.client import WorkflowExecutionStatus
@@ -50,6 +63,7 @@ def close(workflow_id: str, operator: str, reason: str) -> Command:
 
         from adapters.postgres.run_close import NOT_FOUND, RunCloses
         from tollgate.intake.repeat import ended_without_outcome
+        from tollgate.ops import unresolved_write as uw
 
         client = await connect(s)
         retention: timedelta | None = None
@@ -69,8 +83,10 @@ def close(workflow_id: str, operator: str, reason: str) -> Command:
             raise Failure(Exit.REFUSED, f"{workflow_id}: its run completed with an outcome: "
                           "nothing to close")
         async with pool(s, migrate=True) as p:
+            unknown = await uw.unresolved_write(s, p, workflow_id) if unresolved else None
             done = await RunCloses(p).close(workflow_id, ended=ended, operator=operator,
-                                            reason=reason, quiet_for=retention)
+                                            reason=reason, quiet_for=retention,
+                                            unresolved=unknown)
         if done.result == "no_record" and found is None:
             raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such workflow")
         if done.result == "recent":
@@ -86,12 +102,14 @@ def close(workflow_id: str, operator: str, reason: str) -> Command:
             raise Failure(Exit.REFUSED, f"{workflow_id}: not closed: its send was started and "
                           f"the write is unknown (state {done.state}, receipt "
                           f"{done.receipt_status}); tollgate ops sweep settles the receipt "
-                          "once the target holds its key, then close it again "
+                          "once the target holds its key, then close it again; one it keeps "
+                          f"open past {uw.minutes(uw.SWEEP_WINDOW)}: --unresolved-write "
                           "(docs/runbook.md)")
+        if done.result == "write_recent" and unknown is not None:
+            raise uw.too_recent(workflow_id, done.state, done.receipt_status, done.quiet,
+                                unknown.open_for)
         if done.result == "not_after_send":
-            raise Failure(Exit.REFUSED, f"{workflow_id}: not closed: its receipt is "
-                          f"{done.receipt_status} yet its record is {done.state}, a state no "
-                          "send ends from (docs/runbook.md)")
+            raise uw.not_after_send(workflow_id, done.state, done.receipt_status)
         if done.result == "ended":
             click.echo(f"{workflow_id}: already ended {done.state}"
                        + (f" ({done.reason_code})" if done.reason_code else "")
@@ -100,6 +118,7 @@ def close(workflow_id: str, operator: str, reason: str) -> Command:
             click.echo(f"{workflow_id}: closed {done.state} -> {done.to_state} "
                        f"({done.reason_code}), run {ended}"
                        + (f", receipt {done.receipt_status}" if done.receipt_status else "")
+                       + (f", dead letter {done.dead_letter}" if done.dead_letter else "")
                        + "; audited")
         return Exit.OK
 
