@@ -29,7 +29,7 @@ from contracts import ReviewDecision
 from tests.conftest import Handle, start, wait_review, worker_settings
 from tests.eventually import eventually
 from tests.review_queries import listed_entry, new_event, without_ticket
-from tollgate.cli import review_show
+from tollgate.cli import review_list as listing
 from tollgate.cli.review import review_list
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
@@ -169,7 +169,7 @@ async def test_rows_postgresql_cannot_answer_ask_their_run_a_few_at_a_time(
             return found
 
         monkeypatch.setattr(review_ticket, "listed_ticket", ticket)
-        monkeypatch.setattr(review_show, "LIST_QUERIES_AT_ONCE", 2)
+        monkeypatch.setattr(listing, "LIST_QUERIES_AT_ONCE", 2)
         ids = [h.id for h, _ in runs]
         queries = Queries(delay=0.3)
         rows = await listed(counted(client, queries), settings, capsys, ids)

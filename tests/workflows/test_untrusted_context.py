@@ -17,7 +17,8 @@ from temporalio.testing import WorkflowEnvironment
 from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import fresh_key, signed_event, start, wait_review, worker_settings
 from tests.eventually import eventually
-from tollgate.cli.review_show import review_list, review_show
+from tollgate.cli.review_list import review_list
+from tollgate.cli.review_show import review_show
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
 

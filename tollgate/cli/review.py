@@ -31,7 +31,8 @@ from tollgate.cli.common import (
     pool,
     token_option,
 )
-from tollgate.cli.review_show import review_list, review_show
+from tollgate.cli.review_list import review_list
+from tollgate.cli.review_show import review_show
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
