@@ -150,3 +150,22 @@ async def test_an_item_holding_a_key_twice_is_refused_and_nothing_is_saved(
     assert (answer.json()["field"], answer.json()["rule"]) == ("$.title", "duplicate_key")
     saved = await http_services.pool.fetchval("SELECT count(*) FROM items WHERE url = $1", url)
     assert saved == 0
+
+
+@pytest.mark.parametrize("body", [
+    b'{"decision": ',  # FastAPI's own json_invalid, with its position
+    b'{"decision": "approve", "reason": ' + b"[" * 3000 + b"]" * 3000 + b"}",
+    b'{"decision": "\xff"}',
+    b'{"decision": "approve", "decision": "reject"}',
+], ids=["syntax", "too_deep", "not_utf8", "duplicate_key"])
+@pytest.mark.parametrize("auth", [{}, {"Authorization": "Bearer not-a-token"}],
+                         ids=["no_token", "bad_token"])
+@pytest.mark.parametrize("path", ["/v1/reviews/event/acme/k-1/decision", "/v1/items"])
+async def test_an_unauthenticated_caller_hears_401_and_nothing_about_its_body(
+        api: httpx.AsyncClient, body: bytes, auth: dict[str, str], path: str) -> None:
+    # The models' refusals already came after the token; these were answered 422 before it.
+    answer = await api.post(path, content=body,
+                            headers={**auth, "Content-Type": "application/json"})
+    assert answer.status_code == 401, answer.text
+    assert answer.headers["WWW-Authenticate"] == "Bearer"
+    assert "rule" not in answer.json() and "$" not in answer.text

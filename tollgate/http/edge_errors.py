@@ -18,6 +18,8 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
 from policies.edge_text import Violation, check_value, parse_json
+from tollgate.http.deps import services
+from tollgate.http.identity import caller
 
 #: pydantic error types that are the edge's text rules under another name.
 _RULES = {"string_unicode": "lone_surrogate", "string_too_long": "string_too_long",
@@ -81,6 +83,10 @@ class EdgeRoute(APIRoute):
     thousand nested brackets, an integer of 5,000 digits, bytes that are not UTF-8) with a bare
     400 that names neither field nor rule; the body is read once and cached, so the route's own
     parse sees the same bytes.
+
+    Every route it serves takes the bearer token: a body refused here (or by FastAPI's parse)
+    is answered only once the token is good, so an unauthenticated caller hears 401 and nothing
+    about its body, as it does when the route's models refuse the body.
     """
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
@@ -90,27 +96,34 @@ class EdgeRoute(APIRoute):
             kind = request.headers.get("content-type", "")
             raw = await request.body() if request.method in ("POST", "PUT", "PATCH") else b""
             if raw and ("json" in kind or not kind):
-                violation = _violation(raw, request.app.state.services.max_body)
-                if isinstance(violation, Violation):
-                    return refused(violation)
+                svc = services(request)
+                violation = _violation(raw, svc.max_body)
                 if violation is not None:
+                    await caller(request, svc.verifier)  # 401 (or 503) first
+                if isinstance(violation, str):
                     return _refusal(violation, "duplicate_key",
                                     f"{violation}: sent more than once; nothing was done")
+                if violation is not None and violation is not _SYNTAX:
+                    return refused(violation)
             return await handler(request)
 
         return checked
 
 
+#: A body with a syntax error: FastAPI's own 422 (json_invalid, with its position) answers it.
+_SYNTAX = Violation("$", "not_json")
+
+
 def _violation(raw: bytes, max_chars: int) -> Violation | str | None:
-    """The rule ``raw`` breaks, or the path of a key one of its objects holds twice."""
+    """The rule ``raw`` breaks (``_SYNTAX``: a syntax error), or the path of a key one of its
+    objects holds twice."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return Violation("$", "not_json")
     value, found = parse_json(text, max_chars=max_chars)
     if found is not None:
-        # A syntax error is FastAPI's own 422 (json_invalid, with its position): left to it.
-        return None if found.rule == "not_json" else found
+        return _SYNTAX if found.rule == "not_json" else found
     try:
         # What the route's parse does (a body it reads is the models' to judge), keeping the
         # keys it would have dropped.

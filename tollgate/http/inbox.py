@@ -25,8 +25,7 @@ from starlette.datastructures import FormData
 
 from tollgate.http import review_service as rs
 from tollgate.http.deps import Services, services
-from tollgate.http.identity import Identity, IdentityError
-from tollgate.http.reviews import TOKEN_COOKIE
+from tollgate.http.identity import TOKEN_COOKIE, Identity, IdentityError
 
 router = APIRouter(include_in_schema=False)
 Svc = Annotated[Services, Depends(services)]

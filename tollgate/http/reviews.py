@@ -8,39 +8,22 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from tollgate.http import review_service as rs
 from tollgate.http.deps import Services, services
 from tollgate.http.edge_errors import EdgeInvalid, EdgeRoute, Refusal
 from tollgate.http.idempotency import KEY_REUSED, IdempotencyKey, once
-from tollgate.http.identity import Identity, IdentityError
+from tollgate.http.identity import Identity, caller
 
 router = APIRouter(tags=["reviews"], route_class=EdgeRoute)
 Svc = Annotated[Services, Depends(services)]
-#: Where the web inbox keeps the token (HttpOnly, SameSite=Strict).
-TOKEN_COOKIE = "tollgate_token"  # noqa: S105 - a cookie name, not a secret
 
 
 async def identity(request: Request, svc: Svc) -> Identity:
-    """The verified caller, from the bearer header (or, for reads, the inbox's cookie)."""
-    header = request.headers.get("authorization", "")
-    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
-    if request.method == "GET":
-        # The inbox's cookie may read; a decision through the API needs the header, so a form
-        # on another site can never make one (the inbox's own forms carry a CSRF value).
-        token = token or request.cookies.get(TOKEN_COOKIE, "")
-    if not token:
-        raise HTTPException(401, "send Authorization: Bearer <token>",
-                            headers={"WWW-Authenticate": "Bearer"})
-    if svc.verifier is None:
-        raise HTTPException(503, "no identity provider is configured")
-    try:
-        return await svc.verifier.verify(token)
-    except IdentityError as exc:
-        raise HTTPException(401, f"{exc.code}: {exc.message}",
-                            headers={"WWW-Authenticate": "Bearer"}) from None
+    """The verified caller (``tollgate.http.identity.caller``)."""
+    return await caller(request, svc.verifier)
 
 
 Who = Annotated[Identity, Depends(identity)]
