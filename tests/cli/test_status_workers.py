@@ -43,8 +43,8 @@ async def test_status_names_a_task_queue_no_worker_polls_while_events_wait(
 
     assert running["workers"]["state"] == "ok"
     assert not any(NO_WORKER in why for why in running["needs_a_human"])
-    assert stopped["workers"] == {"task_queue": bare.task_queue, "state": "no worker",
-                                  "detail": None}
+    assert stopped["workers"] == {"task_queue": bare.task_queue, "namespace": "default",
+                                  "state": "no worker", "detail": None}
     assert any(NO_WORKER in why for why in stopped["needs_a_human"])
     assert code == stopped_code == 6
     assert f"workers: no worker (task queue {bare.task_queue})" in text

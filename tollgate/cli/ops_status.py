@@ -104,8 +104,9 @@ def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: i
     steps failing try after try, reviewer notices not delivered, whether a worker polls the task
     queue and whether the codec server answers. Exit 6 when something needs a human (the
     thresholds below; an outbox row older than TOLLGATE_OUTBOX_STALL_SECONDS, any row moved
-    aside, a notice given up or unknown, no worker polling or Temporal unreachable while events
-    are open, the codec server down), else 0."""
+    aside, a notice given up or unknown, no worker polling, or Temporal unreachable, refusing
+    the probe, without the namespace or failing, while events are open; the codec server down),
+    else 0."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.status import StatusStore

@@ -10,6 +10,19 @@ from typing import Any
 from adapters.postgres.run_signs import HOLD_SILENT_AFTER
 from tollgate.ops.holds import wakes
 
+#: ``tollgate.ops.worker_probe``'s failed states -> the "needs a human" line (its detail is
+#: ``where``: the server, and the status it answered).
+PROBE_FAILED = {
+    "unreachable": "{where} unreachable: open events do not move (start it, or set "
+                   "TEMPORAL_ADDRESS)",
+    "refused": "{where}: refused, open events may not move (check the credentials, "
+               "TEMPORAL_API_KEY or the TLS client certificate, and their rights on the "
+               "namespace)",
+    "no namespace": "{where}: open events do not move there (set TEMPORAL_NAMESPACE to the "
+                    "workers' namespace)",
+    "failing": "{where}: open events may not move (the server's log says why)",
+}
+
 
 def age(seconds: float) -> str:
     minutes = int(seconds // 60)
@@ -67,13 +80,12 @@ def reasons(snap: dict[str, Any], *, max_failing_steps: int) -> list[str]:
     if workers["state"] == "no worker" and open_work(snap):
         why.append(f"no worker polls task queue {workers['task_queue']}: open events do not "
                    "move (start one: python -m worker)")
-    elif workers["state"] == "unreachable" and open_work(snap):
+    elif workers["state"] in PROBE_FAILED and open_work(snap):
         # Runs stop moving with Temporal away as with no worker, and PostgreSQL alone still
-        # shows them where they stopped, as if all were well.
+        # shows them where they stopped, as if all were well. A refusal or a namespace the
+        # server lacks pages too (the pipeline cannot be seen to move), with its own fix.
         where = workers["detail"] or "Temporal"
-        where = where if where.startswith("Temporal") else f"Temporal ({where})"
-        why.append(f"{where} unreachable: open events do not move (start it, or set "
-                   "TEMPORAL_ADDRESS)")
+        why.append(PROBE_FAILED[workers["state"]].format(where=where))
     codec = snap.get("codec") or {"state": "not probed"}
     if codec["state"] not in ("ok", "not configured", "not probed"):
         why.append(f"codec server {codec['state']}: the Web UI cannot show payloads")
