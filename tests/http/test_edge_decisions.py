@@ -3,6 +3,8 @@ Temporal is asked: a 4xx naming what was wrong, never a 500."""
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -169,3 +171,19 @@ async def test_an_unauthenticated_caller_hears_401_and_nothing_about_its_body(
     assert answer.status_code == 401, answer.text
     assert answer.headers["WWW-Authenticate"] == "Bearer"
     assert "rule" not in answer.json() and "$" not in answer.text
+
+
+@pytest.mark.parametrize("key", ["a\\u0000", "a\\u001b[2J", "k" * 5000])
+@pytest.mark.parametrize("path", ["/v1/reviews/event/acme/k-1/decision", "/v1/items"])
+async def test_an_unknown_key_is_refused_without_repeating_it(
+        api: httpx.AsyncClient, http_services: Services, key: str, path: str) -> None:
+    # extra_forbidden named the key as sent: a control character, or 5,000 characters twice.
+    known = json.dumps(DECISION if "reviews" in path else
+                       {"url": "https://example.com/edge/key", "title": "t"})
+    body = known[:-1] + f', "{key}": 1}}'
+    answer = await api.post(path, content=body.encode(), headers={
+        **bearer(http_services, "ann", role="care_lead"), "Content-Type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    assert (answer.json()["field"], answer.json()["rule"]) == ("$.?", "extra_forbidden")
+    assert answer.json()["detail"][0]["loc"] == ["body", "?"]
+    assert "\\u00" not in answer.text and "kkkk" not in answer.text

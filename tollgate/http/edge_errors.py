@@ -8,6 +8,7 @@ logged. This answer names the field (a JSON path) and the rule only (docs/api.md
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -21,6 +22,8 @@ from policies.edge_text import Violation, check_value, parse_json
 from tollgate.http.deps import services
 from tollgate.http.identity import caller
 
+#: A name an answer may repeat: a field's or a header's (``Idempotency-Key``).
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 #: pydantic error types that are the edge's text rules under another name.
 _RULES = {"string_unicode": "lone_surrogate", "string_too_long": "string_too_long",
           "json_invalid": "not_json"}
@@ -50,13 +53,13 @@ class Refusal(BaseModel):
 
 def _path(loc: tuple[object, ...]) -> str:
     parts = [p for p in loc if p not in ("body", "query", "path", "header")]
-    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{_shown(p)}" for p in parts)
 
 
 async def _invalid(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = [{"loc": [str(p) for p in e.get("loc", ())], "msg": e.get("msg", ""),
-               "type": e.get("type", "")} for e in exc.errors()]
+    errors = [{"loc": [str(p) if isinstance(p, int) else _shown(p) for p in e.get("loc", ())],
+               "msg": e.get("msg", ""), "type": e.get("type", "")} for e in exc.errors()]
     first = exc.errors()[0] if exc.errors() else {}
     field = _path(tuple(first.get("loc", ())))
     rule = _RULES.get(first.get("type", ""), first.get("type", "invalid"))
@@ -168,8 +171,10 @@ def _twice(value: Any) -> str | None:
     return None
 
 
-def _shown(key: str) -> str:
-    return key if key.isidentifier() and key.isascii() and len(key) <= 64 else "?"
+def _shown(key: object) -> str:
+    """A field's name as an answer may carry it: a key the caller made up (an unknown field, a
+    key held twice) that is not a short plain name is ``?``, never repeated back."""
+    return key if isinstance(key, str) and _NAME.fullmatch(key) else "?"
 
 
 def install(app: FastAPI) -> None:
