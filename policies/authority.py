@@ -25,6 +25,17 @@ class OpsAction(StrEnum):
     CONTACTS_CHANGE = "contacts_change"
     #: Mark an incident's postmortem draft reviewed (ADR 0046): the model drafts, an owner signs.
     INCIDENT_REVIEW = "incident_review"
+    #: Record the end of an event whose run ended with no outcome (``ops close``), with
+    #: ``--unresolved-write`` its dead letter too: bookkeeping of an end that already
+    #: happened, the on-call's work; nothing is sent, and the dead letter's replay still
+    #: needs DEAD_LETTER_APPROVE.
+    RUN_CLOSE = "run_close"
+    #: Put an outbox row moved aside back in line: the same workflow id (a run that exists
+    #: answers it as a duplicate) and the whole gate ahead of it, so as safe as a replay.
+    OUTBOX_RETRY = "outbox_retry"
+    #: Never send an outbox row: the event is lost for good, a decision like approving a
+    #: dead letter, so the owners only.
+    OUTBOX_DROP = "outbox_drop"
 
 
 #: action -> the roles that may take it.
@@ -36,6 +47,9 @@ AUTHORITY: dict[OpsAction, frozenset[str]] = {
     OpsAction.ROLLOUT_CHANGE: frozenset({"change_owner"}),
     OpsAction.CONTACTS_CHANGE: frozenset({"change_owner"}),
     OpsAction.INCIDENT_REVIEW: frozenset({"change_owner", "incident_commander"}),
+    OpsAction.RUN_CLOSE: frozenset({"change_owner", "incident_commander", "on_call"}),
+    OpsAction.OUTBOX_RETRY: frozenset({"change_owner", "incident_commander", "on_call"}),
+    OpsAction.OUTBOX_DROP: frozenset({"change_owner", "incident_commander"}),
 }
 #: What a service account may do at all: the circuit stops sends; nothing else is automated.
 SERVICE_ACTIONS = frozenset({OpsAction.KILL_SWITCH_CLOSE})

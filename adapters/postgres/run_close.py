@@ -154,6 +154,11 @@ class RunCloses:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
+    async def tenant_of(self, workflow_id: str) -> str | None:
+        """The event's tenant (None: no record), read for the authority check."""
+        return await self.pool.fetchval("SELECT tenant_id FROM events WHERE workflow_id = $1",
+                                        workflow_id)
+
     async def close(self, workflow_id: str, *, ended: str, operator: str,
                     reason: str, quiet_for: timedelta | None = None,
                     unresolved: UnresolvedWrite | None = None) -> Closing:

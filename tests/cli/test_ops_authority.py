@@ -12,7 +12,7 @@ import asyncpg
 import pytest
 
 from adapters.postgres.ops import OpsStore
-from tests.cli.helpers import run_ops
+from tests.cli.helpers import ops_token, run_ops
 from tests.conftest import TEST_KEYS_FILE
 from tollgate.config.settings import Settings
 from tollgate.dev.stack import free_port
@@ -127,3 +127,30 @@ async def test_a_replay_approval_needs_the_role_and_is_audited_when_refused(
     row = await db.fetchrow("SELECT approvals, approved_by FROM dead_letters WHERE id = $1",
                             dl_id)
     assert (row["approvals"], row["approved_by"]) == (1, "mai")
+
+
+@pytest.mark.parametrize("line", [
+    "ops close event/acme/k-1 --operator lan.ops --reason r",
+    "ops close event/acme/k-1 --reason r --unresolved-write --operator lan.ops",
+    "ops outbox retry 1 --operator lan.ops --reason r",
+    "ops outbox drop 1 --operator lan.ops",
+])
+def test_operator_is_gone_and_the_answer_says_the_token_names_you(
+    line: str, s: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """These commands recorded a claimed `--operator`. Given one now (a script not yet
+    changed): exit 2 in one line saying where the name comes from, before any connection, the
+    claimed name not repeated; never a close or a retry under it."""
+    from tollgate.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", "postgresql://tollgate@127.0.0.1:9/none")
+    monkeypatch.setenv("TOLLGATE_STATE_DIR", str(s.state_dir))
+    monkeypatch.setenv("TOLLGATE_TOKEN", ops_token(s, "on_call")[1])
+    with pytest.raises(SystemExit) as ended:
+        main(line.split())
+    said = capsys.readouterr()
+    text = said.out + said.err
+    assert ended.value.code == Exit.USAGE, text
+    assert len(text.strip().splitlines()) == 1, text
+    assert "--operator is gone: the name recorded is the token's (--token" in text, text
+    assert "lan.ops" not in text

@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.cli.helpers import consenting, live_settings, said_by
+from tests.cli.helpers import consenting, live_settings, ops_token, said_by
 from tests.conftest import fresh_key, signed_event, start, wait_review
 from tollgate.cli.ops import ops
 from tollgate.cli.review import review
@@ -24,7 +24,14 @@ from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
 
-CLOSE = ("--operator", "lan.ops", "--reason", "terminated by hand in incident 12")
+REASON = "terminated by hand in incident 12"
+
+
+def closing(s: Settings, role: str = "on_call", *, tenant: str = "acme",
+            name: str = "lan.ops", reason: str = REASON) -> tuple[str, ...]:
+    """``ops close``'s options, as ``name`` holding a token of ``role`` and ``tenant``: who
+    closes is the token's reviewer (there is no ``--operator``)."""
+    return ("--reason", reason, *ops_token(s, role, tenant=tenant, name=name))
 
 
 async def reviews(capsys: pytest.CaptureFixture[str], s: Settings) -> tuple[int, dict[str, Any]]:
@@ -60,7 +67,36 @@ async def test_close_records_the_end_of_a_terminated_review(
 
         code, text = await said_by(capsys, s, ops, "state", wid)
         assert (code, text.strip()) == (0, "AWAITING_REVIEW (run terminated, no outcome)")
-        code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
+        # Who closes is the token's: without one, nobody is named (exit 8); a reviewer's
+        # token, or an operator's of another tenant, is refused and audited. Nothing closed.
+        code, text = await said_by(capsys, s, ops, "close", wid, "--reason", REASON)
+        assert code == 8 and "no token" in text, text
+        code, text = await said_by(capsys, s, ops, "close", wid,
+                                   *closing(s, "care_lead", name="an.tran"))
+        assert code == 1 and "refused: role_not_allowed: run_close needs one of" in text, text
+        code, text = await said_by(capsys, s, ops, "close", wid,
+                                   *closing(s, "incident_commander", tenant="globex",
+                                            name="ha.globex"))
+        assert code == 1 and "refused: cross_tenant" in text, text
+        # Not even whether another tenant's event exists.
+        elsewhere = f"event/globex/{fresh_key()}"
+        code, text = await said_by(capsys, s, ops, "close", elsewhere, *closing(s))
+        assert code == 1 and "refused: cross_tenant" in text, text
+        refused = await db.fetch("SELECT actor, action, target, detail FROM audit"
+                                 " WHERE action LIKE 'refused:%' AND target = ANY($1::text[])"
+                                 " ORDER BY id", [wid, elsewhere])
+        assert [(r["actor"], r["action"], r["target"],
+                 json.loads(r["detail"])["refusal_code"]) for r in refused] == [
+            ("an.tran", "refused:run_close", wid, "role_not_allowed"),
+            ("ha.globex", "refused:run_close", wid, "cross_tenant"),
+            ("lan.ops", "refused:run_close", elsewhere, "cross_tenant")]
+        assert await db.fetchval("SELECT state FROM events WHERE workflow_id = $1",
+                                 wid) == "AWAITING_REVIEW"
+        assert await db.fetchval("SELECT count(*) FROM audit WHERE action = 'run_close'"
+                                 " AND target = $1", wid) == 0
+
+        # The on-call's token of the event's tenant: closed, by the token's name.
+        code, text = await said_by(capsys, s, ops, "close", wid, *closing(s))
         assert (code, text.strip()) == (
             0, f"{wid}: closed AWAITING_REVIEW -> STOPPED (run_terminated), run terminated; "
                "audited")
@@ -87,7 +123,7 @@ async def test_close_records_the_end_of_a_terminated_review(
         assert [a["actor"] for a in audits] == ["lan.ops"]
         detail = json.loads(audits[0]["detail"])
         assert (detail["reason"], detail["run_ended"], detail["from_state"]) == (
-            CLOSE[3], "terminated", "AWAITING_REVIEW")
+            REASON, "terminated", "AWAITING_REVIEW")
 
         code, after = await reviews(capsys, s)
         assert (after["waiting"], after["past_sla"]) == (1, 0), after  # the running one
@@ -107,15 +143,15 @@ async def test_close_records_the_end_of_a_terminated_review(
         shown = json.loads(text[text.index("{"):])
         assert (code, shown["state"], shown["run_ended"]) == (0, "STOPPED", None), text
 
-        code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", wid, *closing(s))
         assert (code, text.strip()) == (
             0, f"{wid}: already ended STOPPED (run_terminated): nothing to do")
         assert await db.fetchval("SELECT count(*) FROM audit WHERE action = 'run_close'"
                                  " AND target = $1", wid) == 1
 
-        code, text = await said_by(capsys, s, ops, "close", running.id, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", running.id, *closing(s))
         assert code == 1 and "still running: it ends on its own, or terminate it first" in text
-        code, text = await said_by(capsys, s, ops, "close", "event/test/k-nosuch", *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", "event/acme/k-nosuch", *closing(s))
         assert code == 4 and "no such workflow" in text, text
         assert await db.fetchval("SELECT state FROM events WHERE workflow_id = $1",
                                  running.id) == "AWAITING_REVIEW"
@@ -145,7 +181,7 @@ async def test_close_refuses_an_outcome_and_a_started_send_and_writes_one_end(
         await sent.terminate(reason="stopped by hand")
         await twice.terminate(reason="stopped by hand")
     capsys.readouterr()
-    code, text = await said_by(capsys, s, ops, "close", stopped.id, *CLOSE)
+    code, text = await said_by(capsys, s, ops, "close", stopped.id, *closing(s))
     assert code == 1 and "completed with an outcome: nothing to close" in text, text
 
     p = await create_pool(database_url)
@@ -157,7 +193,7 @@ async def test_close_refuses_an_outcome_and_a_started_send_and_writes_one_end(
             " correlation_id, request_fingerprint, status)"
             " SELECT 'k-' || workflow_id, tenant_id, 'messaging', 'send', event_id, workflow_id,"
             " correlation_id, 'f', 'PENDING' FROM events WHERE workflow_id = $1", sent.id)
-        code, text = await said_by(capsys, s, ops, "close", sent.id, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", sent.id, *closing(s))
         assert code == 1 and "its send was started" in text and "PENDING" in text, text
         assert await p.fetchval("SELECT state FROM events WHERE workflow_id = $1",
                                 sent.id) == "AWAITING_REVIEW"
@@ -221,7 +257,7 @@ async def test_close_records_the_end_of_a_run_temporal_no_longer_knows(
         capsys.readouterr()
         # Changed moments ago: within the retention, so a run this Temporal never had (another
         # server or namespace runs it), not one it forgot. Not closed.
-        code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", wid, *closing(s))
         assert code == 1 and "Temporal does not know it" in text, text
         assert "within the namespace's retention" in text
         assert await db.fetchval("SELECT state FROM events WHERE workflow_id = $1",
@@ -232,7 +268,7 @@ async def test_close_records_the_end_of_a_run_temporal_no_longer_knows(
         # Untouched for longer than the retention (the dev server's 1 day): Temporal forgot it.
         await db.execute("UPDATE events SET updated_at = now() - interval '2 days'"
                          " WHERE workflow_id = ANY($1::text[])", [wid, sent.id])
-        code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", wid, *closing(s))
         assert (code, text.strip()) == (
             0, f"{wid}: closed AWAITING_REVIEW -> STOPPED (run_not_found), run not found; "
                "audited"), text
@@ -251,7 +287,7 @@ async def test_close_records_the_end_of_a_run_temporal_no_longer_knows(
         code, text = await said_by(capsys, s, ops, "state", wid, "--json")
         assert json.loads(text[text.index("{"):]) == {
             "workflow_id": wid, "state": "STOPPED", "status": "NOT_FOUND"}
-        code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", wid, *closing(s))
         assert (code, text.strip()) == (
             0, f"{wid}: already ended STOPPED (run_not_found): nothing to do")
         assert await db.fetchval("SELECT count(*) FROM audit WHERE action = 'run_close'"
@@ -265,12 +301,12 @@ async def test_close_records_the_end_of_a_run_temporal_no_longer_knows(
             " correlation_id, request_fingerprint, status)"
             " SELECT 'k-' || workflow_id, tenant_id, 'messaging', 'send', event_id, workflow_id,"
             " correlation_id, 'f', 'PENDING' FROM events WHERE workflow_id = $1", sent.id)
-        code, text = await said_by(capsys, s, ops, "close", sent.id, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", sent.id, *closing(s))
         assert code == 1 and "its send was started" in text, text
         assert await db.fetchval("SELECT state FROM events WHERE workflow_id = $1",
                                  sent.id) == "AWAITING_REVIEW"
         # An id neither Temporal nor PostgreSQL knows: exit 4, as before.
-        code, text = await said_by(capsys, s, ops, "close", "event/test/k-nosuch", *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", "event/acme/k-nosuch", *closing(s))
         assert code == 4 and "no such workflow" in text, text
     finally:
         await db.close()

@@ -18,13 +18,14 @@ from contracts import EventRef, EventState, StepRecord, Transition
 from contracts.review import ReviewDecision
 from policies.keys import action_key
 from tests.cli.helpers import consenting, live_settings, said_by
+from tests.cli.test_ops_close import closing
 from tests.conftest import Handle, fresh_key, signed_event, start, wait_review
 from tests.eventually import eventually
 from tollgate.cli.ops import ops
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
 
-CLOSE = ("--operator", "lan.ops", "--reason", "terminated by hand in incident 14")
+REASON = "terminated by hand in incident 14"
 
 
 def send_key(key: str) -> str:
@@ -72,7 +73,7 @@ async def test_close_after_send_waits_for_the_receipt_then_ends_as_it_says(
         for wid in (sent, refused):
             status = await db.fetchval("SELECT status FROM receipts WHERE workflow_id = $1", wid)
             assert status in ("PENDING", "UNKNOWN")
-            code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
+            code, text = await said_by(capsys, s, ops, "close", wid, *closing(s, reason=REASON))
             assert code == 1, text
             assert f"the write is unknown (state EXECUTING, receipt {status})" in text, text
             assert "tollgate ops sweep" in text and len(text.strip().splitlines()) == 1, text
@@ -86,7 +87,7 @@ async def test_close_after_send_waits_for_the_receipt_then_ends_as_it_says(
         receipt = await db.fetchrow("SELECT status, external_id FROM receipts"
                                     " WHERE workflow_id = $1", sent)
         assert receipt is not None and receipt["status"] == "SUCCEEDED", dict(receipt or {})
-        code, text = await said_by(capsys, s, ops, "close", sent, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", sent, *closing(s, reason=REASON))
         assert (code, text.strip()) == (
             0, f"{sent}: closed EXECUTING -> SUCCEEDED (run_terminated_after_send), run "
                "terminated, receipt SUCCEEDED; audited"), text
@@ -105,14 +106,14 @@ async def test_close_after_send_waits_for_the_receipt_then_ends_as_it_says(
         # REJECTED, as the run does.
         await db.execute("UPDATE receipts SET status = 'REJECTED', error_class = 'rejected',"
                          " error_code = 'rule_violation' WHERE workflow_id = $1", refused)
-        code, text = await said_by(capsys, s, ops, "close", refused, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", refused, *closing(s, reason=REASON))
         assert (code, text.strip()) == (
             0, f"{refused}: closed EXECUTING -> REJECTED (run_terminated_after_send), run "
                "terminated, receipt REJECTED; audited"), text
         assert (await end_of(db, refused))[:2] == ("REJECTED", "run_terminated_after_send")
 
         for wid, state in ((sent, "SUCCEEDED"), (refused, "REJECTED")):
-            code, text = await said_by(capsys, s, ops, "close", wid, *CLOSE)
+            code, text = await said_by(capsys, s, ops, "close", wid, *closing(s, reason=REASON))
             assert (code, text.strip()) == (
                 0, f"{wid}: already ended {state} (run_terminated_after_send): nothing to do")
             assert (await end_of(db, wid))[3] == 1
@@ -155,13 +156,13 @@ async def test_close_after_a_shadow_send_stops_and_a_send_no_state_allows_is_ref
                 " workflow_id, correlation_id, 'f', $2, 'shadow'"
                 " FROM events WHERE workflow_id = $1", run.id, status)
         capsys.readouterr()
-        code, text = await said_by(capsys, s, ops, "close", shadow.id, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", shadow.id, *closing(s, reason=REASON))
         assert (code, text.strip()) == (
             0, f"{shadow.id}: closed APPROVED -> STOPPED (run_terminated_after_send), run "
                "terminated, receipt WOULD_SEND; audited"), text
         assert await p.fetchval("SELECT state FROM events WHERE workflow_id = $1",
                                 shadow.id) == "STOPPED"
-        code, text = await said_by(capsys, s, ops, "close", odd.id, *CLOSE)
+        code, text = await said_by(capsys, s, ops, "close", odd.id, *closing(s, reason=REASON))
         assert code == 1, text
         assert "its receipt is SUCCEEDED yet its record is AWAITING_REVIEW" in text, text
         assert await p.fetchval("SELECT state FROM events WHERE workflow_id = $1",

@@ -19,14 +19,14 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts.actions import UNRECONCILED_PLAN
 from tests.cli.helpers import consenting, ops_token, said_by
-from tests.cli.test_ops_close_after_send import CLOSE, approve, end_of, send_key
+from tests.cli.test_ops_close import closing
+from tests.cli.test_ops_close_after_send import REASON, approve, end_of, send_key
 from tests.conftest import fresh_key, signed_event, start, worker_settings
 from tests.eventually import eventually
 from tollgate.cli.ops import ops
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
 
-UNRESOLVED = (*CLOSE, "--unresolved-write")
 AGED = "UPDATE receipts SET updated_at = now() - interval '20 minutes' WHERE workflow_id = $1"
 
 
@@ -45,6 +45,9 @@ async def test_an_unresolved_write_ends_stopped_with_one_dead_letter_and_nothing
     cli = worker_settings(database_url, standins, tmp_path, queue, TEMPORAL_ADDRESS=address,
                           TOLLGATE_TARGETS='{"messaging": {"lookup": true, "dedupe": true,'
                                            ' "lookup_window_s": 1}}')
+    # The on-call closes, by the token's name (lan.ops) recorded in the end.
+    close = closing(cli, reason=REASON)
+    unresolved = (*close, "--unresolved-write")
     lost, held = fresh_key(), fresh_key()
     db = await asyncpg.connect(database_url)
     async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
@@ -70,11 +73,11 @@ async def test_an_unresolved_write_ends_stopped_with_one_dead_letter_and_nothing
     try:
         capsys.readouterr()
         # Before the window: refused without the flag (naming it) and with it; nothing written.
-        code, text = await said_by(capsys, cli, ops, "close", wid, *CLOSE)
+        code, text = await said_by(capsys, cli, ops, "close", wid, *close)
         assert code == 1, text
         assert "the write is unknown (state RECONCILING, receipt UNKNOWN)" in text, text
         assert "--unresolved-write" in text and len(text.strip().splitlines()) == 1, text
-        code, text = await said_by(capsys, cli, ops, "close", wid, *UNRESOLVED)
+        code, text = await said_by(capsys, cli, ops, "close", wid, *unresolved)
         assert code == 1, text
         assert "(UNKNOWN, state RECONCILING) changed 0 min ago, within 15 min" in text, text
         assert (await end_of(db, wid))[::3] == ("RECONCILING", 0)
@@ -84,13 +87,13 @@ async def test_an_unresolved_write_ends_stopped_with_one_dead_letter_and_nothing
         # that one is left to the sweep, untouched.
         for run in runs:
             await db.execute(AGED, run.id)
-        code, text = await said_by(capsys, cli, ops, "close", held_wid, *UNRESOLVED)
+        code, text = await said_by(capsys, cli, ops, "close", held_wid, *unresolved)
         assert code == 1, text
         assert "the messaging target holds the write for its key: tollgate ops sweep" in text
         assert (await end_of(db, held_wid))[::3] == ("EXECUTING", 0)
         assert await letters(db, held_wid) == []
 
-        code, text = await said_by(capsys, cli, ops, "close", wid, *UNRESOLVED)
+        code, text = await said_by(capsys, cli, ops, "close", wid, *unresolved)
         [letter] = await letters(db, wid)
         assert (code, text.strip()) == (
             0, f"{wid}: closed RECONCILING -> STOPPED (run_terminated_write_unknown), run "
@@ -116,7 +119,7 @@ async def test_an_unresolved_write_ends_stopped_with_one_dead_letter_and_nothing
         assert (detail["receipt_status"], detail["looked_up"]) == ("UNKNOWN", True)
 
         # Again: already ended, with and without the flag; still one dead letter, one audit.
-        for argv in (UNRESOLVED, CLOSE):
+        for argv in (unresolved, close):
             code, text = await said_by(capsys, cli, ops, "close", wid, *argv)
             assert (code, text.strip()) == (
                 0, f"{wid}: already ended STOPPED (run_terminated_write_unknown): nothing to do")

@@ -1,5 +1,6 @@
 """The authority matrix (policies/authority.py): who may close and reopen a kill switch, approve
-a dead-letter replay, change a rollout mode; the runbook's fields a reopen needs."""
+a dead-letter replay, change a rollout mode, close a run's record, retry or drop an outbox row;
+the runbook's fields a reopen needs."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def who(*roles: str, tenant: str = "acme", service: bool = False) -> VerifiedIde
     (OpsAction.INCIDENT_REVIEW, who("on_call"), "role_not_allowed"),
     (OpsAction.INCIDENT_REVIEW, who("incident_commander", service=True), "service_account"),
     (OpsAction.INCIDENT_REVIEW, who("incident_commander"), None),
+    (OpsAction.RUN_CLOSE, who("on_call"), None),
+    (OpsAction.RUN_CLOSE, who("care_lead"), "role_not_allowed"),
+    (OpsAction.RUN_CLOSE, who("circuit", service=True), "service_account"),
+    (OpsAction.RUN_CLOSE, who("on_call", tenant="globex"), "cross_tenant"),
+    (OpsAction.OUTBOX_RETRY, who("on_call"), None),
+    (OpsAction.OUTBOX_DROP, who("on_call"), "role_not_allowed"),
+    (OpsAction.OUTBOX_DROP, who("incident_commander"), None),
 ])
 def test_the_matrix(action: OpsAction, identity: VerifiedIdentity, code: str | None) -> None:
     verdict = authorize_ops(action, identity, tenant="acme", runbook=RUNBOOK)

@@ -3,15 +3,17 @@
 verified identity is an ``audit`` row (``refused:<action>``) before the command ends with exit 1.
 
 There is no ``--operator``: the name recorded is the token's, so nobody acts under a name they
-cannot prove. A missing or unverifiable token ends the command with exit 8 (nothing to audit:
-nobody is named).
+cannot prove (the commands that once took one answer it with a usage error saying so). A
+missing or unverifiable token ends the command with exit 8 (nothing to audit: nobody is named).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tollgate.cli.common import identity_of, pool
+import click
+
+from tollgate.cli.common import ID_TEXT, identity_of, pool
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
@@ -35,3 +37,16 @@ async def authorized(s: Settings, token: str | None, action: OpsAction, *, tenan
     async with pool(s, migrate=True) as p:
         await OpsStore(p).record_refusal(who.reviewer, action.value, target, code)
     raise Failure(Exit.REFUSED, f"refused: {code}: {verdict.message}")
+
+
+def _operator_gone(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        raise click.UsageError("--operator is gone: the name recorded is the token's (--token "
+                               "or TOLLGATE_TOKEN; docs/security.md)", ctx=ctx)
+
+
+#: For the commands that once took ``--operator`` (``ops close``, ``ops outbox retry|drop``):
+#: a script still passing it gets one line saying where the name comes from now, rather than
+#: Click's bare "No such option". Hidden; its value is never read, shown or recorded.
+operator_gone = click.option("--operator", hidden=True, expose_value=False, type=ID_TEXT,
+                             callback=_operator_gone)

@@ -18,6 +18,9 @@ Why a flag, not the default: the end is final and says the write stays unknown, 
 for a human. A close that is refused tells the operator to wait for the sweep; one that is
 retried (by hand or a script) must not turn that wait into a dead letter unasked, so ending it
 so is asked for by name.
+
+Who closes it is the token's reviewer (``--token``), checked against the event's tenant by the
+authority matrix (``OpsAction.RUN_CLOSE``) before anything is asked or written.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tollgate.cli.common import ID_TEXT, TEXT, Command, connect, pool
+from tollgate.cli.common import ID_TEXT, TEXT, Command, connect, pool, token_option
+from tollgate.cli.ops_authority import authorized, operator_gone
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -37,13 +41,13 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("workflow_id", type=ID_TEXT)
-@click.option("--operator", required=True, type=ID_TEXT,
-              help="who closes it (recorded in the audit and the transition)")
 @click.option("--reason", required=True, type=TEXT, help="why (recorded in the audit)")
 @click.option("--unresolved-write", "unresolved", is_flag=True,
               help="end an event whose receipt stays open and whose key the target does not "
               "hold: STOPPED with a dead letter for the write (docs/runbook.md)")
-def close(workflow_id: str, operator: str, reason: str, unresolved: bool) -> Command:
+@token_option
+@operator_gone
+def close(workflow_id: str, reason: str, unresolved: bool, token: str | None) -> Command:
     """Record the end of WORKFLOW_ID (event/TENANT/KEY) whose run was terminated, failed, timed
     out or canceled: STOPPED, reason run_terminated (run_failed, run_timed_out, run_canceled),
     audited; one Temporal no longer knows, run_not_found, once its record has not changed for
@@ -55,16 +59,24 @@ def close(workflow_id: str, operator: str, reason: str, unresolved: bool) -> Com
     letter. Exit 4 for an id neither knows, 1 while the run runs, once it completed with
     an outcome, while its receipt is open (the write is unknown: tollgate ops sweep settles
     it), or for a record Temporal does not know that changed within the retention; 3 when
-    the target does not answer the lookup; closing it again: exit 0."""
+    the target does not answer the lookup; closing it again: exit 0. Needs an on_call's,
+    incident_commander's or change_owner's token of the event's tenant (exit 1 otherwise,
+    audited; 8 without one): the transition and audit row name the token's reviewer."""
 
     async def go(s: Settings) -> int:
         from temporalio.client import WorkflowExecutionStatus
         from temporalio.service import RPCError, RPCStatusCode
 
         from adapters.postgres.run_close import NOT_FOUND, RunCloses
+        from policies.authority import OpsAction
         from tollgate.intake.repeat import ended_without_outcome
         from tollgate.ops import unresolved_write as uw
 
+        # Before Temporal or the target is asked: a token of another tenant learns nothing of
+        # this event, not even whether it exists.
+        async with pool(s, migrate=True) as p:
+            tenant = await RunCloses(p).tenant_of(workflow_id) or _tenant_in(workflow_id)
+        who = await authorized(s, token, OpsAction.RUN_CLOSE, tenant=tenant, target=workflow_id)
         client = await connect(s)
         retention: timedelta | None = None
         try:
@@ -84,7 +96,7 @@ def close(workflow_id: str, operator: str, reason: str, unresolved: bool) -> Com
                           "nothing to close")
         async with pool(s, migrate=True) as p:
             unknown = await uw.unresolved_write(s, p, workflow_id) if unresolved else None
-            done = await RunCloses(p).close(workflow_id, ended=ended, operator=operator,
+            done = await RunCloses(p).close(workflow_id, ended=ended, operator=who.reviewer,
                                             reason=reason, quiet_for=retention,
                                             unresolved=unknown)
         if done.result == "no_record" and found is None:
@@ -123,6 +135,14 @@ def close(workflow_id: str, operator: str, reason: str, unresolved: bool) -> Com
         return Exit.OK
 
     return go
+
+
+def _tenant_in(workflow_id: str) -> str:
+    """The tenant an event's id names (event/TENANT/KEY), for an id PostgreSQL has no record
+    of; any other id is every tenant's ('*'), so only an operator of every tenant acts on it."""
+    kind, _, rest = workflow_id.partition("/")
+    tenant = rest.partition("/")[0]
+    return tenant if kind == "event" and tenant else "*"
 
 
 async def _retention(client: Client) -> timedelta:

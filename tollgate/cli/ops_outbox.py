@@ -3,6 +3,8 @@ and the two things an operator does about one: retry it or drop it (each audited
 
 Identifiers only (ids, workflow ids, tenants, entity ids, tries, error codes, times): never the
 posted body, which carries customer data. docs/runbook.md, "Outbox", says when to do which.
+Retry and drop take who acts from the token (``--token``), checked against the row's tenant
+(``OpsAction.OUTBOX_RETRY``, ``OUTBOX_DROP``: policies/authority.py says why they differ).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from typing import Any
 import click
 
 from tollgate.cli.common import (
-    ID_TEXT,
     ROW_ID,
     TEXT,
     Command,
@@ -20,7 +21,9 @@ from tollgate.cli.common import (
     json_option,
     pool,
     table,
+    token_option,
 )
+from tollgate.cli.ops_authority import authorized, operator_gone
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -87,18 +90,22 @@ def show(row_id: int, as_json: bool) -> Command:
 
 def _action(name: str, verb: str, doc: str) -> click.Command:
     @click.argument("row_id", metavar="ID", type=ROW_ID)
-    @click.option("--operator", required=True, type=ID_TEXT,
-                  help=f"who {verb} it (recorded in the audit)")
     @click.option("--reason", required=True, type=TEXT, help="why (recorded in the audit)")
-    def command(row_id: int, operator: str, reason: str) -> Command:
+    @token_option
+    @operator_gone
+    def command(row_id: int, reason: str, token: str | None) -> Command:
         async def go(s: Settings) -> int:
             from adapters.postgres.outbox_admin import OutboxAdmin
+            from policies.authority import OpsAction
 
-            await _row(s, row_id)
+            row = await _row(s, row_id)
+            action = OpsAction.OUTBOX_RETRY if name == "retry" else OpsAction.OUTBOX_DROP
+            who = await authorized(s, token, action, tenant=str(row["tenant_id"]),
+                                   target=f"outbox/{row_id}")
             async with pool(s, migrate=True) as p:
                 admin = OutboxAdmin(p)
                 act = admin.retry if name == "retry" else admin.drop
-                done = await act(row_id, actor=operator, reason=reason)
+                done = await act(row_id, actor=who.reviewer, reason=reason)
             if not done:
                 raise Failure(Exit.REFUSED, f"outbox row {row_id} cannot be {verb}: "
                               "see `tollgate ops outbox show` for its state")
@@ -113,6 +120,8 @@ def _action(name: str, verb: str, doc: str) -> click.Command:
 
 _action("retry", "retried", "Put a row that was moved aside back in line, its tries counted "
         "from zero (exit 1 when it is not aside). Safe: the same workflow id, so a row that "
-        "did reach Temporal is answered as a duplicate.")
+        "did reach Temporal is answered as a duplicate. Needs an on_call's, "
+        "incident_commander's or change_owner's token of the row's tenant.")
 _action("drop", "dropped", "Never send this row; it stays as the record of what was posted "
-        "(exit 1 when it was sent or dropped already).")
+        "(exit 1 when it was sent or dropped already). Needs a change_owner's or "
+        "incident_commander's token of the row's tenant.")
