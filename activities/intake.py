@@ -15,7 +15,7 @@ from adapters.ports.stores import DeadLetterQueue, EventGate
 from contracts import EventEnvelope, EventRef, FinalOutcome, IntakeRequest, IntakeResult
 from contracts.errors import ErrorClass
 from contracts.events import MAX_EVENT_CHARS, DuplicateSeen
-from policies import signing
+from policies import edge_text, signing
 from policies.keys import fingerprint
 from policies.matrix import PolicyMatrix
 from policies.redaction import personal_data_kind, redact
@@ -75,6 +75,9 @@ class IntakeActivities:
         if not isinstance(data, dict):
             return await self._quarantine(workflow_id, req, None, "malformed_json",
                                           "the event must be a JSON object")
+        twice = edge_text.key_held_twice(req.raw)
+        if twice is not None:  # every edge refuses it too; this is the authority
+            return await self._quarantine(workflow_id, req, None, twice.rule, twice.message)
         key = data.get("idempotency_key")
         kind = personal_data_kind(key) if isinstance(key, str) else None
         if kind is not None:

@@ -26,7 +26,7 @@ _MAX_INT_DIGITS = len(str(MAX_INT))
 
 #: Rules, as the ``rule`` of a violation (docs/api.md lists each).
 RULES = ("not_json", "too_deep", "too_large", "nul", "lone_surrogate", "control_character",
-         "number_too_large", "string_too_long")
+         "number_too_large", "string_too_long", "duplicate_key")
 
 _NUL = "\x00"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -58,7 +58,11 @@ _WHY = {
     "control_character": "contains a control character",
     "number_too_large": f"a number beyond ±{MAX_INT} or not finite",
     "string_too_long": f"a string over {MAX_STRING_CHARS} characters",
+    "duplicate_key": "a key held twice in one object (a parser keeps one of its values, "
+                     "which one depends on the parser)",
 }
+#: A key an answer may repeat when it names a key the sender made up: a plain name.
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
 
 def check_string(value: str, field: str, *, free_text: bool = True,
@@ -121,17 +125,80 @@ def load_json(text: str, *, max_chars: int, max_depth: int = MAX_DEPTH
 
 def parse_json(text: str, *, max_chars: int, max_depth: int = MAX_DEPTH
                ) -> tuple[Any, Violation | None]:
-    """``text`` parsed with the size, depth and number rules only (strings unchecked: a batch
-    is split first, then each event is checked on its own)."""
+    """``text`` parsed with the size, depth, number and duplicate-key rules only (strings
+    unchecked: a batch is split first, then each event is checked on its own). A key held
+    twice refuses the whole text, as too deep does: splitting it would keep one value."""
     if len(text) > max_chars:
         return None, Violation("$", "too_large")
     if depth_of(text) > max_depth:
         return None, Violation("$", "too_deep")
+    objects = _Objects()
     try:
-        value = json.loads(text, parse_constant=_constant, parse_int=_int)
+        value = json.loads(text, parse_constant=_constant, parse_int=_int,
+                           object_pairs_hook=objects.made)
     except (ValueError, RecursionError):
         return None, Violation("$", "not_json")
+    if objects.twice:
+        return None, Violation(_twice_at(value), "duplicate_key")
     return value, None
+
+
+def key_held_twice(text: str) -> Violation | None:
+    """The first key ``text`` (known to be JSON) holds twice in one object, or None."""
+    objects = _Objects()
+    try:
+        value = json.loads(text, object_pairs_hook=objects.made)
+    except (ValueError, RecursionError):
+        return None
+    return Violation(_twice_at(value), "duplicate_key") if objects.twice else None
+
+
+def plain_key(key: object) -> str:
+    """A key the sender made up, as an answer may repeat it: a plain name of at most 64
+    characters, else ``?`` (never a control character, an escape or a long text)."""
+    return key if isinstance(key, str) and _PLAIN_KEY.fullmatch(key) else "?"
+
+
+class _Twice(dict[str, Any]):
+    """An object as read that held ``key`` twice (``json.loads`` keeps its last value)."""
+
+    key = ""
+
+
+class _Objects:
+    """``json.loads``'s ``object_pairs_hook``: objects as it would build them, the one
+    holding a key twice marked (rare, so the walk naming it runs only then)."""
+
+    def __init__(self) -> None:
+        self.twice = False
+
+    def made(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        made = dict(pairs)
+        if len(made) == len(pairs):
+            return made
+        self.twice = True
+        marked = _Twice(made)
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                marked.key = key
+                break
+            seen.add(key)
+        return marked
+
+
+def _twice_at(value: Any) -> str:
+    """The JSON path of the first key held twice (walked without recursion)."""
+    stack: list[tuple[str, Any]] = [("$", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, _Twice):
+            return f"{path}.{plain_key(item.key)}"
+        if isinstance(item, dict):
+            stack.extend((f"{path}.{plain_key(k)}", v) for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return "$"
 
 
 def check_value(value: Any, root: str = "$") -> Violation | None:

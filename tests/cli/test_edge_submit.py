@@ -81,3 +81,14 @@ def test_cli_argument_with_hostile_text_is_exit_2(kind: click.ParamType, value: 
     result = CliRunner().invoke(cmd, ["--reason", value])
     assert result.exit_code == 2
     assert "ran" not in result.output and "refused" in result.output
+
+
+def test_an_event_holding_a_key_twice_is_refused_and_a_file_of_them_is_one_refusal() -> None:
+    raw = signed()[:-1] + ', "note": {"a": 1, "a": 2}}'
+    refusal = refusal_of(raw, SECRETS)
+    assert refusal is not None and refusal.reason_code == "duplicate_key"
+    assert refusal.message.startswith("$.note.a: ")
+    # An array split into events would keep one value of the key: it stays one text, refused.
+    both = "[" + signed() + "," + raw + "]"
+    assert split_events(both) == [both]
+    assert refusal_of(both, SECRETS).reason_code == "duplicate_key"  # type: ignore[union-attr]

@@ -98,3 +98,33 @@ async def test_trailing_newline_in_key_never_becomes_a_workflow_id(
     assert answer.status_code == 422
     assert "\n" not in answer.json()["workflow_id"]
     assert answer.json()["workflow_id"].startswith("quarantine/")
+
+
+async def test_an_event_holding_a_key_twice_is_422_duplicate_key_and_nothing_is_queued(
+        api: httpx.AsyncClient, http_services: Services) -> None:
+    # json.loads keeps the last value: the event would go on saying "C-2" while a producer
+    # (or a log, a mirror, a second consumer) that keeps the first reads "C-1".
+    ev = event()
+    body = json.dumps({k: v for k, v in ev.items() if k != "payload"})[:-1] + (
+        ', "payload": {"customer_id": "C-1", "customer_id": "C-2"}}')
+    answer = await post_events(api, body)
+    assert answer.status_code == 422, answer.text
+    got = answer.json()
+    assert (got["reason_code"], got["field"], got["rule"]) == (
+        "duplicate_key", "$.payload.customer_id", "duplicate_key")
+    assert await quarantined(http_services, got["workflow_id"]) == "duplicate_key"
+    assert await outbox_rows(http_services, f"event/acme/{ev['idempotency_key']}") == []
+    # A key that is not a plain name is not repeated back.
+    odd = json.dumps(ev)[:-1] + ', "a\\u0007b": 1, "a\\u0007b": 2}'
+    assert (await post_events(api, odd)).json()["field"] == "$.?"
+
+
+async def test_a_batch_with_a_key_held_twice_is_refused_whole(
+        api: httpx.AsyncClient, http_services: Services) -> None:
+    # Splitting it would keep one value of the key: the post is refused as too deep is.
+    good, bad = event(), event()
+    body = "[" + json.dumps(good) + "," + json.dumps(bad)[:-1] + ', "x": 1, "x": 2}]'
+    answer = await post_events(api, body)
+    assert answer.status_code == 422, answer.text
+    assert (answer.json()["field"], answer.json()["rule"]) == ("$[1].x", "duplicate_key")
+    assert await outbox_rows(http_services, f"event/acme/{good['idempotency_key']}") == []

@@ -8,7 +8,6 @@ logged. This answer names the field (a JSON path) and the rule only (docs/api.md
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -18,12 +17,10 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
-from policies.edge_text import Violation, check_value, parse_json
+from policies.edge_text import Violation, check_value, parse_json, plain_key
 from tollgate.http.deps import services
 from tollgate.http.identity import caller
 
-#: A name an answer may repeat: a field's or a header's (``Idempotency-Key``).
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 #: pydantic error types that are the edge's text rules under another name.
 _RULES = {"string_unicode": "lone_surrogate", "string_too_long": "string_too_long",
           "json_invalid": "not_json"}
@@ -53,12 +50,12 @@ class Refusal(BaseModel):
 
 def _path(loc: tuple[object, ...]) -> str:
     parts = [p for p in loc if p not in ("body", "query", "path", "header")]
-    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{_shown(p)}" for p in parts)
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{plain_key(p)}" for p in parts)
 
 
 async def _invalid(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = [{"loc": [str(p) if isinstance(p, int) else _shown(p) for p in e.get("loc", ())],
+    errors = [{"loc": [str(p) if isinstance(p, int) else plain_key(p) for p in e.get("loc", ())],
                "msg": e.get("msg", ""), "type": e.get("type", "")} for e in exc.errors()]
     first = exc.errors()[0] if exc.errors() else {}
     field = _path(tuple(first.get("loc", ())))
@@ -103,9 +100,6 @@ class EdgeRoute(APIRoute):
                 violation = _violation(raw, svc.max_body)
                 if violation is not None:
                     await caller(request, svc.verifier)  # 401 (or 503) first
-                if isinstance(violation, str):
-                    return _refusal(violation, "duplicate_key",
-                                    f"{violation}: sent more than once; nothing was done")
                 if violation is not None and violation is not _SYNTAX:
                     return refused(violation)
             return await handler(request)
@@ -117,9 +111,10 @@ class EdgeRoute(APIRoute):
 _SYNTAX = Violation("$", "not_json")
 
 
-def _violation(raw: bytes, max_chars: int) -> Violation | str | None:
-    """The rule ``raw`` breaks (``_SYNTAX``: a syntax error), or the path of a key one of its
-    objects holds twice."""
+def _violation(raw: bytes, max_chars: int) -> Violation | None:
+    """The rule ``raw`` breaks (``_SYNTAX``: a syntax error), a key held twice included: the
+    route's parse would keep one of its values, deciding on one of two no client sends
+    together (``{"decision": "approve", "decision": "reject"}``)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -128,53 +123,10 @@ def _violation(raw: bytes, max_chars: int) -> Violation | str | None:
     if found is not None:
         return _SYNTAX if found.rule == "not_json" else found
     try:
-        # What the route's parse does (a body it reads is the models' to judge), keeping the
-        # keys it would have dropped.
-        read = json.loads(text, object_pairs_hook=_Object.of)
+        json.loads(text)  # what the route's parse does: a body it reads is the models' to judge
     except ValueError:  # valid JSON it cannot read: an integer of thousands of digits
         return check_value(value) or Violation("$", "number_too_large")
-    return _twice(read)
-
-
-class _Object(dict[str, Any]):
-    """A JSON object as read, with the first key it holds twice: ``json.loads`` keeps the last
-    value of ``{"decision": "approve", "decision": "reject"}``, and the route would decide on
-    one of two values no client sends together."""
-
-    twice: str | None = None
-
-    @classmethod
-    def of(cls, pairs: list[tuple[str, Any]]) -> _Object:
-        made = cls(pairs)
-        if len(made) < len(pairs):
-            seen: set[str] = set()
-            for key, _ in pairs:
-                if key in seen:
-                    made.twice = key
-                    break
-                seen.add(key)
-        return made
-
-
-def _twice(value: Any) -> str | None:
-    """The JSON path of the first key held twice in ``value`` (walked without recursion); a
-    key that is not a short identifier is not repeated back."""
-    stack: list[tuple[str, Any]] = [("$", value)]
-    while stack:
-        path, item = stack.pop()
-        if isinstance(item, _Object):
-            if item.twice is not None:
-                return f"{path}.{_shown(item.twice)}"
-            stack.extend((f"{path}.{_shown(k)}", v) for k, v in reversed(item.items()))
-        elif isinstance(item, list):
-            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(item))))
     return None
-
-
-def _shown(key: object) -> str:
-    """A field's name as an answer may carry it: a key the caller made up (an unknown field, a
-    key held twice) that is not a short plain name is ``?``, never repeated back."""
-    return key if isinstance(key, str) and _NAME.fullmatch(key) else "?"
 
 
 def install(app: FastAPI) -> None:
