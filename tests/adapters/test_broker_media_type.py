@@ -10,6 +10,7 @@ from cloudevents.core.bindings import rabbitmq as ce_rabbitmq
 from cloudevents.core.formats.json import JSONFormat
 
 from adapters.broker.rabbitmq import Inbound
+from contracts.errors import InvalidInput
 from tests.http.test_cloudevents import cloud_event
 from tollgate.intake.broker import parse_message
 
@@ -24,3 +25,13 @@ def test_a_structured_cloudevents_media_type_is_read_whatever_its_case(spelled: 
     shouted = parse_message(Inbound(body=message.body, content_type=spelled))
 
     assert shouted == expected
+
+
+def test_a_broker_message_holding_a_key_twice_is_refused_naming_it() -> None:
+    # Structured CloudEvent and bare event alike: json.loads would keep the last value.
+    message = ce_rabbitmq.to_structured(cloud_event(), JSONFormat())
+    body = message.body[:-1] + b', "subject": "C-2", "subject": "C-1"}'
+    with pytest.raises(InvalidInput) as refused:
+        parse_message(Inbound(body=body, content_type=message.content_type))
+    assert refused.value.code == "duplicate_key"
+    assert refused.value.message.startswith("$.subject: ")

@@ -196,3 +196,13 @@ async def test_signed_arbitrary_binary_cloudevents_are_answered_never_5xx(
         answer = await post(api, message, standard=standard)
         assert answer.status_code < 500, answer.text
         answer.json()
+
+
+async def test_a_cloudevent_holding_a_key_twice_is_quarantined_duplicate_key(
+        api: httpx.AsyncClient, http_services: Services) -> None:
+    message = ce_http.to_structured(cloud_event(), JSONFormat())
+    body = message.body[:-1] + b', "subject": "C-2", "subject": "C-1"}'
+    answer = await post(api, ce_http.HTTPMessage(message.headers, body))
+    assert answer.status_code == 422, answer.text
+    assert (answer.json()["reason_code"], answer.json()["state"]) == (
+        "duplicate_key", "QUARANTINED")
