@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from temporalio import activity
 
+from activities.execute import executing_step, failed_before_receipt
 from adapters.ports.stores import DeadLetterQueue
 from contracts import StepFailure
 from policies.redaction import redact
@@ -30,8 +31,17 @@ class DeadLetterActivities:
 
     @activity.defn
     async def dead_letter_step(self, failure: StepFailure) -> None:
-        """Once per run and code (the table's unique key): a retried call adds nothing."""
+        """Once per run and code (the table's unique key): a retried call adds nothing.
+
+        A send step that failed before recording its APPROVED -> EXECUTING (refused, the
+        action token's or the mint's refusal too, or its retries spent before the receipt) has
+        it written here, under the number the run gave it (``failure.seq``), in the dead
+        letter's statement: the run counted it and records EXECUTING -> DEAD_LETTERED next, so
+        PostgreSQL's transitions have no gap. A step already recorded is left as it is."""
         ref, action = failure.ref, failure.action
+        step = None
+        if action is not None and failure.seq is not None:
+            step = executing_step(action, failure.seq, failed_before_receipt(failure.code))
         owner, plan = _PLANS[failure.step]
         facts = {"step": failure.step, "tenant_id": ref.tenant_id, "event_id": ref.event_id}
         if action is not None:
@@ -41,5 +51,5 @@ class DeadLetterActivities:
             error_code=failure.code, state="DEAD_LETTERED", owner=owner, replay_plan=plan,
             redacted_payload=redact(facts), tenant_id=ref.tenant_id, event_id=ref.event_id,
             correlation_id=ref.correlation_id,
-            action_key=action.action_key if action is not None else None,
+            action_key=action.action_key if action is not None else None, step=step,
         )

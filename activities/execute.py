@@ -69,13 +69,24 @@ def held_back(code: str) -> str:
     return f"receipt opened WOULD_SEND ({code}), nothing sent"
 
 
-def _executing(request: ExecuteRequest, reason: str) -> StepRecord:
-    """APPROVED -> EXECUTING under the number the run gave the send (``request.seq``)."""
-    action = request.action
+def failed_before_receipt(code: str) -> str:
+    """The EXECUTING step's reason when the send step failed for good before it recorded the
+    step (a refusal, the action token's too, or retries spent before the receipt), written with
+    the dead letter (``DeadLetterActivities``). Every send opens its receipt with this step or
+    records it before calling the target, so without it nothing was sent."""
+    return f"send step failed before its receipt ({code}), nothing sent"
+
+
+def executing_step(action: ActionRequest, seq: int, reason: str) -> StepRecord:
+    """APPROVED -> EXECUTING under the number the run gave the send step (``seq``)."""
     return StepRecord(ref=action.ref, policy_version=action.policy_version,
-                      transitions=[Transition(seq=request.seq, from_state=EventState.APPROVED,
+                      transitions=[Transition(seq=seq, from_state=EventState.APPROVED,
                                               to_state=EventState.EXECUTING, actor="execute",
                                               reason=reason)])
+
+
+def _executing(request: ExecuteRequest, reason: str) -> StepRecord:
+    return executing_step(request.action, request.seq, reason)
 
 
 def _closing(request: ExecuteRequest) -> Closing | None:

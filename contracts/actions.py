@@ -156,13 +156,16 @@ class StepFailure(Frozen):
     ``no_approval_on_record``): the event ends DEAD_LETTERED with a dead letter for an operator.
     ``error_class`` and ``code`` are the taxonomy's (``contracts.errors``), or
     ``timeout``/``<step>_timed_out`` when the step never answered. ``action``: the send's, when
-    the send step failed."""
+    the send step failed; ``seq``: the number the run gave the send step's APPROVED -> EXECUTING
+    (it records DEAD_LETTERED after it), written with the dead letter when nothing recorded it
+    (a refusal or a failure before the receipt: ``DeadLetterActivities``)."""
 
     ref: EventRef
     step: FailedStep
     error_class: str
     code: str
     action: ActionRequest | None = None
+    seq: int | None = None
 
 
 class ReconcileResult(Frozen):

@@ -40,7 +40,8 @@ async def with_action_token(execute: ExecuteRequest,
             start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
             summary="mint the action token for what was approved")
     except (ActivityError, ApplicationError) as err:  # a local activity's may come unwrapped
-        failure = await dead_letter_failure(action.ref, "execute_action", err, action=action)
+        failure = await dead_letter_failure(action.ref, "execute_action", err, action=action,
+                                            seq=execute.seq)
         if failure is None:
             raise
         return failure

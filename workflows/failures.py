@@ -25,14 +25,16 @@ STEP_FAILURE_DEAD_LETTERS = "step-failure-dead-letters"
 
 async def dead_letter_failure(ref: EventRef, step: FailedStep,
                               err: ActivityError | ApplicationError, *,
-                              action: ActionRequest | None = None) -> StepFailure | None:
+                              action: ActionRequest | None = None,
+                              seq: int | None = None) -> StepFailure | None:
     """The failure, dead-lettered; None when the run must fail as before (cancelled, or a run
     recorded before the patch). A local activity's failure may arrive as the ApplicationError
-    itself, not wrapped in an ActivityError."""
+    itself, not wrapped in an ActivityError. ``seq``: the send step's number (``StepFailure``);
+    the activity's input only, no command changes."""
     cause = err.cause if isinstance(err, ActivityError) else err
     if isinstance(cause, CancelledError) or not taken(STEP_FAILURE_DEAD_LETTERS):
         return None
-    failure = _failure(ref, step, cause, action)
+    failure = _failure(ref, step, cause, action, seq)
     await workflow.execute_activity_method(
         DeadLetterActivities.dead_letter_step, failure,
         start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
@@ -42,7 +44,7 @@ async def dead_letter_failure(ref: EventRef, step: FailedStep,
 
 
 def _failure(ref: EventRef, step: FailedStep, cause: BaseException | None,
-             action: ActionRequest | None) -> StepFailure:
+             action: ActionRequest | None, seq: int | None) -> StepFailure:
     """The taxonomy's class and code travel on the ApplicationError (``activities.errors``); a
     step that never answered has none."""
     error_class, code = "retryable", f"{step}_failed"
@@ -51,4 +53,5 @@ def _failure(ref: EventRef, step: FailedStep, cause: BaseException | None,
         code = str(cause.details[0]) if cause.details else cause.type
     elif isinstance(cause, TimeoutError):
         error_class, code = "timeout", f"{step}_timed_out"
-    return StepFailure(ref=ref, step=step, error_class=error_class, code=code, action=action)
+    return StepFailure(ref=ref, step=step, error_class=error_class, code=code, action=action,
+                       seq=seq)

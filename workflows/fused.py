@@ -108,7 +108,8 @@ async def approve_and_send(run: SendingLedger, request: IntakeRequest, ref: Even
         # separate mint did, the send step's failure, dead-lettered.
         run._set_state(EventState.APPROVED)
         run._set_state(EventState.EXECUTING)
-        failure = await dead_letter_failure(ref, "execute_action", err, action=action)
+        failure = await dead_letter_failure(ref, "execute_action", err, action=action,
+                                            seq=execute.seq)
         if failure is None:
             raise
         return await run._finish(EventState.DEAD_LETTERED, failure.code)

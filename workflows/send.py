@@ -45,7 +45,8 @@ async def send(request: ExecuteRequest, queue: str | None, hold: Hold,
             )
         except ActivityError as err:
             hold.release()
-            failure = await dead_letter_failure(action.ref, "execute_action", err, action=action)
+            failure = await dead_letter_failure(action.ref, "execute_action", err, action=action,
+                                                seq=request.seq)
             if failure is None:
                 raise
             return failure

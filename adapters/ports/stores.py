@@ -242,7 +242,7 @@ class DeadLetterQueue(Protocol):
         self, *, workflow_id: str, error_class: str, error_code: str, state: str, owner: str,
         replay_plan: str, redacted_payload: dict[str, Any] | None, tenant_id: str | None,
         event_id: str | None, correlation_id: str | None, action_key: str | None = None,
-        replay_input: dict[str, Any] | None = None,
+        replay_input: dict[str, Any] | None = None, step: StepRecord | None = None,
     ) -> None: ...
 
 

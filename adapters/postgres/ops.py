@@ -13,6 +13,8 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from adapters.postgres.pgtext import pg_json, pg_text, pg_text_or_none
+from adapters.postgres.steps import recorded_beside, step_args
+from contracts import StepRecord
 
 #: A switch row covers (adapter, tenant) when each column equals the value or is '*'.
 _COVERING = "adapter IN ($1, '*') AND tenant_id IN ($2, '*')"
@@ -24,6 +26,9 @@ DEAD_LETTER_SQL = (
     " error_class, error_code, state, owner, replay_plan, redacted_payload, action_key,"
     " replay_input) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10::jsonb,$11,$12::jsonb)"
     " ON CONFLICT (workflow_id, error_code) DO NOTHING")
+#: The same with a step beside it ($1-$14 the step's, then the dead letter's), written only
+#: where its numbers hold nothing yet (``recorded_beside``).
+DEAD_LETTER_AND_STEP_SQL = recorded_beside(DEAD_LETTER_SQL)
 
 
 async def _audit(conn: PoolConnectionProxy, actor: str, action: str, target: str,
@@ -119,14 +124,18 @@ class OpsStore:
         correlation_id: str | None,
         action_key: str | None = None,
         replay_input: dict[str, Any] | None = None,
+        step: StepRecord | None = None,
     ) -> None:
-        await self.pool.execute(
-            DEAD_LETTER_SQL,
-            pg_text(workflow_id), pg_text_or_none(tenant_id), pg_text_or_none(event_id),
-            pg_text_or_none(correlation_id), error_class, error_code, state, owner,
-            pg_text(replay_plan), pg_json(redacted_payload or None), action_key,
-            pg_json(replay_input or None),
-        )
+        """``step``: transitions recorded in the same statement, each only if its number holds
+        nothing yet (the send step's EXECUTING, ``DeadLetterActivities``)."""
+        args = (pg_text(workflow_id), pg_text_or_none(tenant_id), pg_text_or_none(event_id),
+                pg_text_or_none(correlation_id), error_class, error_code, state, owner,
+                pg_text(replay_plan), pg_json(redacted_payload or None), action_key,
+                pg_json(replay_input or None))
+        if step is None:
+            await self.pool.execute(DEAD_LETTER_SQL, *args)
+        else:
+            await self.pool.fetchval(DEAD_LETTER_AND_STEP_SQL, *step_args(step), *args)
 
     async def dead_letters(self, status: str | None = None) -> list[dict[str, Any]]:
         rows = await self.pool.fetch(

@@ -142,6 +142,22 @@ def recorded_behind(statement: str) -> str:
                         + _WRITTEN.removeprefix("SELECT"))
 
 
+def recorded_beside(statement: str) -> str:
+    """``TRANSITION_SQL`` ($1-$14) with ``statement`` (its parameters moved to $15 on, its
+    result unread) in one round trip, writing only the transitions whose numbers hold nothing
+    yet: a step already recorded under its number, whatever its reason, is left as it is (where
+    ``TRANSITION_SQL`` alone would rewrite it as a lost workflow task's)."""
+    shifted = re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}", statement)
+    return TRANSITION_SQL.replace(_T_CTE, f"""WITH side AS (
+    {shifted}
+), t AS (
+    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
+        AS t(seq, from_state, to_state, actor, reason)
+    WHERE NOT EXISTS (SELECT 1 FROM state_transitions s
+                      WHERE s.workflow_id = $1 AND s.seq = t.seq)
+)""")
+
+
 def step_args(step: StepRecord) -> tuple[Any, ...]:
     """``TRANSITION_SQL``'s parameters $1-$14 for one step."""
     ref = step.ref

@@ -24,6 +24,7 @@ from contracts.actions import WakeUp
 from tests.conftest import fresh_key, signed_event
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
+from tests.faults.test_step_failures import dead_lettered_from_executing
 
 
 async def held_send(rig: Rig, db: asyncpg.Pool) -> tuple[str, str]:
@@ -68,6 +69,9 @@ async def dead_lettered_with(rig: Rig, workflow_id: str, key: str, code: str) ->
     rows = await rig.sql("SELECT error_code FROM dead_letters WHERE workflow_id = $1",
                          workflow_id)
     assert [r["error_code"] for r in rows] == [code]
+    # The send step refused before its receipt: its EXECUTING came with the dead letter.
+    await dead_lettered_from_executing(rig.sql, rig.client.get_workflow_handle(workflow_id),
+                                       code)
 
 
 async def test_a_draft_altered_in_postgresql_after_approval_sends_nothing(

@@ -4,11 +4,13 @@ DEAD_LETTERED with a dead letter for an operator, instead of failing the workflo
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 
 from adapters.postgres.ops import OpsStore
 from contracts import EventState
@@ -17,7 +19,27 @@ from tests.conftest import fresh_key, signed_event, start, worker_settings
 from tests.eventually import eventually
 from tests.faults.conftest import activity_attempts, send_key
 from tests.faults.test_kill_switch import approved, customer, held_and_waiting, sent
+from tests.faults.test_rollout import TRANSITIONS_SQL, ended_after_executing
 from tollgate.dev.standins import StandIns
+
+#: ``pool.fetch`` or ``Rig.sql``.
+Fetch = Callable[..., Awaitable[Sequence[asyncpg.Record]]]
+
+
+async def dead_lettered_from_executing(fetch: Fetch, handle: WorkflowHandle[Any, Any],
+                                       code: str) -> None:
+    """The event ends as the workflow says (query, search attribute, PostgreSQL row), its
+    transitions numbered 1..n, each from the state the one before entered: APPROVED ->
+    EXECUTING (the send step's, written with its dead letter when it failed before its
+    receipt) -> DEAD_LETTERED, as the run counts them."""
+    rows = await fetch(TRANSITIONS_SQL, handle.id)
+    ended_after_executing(list(rows), "DEAD_LETTERED")
+    [event] = await fetch("SELECT state, reason_code, last_seq, outcome->>'state' AS ended"
+                          " FROM events WHERE workflow_id = $1", handle.id)
+    assert tuple(event) == ("DEAD_LETTERED", code, len(rows), "DEAD_LETTERED")
+    assert await handle.query("state") == EventState.DEAD_LETTERED
+    shown = (await handle.describe()).search_attributes.get("TollgateState")
+    assert shown == ["DEAD_LETTERED"]
 
 
 async def test_a_send_without_an_approval_on_record_is_dead_lettered(
@@ -27,8 +49,10 @@ async def test_a_send_without_an_approval_on_record_is_dead_lettered(
     """Fault: the approval is no longer on record when the send step runs (a database restored
     from before it); a closed kill switch holds the send while it is withdrawn.
     Evidence: the send step answered "held", then refused with no_approval_on_record.
-    Invariant: nothing sent; the workflow completes DEAD_LETTERED (not failed), the events row
-    agrees, one dead letter names the refusal, and `tollgate ops dlq replay` refuses it."""
+    Invariant: nothing sent; the workflow completes DEAD_LETTERED (not failed), the events row,
+    query and search attribute agree, the transitions have no gap (the send step's EXECUTING
+    is written with the dead letter), one dead letter names the refusal, and
+    `tollgate ops dlq replay` refuses it."""
     client, queue = worker_client
     pool, ops = db, OpsStore(db)
     await ops.set_switch(adapter="messaging", tenant_id="acme", closed=True,
@@ -48,8 +72,7 @@ async def test_a_send_without_an_approval_on_record_is_dead_lettered(
     assert sent(standins, send_key(key)) == (0, 0)
     assert await pool.fetchval("SELECT count(*) FROM receipts WHERE action_key = $1",
                                send_key(key)) == 0  # refused before a receipt was opened
-    assert await pool.fetchval("SELECT state FROM events WHERE workflow_id = $1",
-                               handle.id) == "DEAD_LETTERED"
+    await dead_lettered_from_executing(pool.fetch, handle, "no_approval_on_record")
     letters = await pool.fetch(
         "SELECT id, error_class, error_code, state, replay_input FROM dead_letters"
         " WHERE workflow_id = $1", handle.id)
