@@ -87,7 +87,8 @@ SENT_STATE = {ReceiptStatus.SUCCEEDED: EventState.SUCCEEDED,
               ReceiptStatus.WOULD_SEND: EventState.STOPPED}
 #: The states each of those ends is recorded from (docs/architecture.md, "States"): the send's
 #: EXECUTING, the reconciler's RECONCILING (found, or its one resend refused by the target),
-#: and APPROVED for a shadow send, whose WOULD_SEND receipt is opened with no EXECUTING step.
+#: and APPROVED for a shadow send whose WOULD_SEND receipt an older worker opened with no
+#: EXECUTING step (docs/rollout.md).
 SENT_FROM = {EventState.SUCCEEDED: {EventState.EXECUTING, EventState.RECONCILING},
              EventState.REJECTED: {EventState.EXECUTING, EventState.RECONCILING},
              EventState.STOPPED: {EventState.APPROVED, EventState.EXECUTING}}

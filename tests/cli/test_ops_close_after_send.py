@@ -128,9 +128,10 @@ async def test_close_after_send_waits_for_the_receipt_then_ends_as_it_says(
 async def test_close_after_a_shadow_send_stops_and_a_send_no_state_allows_is_refused(
         dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A shadow send (WOULD_SEND: nothing went out) opens its receipt with no EXECUTING step:
-    terminated there, the row is APPROVED and ends STOPPED, as the run ends it. A settled
-    receipt beside a row no send ends from (AWAITING_REVIEW) is refused, not guessed."""
+    """A shadow send (WOULD_SEND: nothing went out) whose receipt an older worker opened with
+    no EXECUTING step: terminated there, the row is APPROVED and ends STOPPED, as the run ends
+    it. A settled receipt beside a row no send ends from (AWAITING_REVIEW) is refused, not
+    guessed."""
     from adapters.postgres.store import PostgresStore, create_pool
 
     s, _ = live_settings(dev_server, database_url, standins, tmp_path)
