@@ -6,7 +6,8 @@ BIN    := $(VENV)/bin
 .PHONY: install demo dev test test-fast lint bench clean
 
 # Test processes (pytest-xdist). Each starts its own PostgreSQL and Temporal servers; tests of
-# one module stay on one process (tests/conftest.py schedules them), so its servers start once.
+# one module stay on one process, so its servers start once; the longest modules go first, by
+# tests/durations.json (tests/scheduling.py says how to regenerate it).
 TEST_WORKERS ?= 3
 PARALLEL := -n $(TEST_WORKERS) --dist loadgroup
 

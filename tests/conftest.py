@@ -29,6 +29,7 @@ from contracts.events import STARTED_SHAPE
 from policies.signing import sign_json
 from tests.eventually import eventually
 from tests.hang_guard import pytest_timeout_set_timer  # noqa: F401  (a hook: pytest finds it here)
+from tests.scheduling import make_scheduler
 from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
 from tollgate.config.service import CodecSettings
 from tollgate.config.settings import Settings
@@ -61,13 +62,6 @@ CODEC = EncryptionCodec(TEST_KEYS)
 #: The slow tiers (``make test-fast`` skips them): whole folders, plus any test on the real
 #: Temporal dev server; files that start a stack of their own say ``pytestmark = e2e``.
 E2E_FOLDERS = ("tests/e2e/", "tests/faults/")
-#: Modules that each start a whole ``tollgate dev`` stack (or several) share one xdist worker
-#: and run one after another: two stacks at once on two cores miss the shutdown and start-up
-#: bounds those tests assert.
-STACK_MODULES = ("tests/stack/test_stack_restart.py", "tests/stack/test_stack_signals.py",
-                 "tests/stack/test_stack_stop_wedged.py",
-                 "tests/deploy/test_scale_out.py", "tests/cli/test_against_stack.py",
-                 "tests/e2e/test_demo.py", "tests/e2e/test_chaos.py")
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
@@ -88,29 +82,15 @@ def _structlog_as_it_was() -> Iterator[None]:
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadgroup`` (make test): each module's tests on one worker, so its servers and
-    database (module-scoped fixtures) start once; the stack modules together on one.
+    database (module-scoped fixtures) start once; the stack modules together on one; the
+    longest first (tests/scheduling.py).
 
     Our own scheduler, not ``xdist_group`` marks: xdist 3.8 groups by rewriting ``item._nodeid``,
     which pytest 9.2 no longer reads, so those marks group nothing.
     """
     if config.getvalue("dist") != "loadgroup":
         return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ModuleOrStack(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return "stack" if module in STACK_MODULES else module
-
-        def _assign_work_unit(self, node: Any) -> None:
-            # xdist hands out the scopes with the most tests first; the stack modules have few
-            # tests but run for minutes one after another, so they go first and never end
-            # the run while the other processes sit idle.
-            if "stack" in self.workqueue:
-                self.workqueue.move_to_end("stack", last=False)
-            super()._assign_work_unit(node)
-
-    return ModuleOrStack(config, log)
+    return make_scheduler(config, log)
 
 
 @pytest.fixture(scope="session")
