@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Annotated, Any
 
 import jinja2
-from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
@@ -60,10 +60,29 @@ def _cookie(request: Request, response: Response, name: str, value: str) -> None
                         secure=request.url.scheme == "https")
 
 
-def _check_csrf(request: Request, given: str) -> None:
+def _check_csrf(request: Request, form: FormData) -> None:
+    """403 unless the form's one ``csrf`` value equals its cookie. Two values are refused by
+    name, whatever they hold: comparing either would let the other one through unread."""
+    given = form.getlist("csrf")
+    if len(given) > 1:
+        raise HTTPException(403, "csrf: sent more than once; the form was not sent from this "
+                                 "inbox as it is; reload it")
     expected = request.cookies.get(CSRF_COOKIE, "")
-    if not expected or not hmac.compare_digest(expected.encode(), given.encode()):
+    value = given[0] if given and isinstance(given[0], str) else ""
+    if not expected or not hmac.compare_digest(expected.encode(), value.encode()):
         raise HTTPException(403, "the form is stale or was not sent from this inbox; reload it")
+
+
+def _once_each(form: FormData, fields: tuple[str, ...], outcome: str) -> None:
+    """422 for a field sent twice (``decision=approve&decision=reject``, two ``token``): taking
+    one of its values would act on what the sender may not have meant. A field the form does
+    not have is not named."""
+    seen: set[str] = set()
+    for name, _ in form.multi_items():
+        if name in seen:
+            shown = name if name in fields else "a field this form does not have"
+            raise HTTPException(422, f"{shown}: sent more than once; {outcome}")
+        seen.add(name)
 
 
 async def _who(request: Request, svc: Services) -> Identity | None:
@@ -86,9 +105,13 @@ async def login_page(request: Request) -> Response:
 
 
 @router.post("/inbox/login")
-async def login(request: Request, svc: Svc, token: Annotated[str, Form()],
-                csrf: Annotated[str, Form()]) -> Response:
-    _check_csrf(request, csrf)
+async def login(request: Request, svc: Svc) -> Response:
+    form = await request.form()
+    _check_csrf(request, form)
+    _once_each(form, ("csrf", "token"), "nobody was signed in")
+    token = form.get("token")
+    if not isinstance(token, str):
+        raise HTTPException(422, "token: paste a token")
     if svc.verifier is None:
         raise HTTPException(503, "no identity provider is configured")
     try:
@@ -101,8 +124,10 @@ async def login(request: Request, svc: Svc, token: Annotated[str, Form()],
 
 
 @router.post("/inbox/logout")
-async def logout(request: Request, csrf: Annotated[str, Form()]) -> Response:
-    _check_csrf(request, csrf)
+async def logout(request: Request) -> Response:
+    form = await request.form()
+    _check_csrf(request, form)
+    _once_each(form, ("csrf",), "nobody was signed out")
     response = _to_login()
     response.delete_cookie(TOKEN_COOKIE, path="/")
     return response
@@ -160,25 +185,18 @@ def _form_int(value: object) -> object:
 _DECISION_FIELDS = ("csrf", "decision", "reason", "request_id", "draft_version", "role")
 
 
-def _once_each(form: FormData) -> None:
-    """422 for a field sent twice (``decision=approve&decision=reject``): taking one of its
-    values would decide what the reviewer may not have meant."""
-    seen: set[str] = set()
-    for name, _ in form.multi_items():
-        if name in seen:
-            shown = name if name in _DECISION_FIELDS else "a field this form does not have"
-            raise HTTPException(422, f"{shown}: sent more than once; nothing was decided")
-        seen.add(name)
-
-
 @router.post("/inbox/review/{workflow_id:path}/decision", response_class=HTMLResponse)
 async def decide(request: Request, svc: Svc, workflow_id: str) -> Response:
+    # CSRF, then the session, then the body: a post without a good session hears what every
+    # unauthenticated post hears (403 for a form not from this inbox, else the login page)
+    # whatever its body holds, as the review API answers 401 first. CSRF stays first (as
+    # before): a form posted from another site sends no cookie, and keeps its 403.
     form = await request.form()
-    _once_each(form)
-    _check_csrf(request, str(form.get("csrf", "")))
+    _check_csrf(request, form)
     who = await _who(request, svc)
     if who is None:
         return _to_login()
+    _once_each(form, _DECISION_FIELDS, "nothing was decided")
     try:
         body = rs.DecisionIn.model_validate({
             "decision": form.get("decision"), "reason": form.get("reason"),
