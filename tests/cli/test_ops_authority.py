@@ -134,13 +134,22 @@ async def test_a_replay_approval_needs_the_role_and_is_audited_when_refused(
     "ops close event/acme/k-1 --reason r --unresolved-write --operator lan.ops",
     "ops outbox retry 1 --operator lan.ops --reason r",
     "ops outbox drop 1 --operator lan.ops",
+    # These never took it and answered Click's bare "No such option: --operator".
+    "ops kill --tenant acme --reason r --operator lan.ops",
+    "ops reopen --tenant acme --operator lan.ops",
+    "ops dlq approve 1 --reason r --operator lan.ops",
+    "ops dlq replay 1 --operator lan.ops",
+    "ops rollout --tenant acme --to shadow --reason r --operator lan.ops",
+    "ops contacts add --tenant acme --domain example.com --reason r --operator lan.ops",
+    "ops incident review 1 --operator lan.ops",
+    "ops kill --operator",  # no name at all: not "requires an argument"
 ])
 def test_operator_is_gone_and_the_answer_says_the_token_names_you(
     line: str, s: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """These commands recorded a claimed `--operator`. Given one now (a script not yet
-    changed): exit 2 in one line saying where the name comes from, before any connection, the
-    claimed name not repeated; never a close or a retry under it."""
+    """Operators used to `--operator` (ops close and outbox retry/drop recorded it) type it
+    anywhere: exit 2 in one line saying where the name comes from, before any connection, the
+    claimed name not repeated; never an action under it."""
     from tollgate.cli import main
 
     monkeypatch.setenv("DATABASE_URL", "postgresql://tollgate@127.0.0.1:9/none")
@@ -154,3 +163,42 @@ def test_operator_is_gone_and_the_answer_says_the_token_names_you(
     assert len(text.strip().splitlines()) == 1, text
     assert "--operator is gone: the name recorded is the token's (--token" in text, text
     assert "lan.ops" not in text
+
+
+def test_every_operator_command_answers_operator_with_the_one_shared_option() -> None:
+    """Each ops command that takes a token (the roles come from it) has the same hidden
+    --operator: a new one cannot answer Click's "No such option" or a copy of the line."""
+    import click
+
+    from tollgate.cli import cli
+    from tollgate.cli.ops_authority import operator_gone
+
+    def walk(group: click.Group, path: str) -> list[tuple[str, click.Command]]:
+        found: list[tuple[str, click.Command]] = []
+        for name, command in group.commands.items():
+            here = f"{path} {name}"
+            found += walk(command, here) if isinstance(command, click.Group) else [(here, command)]
+        return found
+
+    ops = cli.commands["ops"]
+    assert isinstance(ops, click.Group)
+    with_token = [(path, command) for path, command in walk(ops, "ops")
+                  if any(p.name == "token" for p in command.params)]
+    assert {"ops kill", "ops close", "ops dlq approve", "ops contacts remove",
+            "ops incident review"} <= {path for path, _ in with_token}
+    for path, command in with_token:
+        gone = [p for p in command.params if "--operator" in getattr(p, "opts", [])]
+        assert [p.callback for p in gone] == [operator_gone], path
+
+
+def test_docs_cli_md_gives_the_line_operator_hears(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.cli.helpers import ROOT
+    from tollgate.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["ops", "rollout", "--operator", "lan.ops"])
+    said = capsys.readouterr().err.strip()
+    line = said[said.index("--operator is gone"):said.index(" (`tollgate ops rollout --help`")]
+    doc = " ".join((ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split())
+    assert f"`{line}`" in doc
+    assert "given to any of them, with or without a name, it is exit 2" in doc

@@ -17,9 +17,8 @@ from tollgate.cli.common import (
     json_option,
     pool,
     table,
-    token_option,
 )
-from tollgate.cli.ops_authority import authorized
+from tollgate.cli.ops_authority import authorized, operator_token
 from tollgate.cli.ops_backup import backup_cmd, restore_cmd
 from tollgate.cli.ops_close import close
 from tollgate.cli.ops_contacts import contacts
@@ -108,7 +107,7 @@ def _switch_command(name: str, closing: bool) -> click.Command:
                   help="the fixture or test that now covers it (recorded)")
     @click.option("--canary", type=COUNT, metavar="N", hidden=closing,
                   help="let N actions through, then close again until a plain reopen confirms")
-    @token_option
+    @operator_token
     def command(adapter: str, tenant: str, reason: str | None, root_cause: str | None,
                 fixture: str | None, canary: int | None, token: str | None) -> Command:
         async def go(s: Settings) -> int:

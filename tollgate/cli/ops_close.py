@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tollgate.cli.common import ID_TEXT, TEXT, Command, connect, pool, token_option
-from tollgate.cli.ops_authority import authorized, operator_gone
+from tollgate.cli.common import ID_TEXT, TEXT, Command, connect, pool
+from tollgate.cli.ops_authority import authorized, operator_token
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -45,8 +45,7 @@ if TYPE_CHECKING:
 @click.option("--unresolved-write", "unresolved", is_flag=True,
               help="end an event whose receipt stays open and whose key the target does not "
               "hold: STOPPED with a dead letter for the write (docs/runbook.md)")
-@token_option
-@operator_gone
+@operator_token
 def close(workflow_id: str, reason: str, unresolved: bool, token: str | None) -> Command:
     """Record the end of WORKFLOW_ID (event/TENANT/KEY) whose run was terminated, failed, timed
     out or canceled: STOPPED, reason run_terminated (run_failed, run_timed_out, run_canceled),

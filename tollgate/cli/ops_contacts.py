@@ -25,9 +25,8 @@ from tollgate.cli.common import (
     json_option,
     pool,
     table,
-    token_option,
 )
-from tollgate.cli.ops_authority import authorized
+from tollgate.cli.ops_authority import authorized, operator_token
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -99,7 +98,7 @@ def list_cmd(tenant: str, removed: bool, as_json: bool) -> Command:
 @contacts.command()
 @_point_options
 @click.option("--reason", required=True, type=TEXT, help="why (recorded)")
-@token_option
+@operator_token
 def add(tenant: str, phone: str | None, email: str | None, domain: str | None, reason: str,
         token: str | None) -> Command:
     """Add a contact point of TENANT (a change_owner's token). Already listed, in any writing
@@ -133,7 +132,7 @@ def add(tenant: str, phone: str | None, email: str | None, domain: str | None, r
 @contacts.command()
 @_point_options
 @click.option("--reason", required=True, type=TEXT, help="why (recorded)")
-@token_option
+@operator_token
 def remove(tenant: str, phone: str | None, email: str | None, domain: str | None, reason: str,
            token: str | None) -> Command:
     """Remove a contact point of TENANT (a change_owner's token): its drafts that name it are

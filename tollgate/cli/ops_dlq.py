@@ -13,9 +13,8 @@ from tollgate.cli.common import (
     json_option,
     pool,
     table,
-    token_option,
 )
-from tollgate.cli.ops_authority import authorized
+from tollgate.cli.ops_authority import authorized, operator_token
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -96,7 +95,7 @@ def _tenant_of(row: dict) -> str:
 @dlq.command()
 @click.argument("dl_id", metavar="ID", type=ROW_ID)
 @click.option("--reason", required=True, type=TEXT, help="why it is safe to try again (recorded)")
-@token_option
+@operator_token
 def approve(dl_id: int, reason: str, token: str | None) -> Command:
     """Allow one replay of dead letter ID (exit 1 when it is closed, or is never replayed
     from here: its replay plan says what to do instead). Needs a change_owner's or an
@@ -125,7 +124,7 @@ def approve(dl_id: int, reason: str, token: str | None) -> Command:
 
 @dlq.command()
 @click.argument("dl_id", metavar="ID", type=ROW_ID)
-@token_option
+@operator_token
 def replay(dl_id: int, token: str | None) -> Command:
     """Replay dead letter ID once per approval; never when its receipt says it happened.
     Needs a change_owner's, incident_commander's or on_call's token of its tenant."""

@@ -18,9 +18,8 @@ from tollgate.cli.common import (
     emit_json,
     json_option,
     pool,
-    token_option,
 )
-from tollgate.cli.ops_authority import authorized
+from tollgate.cli.ops_authority import authorized, operator_token
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -142,7 +141,7 @@ def show(draft_id: int, as_json: bool) -> Command:
 
 @incident.command()
 @click.argument("draft_id", metavar="ID", type=ROW_ID)
-@token_option
+@operator_token
 def review(draft_id: int, token: str | None) -> Command:
     """Mark incident draft ID reviewed (exit 1 when it was already, or its packet no longer
     matches its hash). Needs a change_owner's or incident_commander's token of its tenant."""

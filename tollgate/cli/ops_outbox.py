@@ -21,9 +21,8 @@ from tollgate.cli.common import (
     json_option,
     pool,
     table,
-    token_option,
 )
-from tollgate.cli.ops_authority import authorized, operator_gone
+from tollgate.cli.ops_authority import authorized, operator_token
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -91,8 +90,7 @@ def show(row_id: int, as_json: bool) -> Command:
 def _action(name: str, verb: str, doc: str) -> click.Command:
     @click.argument("row_id", metavar="ID", type=ROW_ID)
     @click.option("--reason", required=True, type=TEXT, help="why (recorded in the audit)")
-    @token_option
-    @operator_gone
+    @operator_token
     def command(row_id: int, reason: str, token: str | None) -> Command:
         async def go(s: Settings) -> int:
             from adapters.postgres.outbox_admin import OutboxAdmin

@@ -18,9 +18,8 @@ from tollgate.cli.common import (
     json_option,
     pool,
     table,
-    token_option,
 )
-from tollgate.cli.ops_authority import authorized
+from tollgate.cli.ops_authority import authorized, operator_token
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
@@ -35,7 +34,7 @@ from tollgate.runtime.exits import Exit, Failure
               help="canary: N actions send, then the rest stay in shadow until confirmed")
 @click.option("--percent", type=click.IntRange(1, 100), metavar="P",
               help="canary: only about P%% of action keys are eligible to send")
-@token_option
+@operator_token
 def rollout(tenant: str, adapter: str, mode: str, reason: str, canary: int | None,
             percent: int | None, token: str | None) -> Command:
     """Put TENANT/ADAPTER in a rollout mode (fixture, shadow, canary, assisted). Needs a
