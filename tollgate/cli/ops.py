@@ -51,6 +51,7 @@ def state(workflow_id: str, as_json: bool) -> Command:
 
         from tollgate.intake.repeat import ended_without_outcome
         from tollgate.ops.review_ticket import ended_state
+        from tollgate.ops.target_queues import waits_for_worker
 
         client = await connect(s)
         try:
@@ -69,10 +70,15 @@ def state(workflow_id: str, as_json: bool) -> Command:
         values = (desc.search_attributes.get("TollgateState") if desc else None) or ["RECEIVED"]
         shown = recorded or str(values[0])
         status = "NOT_FOUND" if desc is None else desc.status.name if desc.status else "UNKNOWN"
+        # An open run's send may wait, with no timeout, on a target queue no worker polls.
+        waits = await waits_for_worker(client, desc) if status == "RUNNING" and desc else None
         if as_json:
-            emit_json({"workflow_id": workflow_id, "state": shown, "status": status})
+            emit_json({"workflow_id": workflow_id, "state": shown, "status": status}
+                      | ({"waits_for": waits} if status == "RUNNING" else {}))
         else:
-            click.echo(ended_state(shown, ended))
+            click.echo(f"{ended_state(shown, ended)}" + (
+                f" · waits for a worker of target {waits['target']}: none polls task queue "
+                f"{waits['task_queue']} (set {waits['variable']} on a worker)" if waits else ""))
         return Exit.OK
 
     return go

@@ -102,16 +102,16 @@ def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: i
     tenant, open unknown writes, dead letters by reason, closed switches, the last sweep, the
     outbox (rows waiting, the oldest's age, rows moved aside), held runs by what holds them,
     steps failing try after try, reviewer notices not delivered, whether a worker polls the task
-    queue and whether the codec server answers. Exit 6 when something needs a human (the
-    thresholds below; an outbox row older than TOLLGATE_OUTBOX_STALL_SECONDS, any row moved
-    aside, a notice given up or unknown, no worker polling, or Temporal unreachable, refusing
-    the probe, without the namespace or failing, while events are open; the codec server down),
-    else 0."""
+    queue and each target's, and whether the codec server answers. Exit 6 when something needs
+    a human (the thresholds below; an outbox row older than TOLLGATE_OUTBOX_STALL_SECONDS, any
+    row moved aside, a notice given up or unknown, no worker polling, or Temporal unreachable,
+    refusing the probe, without the namespace or failing, while events are open; sends waiting
+    on a target's queue no worker polls; the codec server down), else 0."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.status import StatusStore
         from tollgate.ops.codec_probe import probe_codec
-        from tollgate.ops.worker_probe import probe_workers
+        from tollgate.ops.worker_probe import probe_target_queues, probe_workers
 
         async with pool(s) as p:
             while True:
@@ -120,6 +120,8 @@ def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: i
                 # failure, and runs that stop moving because no worker runs them.
                 snap["codec"], snap["workers"] = await asyncio.gather(probe_codec(s),
                                                                       probe_workers(s))
+                # Sends wait on their target's queue with no timeout: say when none polls it.
+                snap["targets"] = await probe_target_queues(s, snap["workers"])
                 why = needs_a_human(snap, max_past_sla=max_past_sla, max_unknown=max_unknown,
                                     max_dead_letters=max_dead_letters,
                                     max_open_age_s=max_open_minutes * 60,

@@ -1,6 +1,6 @@
 """The lines of ``tollgate ops status`` for runs that wait without a word (ADR 0038): held runs
 by what holds them, steps that keep failing, reviewer notices not delivered, whether a worker
-polls the task queue, the codec server.
+polls the task queue and each target's, the codec server.
 ``tollgate/cli/ops_status.py`` prints them and adds their reasons to "needs a human"."""
 
 from __future__ import annotations
@@ -54,6 +54,13 @@ def lines(snap: dict[str, Any]) -> list[str]:
     workers = snap.get("workers") or {"state": "not probed", "task_queue": "-", "detail": None}
     out.append(f"workers: {workers['state']} (task queue {workers['task_queue']})"
                + (f" · {workers['detail']}" if workers["detail"] else ""))
+    if targets := snap.get("targets"):
+        out.append("targets: " + ", ".join(
+            f"{t['target']} {t['state']}" + (f" ({t['waiting']} waiting on task queue "
+                                             f"{t['task_queue']}, oldest "
+                                             f"{age(t['oldest_age_s'] or 0)})"
+                                             if t["state"] == "no worker" else "")
+            for t in targets))
     codec = snap["codec"]
     out.append(f"codec: {codec['state']}" + (f" ({codec['url']})" if codec["url"] else "")
                + (f" · {codec['detail']}" if codec["detail"] else ""))
@@ -86,6 +93,12 @@ def reasons(snap: dict[str, Any], *, max_failing_steps: int) -> list[str]:
         # server lacks pages too (the pipeline cannot be seen to move), with its own fix.
         where = workers["detail"] or "Temporal"
         why.append(PROBE_FAILED[workers["state"]].format(where=where))
+    for t in snap.get("targets") or []:
+        if t["state"] == "no worker":
+            # Not a fault of the send: it waits, with no timeout, for a worker with the URL.
+            why.append(f"no worker polls target {t['target']}'s task queue {t['task_queue']}: "
+                       f"{t['waiting']} send(s) or lookup(s) wait there, nothing sent (set "
+                       f"{t['variable']} on a worker, or close the {t['target']} switch first)")
     codec = snap.get("codec") or {"state": "not probed"}
     if codec["state"] not in ("ok", "not configured", "not probed"):
         why.append(f"codec server {codec['state']}: the Web UI cannot show payloads")

@@ -41,12 +41,10 @@ from contracts.triage import TICKET_CHANNEL
 from policies.redaction import redact
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
-from tollgate.runtime.targets import action_adapters
+from tollgate.runtime.targets import URL_VARIABLES, action_adapters
 
 #: The sweep's own window: it looks up open receipts untouched for this long.
 SWEEP_WINDOW = SweepRequest().older_than
-#: The setting that names each target's URL, for the line that says it is missing.
-URL_VARIABLES = {"messaging": "TOLLGATE_MESSAGING_URL", "helpdesk": "TOLLGATE_HELPDESK_URL"}
 #: The plan of a dead letter with no replay input.
 NO_REPLAY_PLAN = (
     "Check the target for this action key by hand. The send could not be built again from "

@@ -89,3 +89,14 @@ async def probe_workers(s: Settings) -> dict[str, Any]:
     elif why is not None:
         found["state"], found["detail"] = failed(s, why)
     return found
+
+
+async def probe_target_queues(s: Settings, workers: dict[str, Any]) -> list[dict[str, Any]]:
+    """``tollgate.ops.target_queues.probe_targets`` with the client ``probe_workers`` made;
+    nothing when it found no worker state to report (Temporal not asked: its line says why)."""
+    from tollgate.ops.target_queues import probe_targets
+
+    client = _clients.get((s.temporal_address, s.namespace))
+    if client is None or workers["state"] not in ("ok", "no worker"):
+        return []
+    return await probe_targets(client, s.task_queue)

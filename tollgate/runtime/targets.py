@@ -8,6 +8,10 @@ from adapters.http.helpdesk import HelpdeskHttpAdapter
 from adapters.http.messaging import MessagingHttpAdapter
 from tollgate.config.settings import Settings
 
+#: Every target this build can send to, and the setting that names its URL: a worker polls a
+#: target's task queue only with that URL set (``tollgate/runtime/workers.py``).
+URL_VARIABLES = {"messaging": "TOLLGATE_MESSAGING_URL", "helpdesk": "TOLLGATE_HELPDESK_URL"}
+
 
 def action_adapters(settings: Settings) -> dict[str, MessagingHttpAdapter]:
     """Adapter name -> adapter, each with the capabilities ``TOLLGATE_TARGETS`` declares for it.
