@@ -71,7 +71,7 @@ class IntakeActivities:
             data = json.loads(req.raw)
         except ValueError:
             return await self._quarantine(workflow_id, req, None, "malformed_json",
-                                          "the event is not valid JSON")
+                                          f"the event {edge_text.why_not_json(req.raw)}")
         if not isinstance(data, dict):
             return await self._quarantine(workflow_id, req, None, "malformed_json",
                                           "the event must be a JSON object")

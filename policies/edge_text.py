@@ -26,7 +26,11 @@ _MAX_INT_DIGITS = len(str(MAX_INT))
 
 #: Rules, as the ``rule`` of a violation (docs/api.md lists each).
 RULES = ("not_json", "too_deep", "too_large", "nul", "lone_surrogate", "control_character",
-         "number_too_large", "string_too_long", "duplicate_key")
+         "number_too_large", "string_too_long", "duplicate_key", "byte_order_mark")
+#: U+FEFF before the text: the UTF-8 byte order mark some Windows tools write. RFC 8259 lets a
+#: parser refuse it and every edge does, by name: skipping it would read other bytes than the
+#: ones signed, and "not valid JSON" sent producers looking for a syntax error.
+BYTE_ORDER_MARK = "\ufeff"
 
 _NUL = "\x00"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -60,6 +64,7 @@ _WHY = {
     "string_too_long": f"a string over {MAX_STRING_CHARS} characters",
     "duplicate_key": "a key held twice in one object (a parser keeps one of its values, "
                      "which one depends on the parser)",
+    "byte_order_mark": "starts with a byte order mark (U+FEFF); send UTF-8 without it",
 }
 #: A key an answer may repeat when it names a key the sender made up: a plain name.
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
@@ -132,6 +137,8 @@ def parse_json(text: str, *, max_chars: int, max_depth: int = MAX_DEPTH
         return None, Violation("$", "too_large")
     if depth_of(text) > max_depth:
         return None, Violation("$", "too_deep")
+    if text.startswith(BYTE_ORDER_MARK):
+        return None, Violation("$", "byte_order_mark")
     objects = _Objects()
     try:
         value = json.loads(text, parse_constant=_constant, parse_int=_int,
@@ -141,6 +148,11 @@ def parse_json(text: str, *, max_chars: int, max_depth: int = MAX_DEPTH
     if objects.twice:
         return None, Violation(_twice_at(value), "duplicate_key")
     return value, None
+
+
+def why_not_json(text: str) -> str:
+    """Why ``text``, which ``json.loads`` refused, is not JSON, as words after "the event"."""
+    return _WHY["byte_order_mark"] if text.startswith(BYTE_ORDER_MARK) else "is not valid JSON"
 
 
 def key_held_twice(text: str) -> Violation | None:

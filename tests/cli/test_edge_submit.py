@@ -92,3 +92,15 @@ def test_an_event_holding_a_key_twice_is_refused_and_a_file_of_them_is_one_refus
     both = "[" + signed() + "," + raw + "]"
     assert split_events(both) == [both]
     assert refusal_of(both, SECRETS).reason_code == "duplicate_key"  # type: ignore[union-attr]
+
+
+def test_a_byte_order_mark_is_refused_by_name_and_a_file_with_one_is_one_event() -> None:
+    """`tollgate submit` and starter.py read a Windows tool's file: "not valid JSON" (from the
+    run's intake) sent the producer looking for a syntax error."""
+    raw = "\ufeff" + signed()
+    refusal = refusal_of(raw, SECRETS)
+    assert refusal is not None and refusal.reason_code == "malformed_json"
+    assert refusal.message == "$: starts with a byte order mark (U+FEFF); send UTF-8 without it"
+    assert workflow_id_for(raw).startswith("quarantine/")
+    lines = "\ufeff" + signed() + "\n" + signed(idempotency_key="k-2") + "\n"
+    assert split_events(lines) == [lines]

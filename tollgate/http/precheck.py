@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from activities.intake import MAX_CLOCK_SKEW
 from contracts import EventEnvelope
 from contracts.events import MAX_EVENT_CHARS
-from policies import signing
+from policies import edge_text, signing
 from policies.redaction import personal_data_kind
 from policies.schemas import check_payload, describe_validation_error
 
@@ -46,7 +46,7 @@ def precheck(raw: str, secret: str, received_at: datetime) -> Checked:
     try:
         data = json.loads(raw, parse_constant=_not_json)
     except ValueError:
-        return Checked(raw, "malformed_json", "the event is not valid JSON")
+        return Checked(raw, "malformed_json", f"the event {edge_text.why_not_json(raw)}")
     if not isinstance(data, dict):
         return Checked(raw, "malformed_json", "the event must be a JSON object")
     key = data.get("idempotency_key")

@@ -32,6 +32,7 @@ from cloudevents.core.v1.event import CloudEvent
 
 from contracts.events import MAX_EVENT_CHARS
 from policies import edge_text
+from tollgate.intake.edge import refusal_for
 
 STRUCTURED_TYPE = JSONFormat.CONTENT_TYPE  # application/cloudevents+json
 #: Extension attributes Tollgate reads (CloudEvents names: lower-case letters and digits).
@@ -52,6 +53,12 @@ def _refused(message: str) -> CeRefusal:
     return CeRefusal("bad_cloudevent", message)
 
 
+def _text_refused(bad: edge_text.Violation) -> CeRefusal:
+    """An edge rule's refusal under the reason code a plain event gets for it."""
+    refusal = refusal_for(bad)
+    return CeRefusal(refusal.reason_code, refusal.message)
+
+
 def _present(attributes: Mapping[str, Any]) -> CeRefusal | None:
     for name, field in _NOT_INVENTED.items():
         if not attributes.get(name):
@@ -66,7 +73,7 @@ def _json_data(body: bytes, content_type: str | None) -> CeRefusal | None:
         _, bad = edge_text.parse_json(body.decode("utf-8", errors="replace"),
                                       max_chars=MAX_EVENT_CHARS)
         if bad is not None and bad.rule != "not_json":
-            return CeRefusal(bad.rule, bad.message)
+            return _text_refused(bad)
     return None
 
 
@@ -108,7 +115,7 @@ def _structured(body: bytes, read: Any) -> BaseCloudEvent | CeRefusal:
                                        max_chars=MAX_EVENT_CHARS)
     if bad is not None:
         return _refused("the body is not a CloudEvent in JSON") if bad.rule == "not_json" \
-            else CeRefusal(bad.rule, bad.message)
+            else _text_refused(bad)
     if not isinstance(parsed, dict):
         return _refused("a structured CloudEvent is one JSON object")
     found = _present(parsed)

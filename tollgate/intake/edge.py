@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from contracts.events import MAX_EVENT_CHARS, IntakeRefusal
 from policies import edge_text, signing
 
-#: Reason codes for the text rules; the rest keep the rule's own name.
-_REASON = {"not_json": "malformed_json"}
+#: Reason codes for the text rules; the rest keep the rule's own name. A byte order mark is
+#: malformed JSON to whoever groups refusals by reason (RFC 8259: not to be sent); its rule
+#: and message name it (docs/api.md, "Refused text").
+_REASON = {"not_json": "malformed_json", "byte_order_mark": "malformed_json"}
 
 
 def refusal_for(violation: edge_text.Violation) -> IntakeRefusal:
