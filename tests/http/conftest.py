@@ -14,6 +14,7 @@ import pytest
 from adapters.postgres.store import create_pool
 from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE
 from tollgate.config.settings import Settings
+from tollgate.http import review_service as rs
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services, TemporalLink
 from tollgate.http.identity import verifier_from_settings
@@ -67,3 +68,17 @@ async def post_events(api: httpx.AsyncClient, body: Any, tenant: str = "acme",
     raw = body if isinstance(body, bytes) else (
         body.encode() if isinstance(body, str) else json.dumps(body).encode())
     return await api.post("/v1/events", content=raw, headers=signed_headers(raw, tenant, **kw))
+
+
+@pytest.fixture
+def decided(monkeypatch: pytest.MonkeyPatch) -> list[rs.DecisionIn]:
+    """The decisions that reached the review service (none may, in these tests)."""
+    made: list[rs.DecisionIn] = []
+
+    async def decide(svc: Services, who: object, workflow_id: str,
+                     body: rs.DecisionIn) -> rs.DecisionOut:
+        made.append(body)
+        return rs.DecisionOut(accepted=True, state="APPROVED", message="approved")
+
+    monkeypatch.setattr(rs, "decide", decide)
+    return made

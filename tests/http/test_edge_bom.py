@@ -46,18 +46,10 @@ async def test_an_event_after_a_byte_order_mark_is_refused_naming_it(
 
 
 async def test_a_byte_order_mark_cannot_carry_a_key_held_twice_past_the_review_api(
-        api: httpx.AsyncClient, http_services: Services, monkeypatch: pytest.MonkeyPatch
+        api: httpx.AsyncClient, http_services: Services, decided: list[rs.DecisionIn]
         ) -> None:
     """The edge's parse refused the mark as a syntax error and left the body to FastAPI,
     whose json.loads of bytes skips it: the key held twice reached the decision."""
-    decided: list[rs.DecisionIn] = []
-
-    async def decide(svc: Services, who: object, workflow_id: str,
-                     body: rs.DecisionIn) -> rs.DecisionOut:
-        decided.append(body)
-        return rs.DecisionOut(accepted=True, state="APPROVED", message="approved")
-
-    monkeypatch.setattr(rs, "decide", decide)
     body = BOM + json.dumps(DECISION)[:-1] + ', "decision": "reject"}'
     answer = await api.post("/v1/reviews/event/acme/k-bom/decision", content=body.encode(),
                             headers={**bearer(http_services, "ann", role="care_lead"),

@@ -92,16 +92,8 @@ async def test_an_inbox_draft_version_that_is_not_plain_digits_is_refused(
     ("decision=approve&x%00=1&x%00=2", "a field this form does not have"),
 ])
 async def test_an_inbox_field_sent_twice_is_refused_and_nothing_is_decided(
-        api: httpx.AsyncClient, http_services: Services, monkeypatch: pytest.MonkeyPatch,
+        api: httpx.AsyncClient, http_services: Services, decided: list[rs.DecisionIn],
         form: str, named: str) -> None:
-    decided: list[rs.DecisionIn] = []
-
-    async def decide(svc: Services, who: object, workflow_id: str,
-                     body: rs.DecisionIn) -> rs.DecisionOut:
-        decided.append(body)
-        return rs.DecisionOut(accepted=True, state="APPROVED", message="approved")
-
-    monkeypatch.setattr(rs, "decide", decide)
     base = f"csrf={CSRF}&reason=ok&request_id=r-1"
     base += "" if "draft_version" in form else "&draft_version=1"
     answer = await post_inbox_form(api, http_services, f"{base}&{form}")
@@ -121,16 +113,8 @@ async def test_an_inbox_field_sent_twice_is_refused_and_nothing_is_decided(
      '"a\\u0000": 1, "a\\u0000": 2}', "$.?"),
 ])
 async def test_an_api_decision_holding_a_key_twice_is_refused_and_nothing_is_decided(
-        api: httpx.AsyncClient, http_services: Services, monkeypatch: pytest.MonkeyPatch,
+        api: httpx.AsyncClient, http_services: Services, decided: list[rs.DecisionIn],
         body: str, field: str) -> None:
-    decided: list[rs.DecisionIn] = []
-
-    async def decide(svc: Services, who: object, workflow_id: str,
-                     body: rs.DecisionIn) -> rs.DecisionOut:
-        decided.append(body)
-        return rs.DecisionOut(accepted=True, state="APPROVED", message="approved")
-
-    monkeypatch.setattr(rs, "decide", decide)
     answer = await api.post("/v1/reviews/event/acme/k-twice/decision", content=body.encode(),
                             headers={**bearer(http_services, "ann", role="care_lead"),
                                      "Content-Type": "application/json"})

@@ -16,19 +16,6 @@ DECISION_FORM = f"csrf={CSRF}&reason=ok&request_id=r-1&draft_version=1&decision=
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
-@pytest.fixture
-def decided(monkeypatch: pytest.MonkeyPatch) -> list[rs.DecisionIn]:
-    """The decisions that reached the review service (none may, in these tests)."""
-    made: list[rs.DecisionIn] = []
-
-    async def decide(svc: Services, who: object, workflow_id: str,
-                     body: rs.DecisionIn) -> rs.DecisionOut:
-        made.append(body)
-        return rs.DecisionOut(accepted=True, state="APPROVED", message="approved")
-
-    monkeypatch.setattr(rs, "decide", decide)
-    return made
-
 
 @pytest.mark.parametrize("extra", [
     "",  # the plain unauthenticated post: the answer the others must give
