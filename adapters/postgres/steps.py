@@ -131,15 +131,9 @@ def recorded_behind(statement: str) -> str:
     returned its row, which comes back as ``receipt`` (jsonb) beside ``written``. The
     statement's audit entry is queued before the transitions', the order in which two
     statements would have written them. ``rc`` names its row for the caller's edits."""
-    shifted = re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}", statement)
-    return TRANSITION_SQL.replace(_T_CTE, f"""WITH rc AS (
-    {shifted}
-), t AS (
-    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
-        AS t(seq, from_state, to_state, actor, reason)
-    WHERE EXISTS (SELECT 1 FROM rc)
-)""").replace(_WRITTEN, "SELECT (SELECT to_jsonb(rc) FROM rc) AS receipt,"
-                        + _WRITTEN.removeprefix("SELECT"))
+    return _with(statement, "rc", "EXISTS (SELECT 1 FROM rc)").replace(
+        _WRITTEN, "SELECT (SELECT to_jsonb(rc) FROM rc) AS receipt,"
+        + _WRITTEN.removeprefix("SELECT"))
 
 
 def recorded_beside(statement: str) -> str:
@@ -147,14 +141,20 @@ def recorded_beside(statement: str) -> str:
     result unread) in one round trip, writing only the transitions whose numbers hold nothing
     yet: a step already recorded under its number, whatever its reason, is left as it is (where
     ``TRANSITION_SQL`` alone would rewrite it as a lost workflow task's)."""
+    return _with(statement, "side", """NOT EXISTS (SELECT 1 FROM state_transitions s
+                      WHERE s.workflow_id = $1 AND s.seq = t.seq)""")
+
+
+def _with(statement: str, name: str, where: str) -> str:
+    """``TRANSITION_SQL`` with ``statement`` first as the CTE ``name`` (its parameters moved
+    past the 14 of the transitions) and the transitions kept only ``where``."""
     shifted = re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}", statement)
-    return TRANSITION_SQL.replace(_T_CTE, f"""WITH side AS (
+    return TRANSITION_SQL.replace(_T_CTE, f"""WITH {name} AS (
     {shifted}
 ), t AS (
     SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
         AS t(seq, from_state, to_state, actor, reason)
-    WHERE NOT EXISTS (SELECT 1 FROM state_transitions s
-                      WHERE s.workflow_id = $1 AND s.seq = t.seq)
+    WHERE {where}
 )""")
 
 
