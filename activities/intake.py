@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
@@ -68,14 +67,13 @@ class IntakeActivities:
                 workflow_id, req, None, "too_large",
                 f"the event is {req.oversize} characters; the limit is {MAX_EVENT_CHARS}")
         try:
-            data = json.loads(req.raw)
+            data, twice = edge_text.loads_keeping_keys(req.raw)
         except ValueError:
             return await self._quarantine(workflow_id, req, None, "malformed_json",
                                           f"the event {edge_text.why_not_json(req.raw)}")
         if not isinstance(data, dict):
             return await self._quarantine(workflow_id, req, None, "malformed_json",
                                           "the event must be a JSON object")
-        twice = edge_text.key_held_twice(req.raw)
         if twice is not None:  # every edge refuses it too; this is the authority
             return await self._quarantine(workflow_id, req, None, twice.rule, twice.message)
         key = data.get("idempotency_key")

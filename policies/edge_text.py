@@ -155,14 +155,12 @@ def why_not_json(text: str) -> str:
     return _WHY["byte_order_mark"] if text.startswith(BYTE_ORDER_MARK) else "is not valid JSON"
 
 
-def key_held_twice(text: str) -> Violation | None:
-    """The first key ``text`` (known to be JSON) holds twice in one object, or None."""
+def loads_keeping_keys(text: str) -> tuple[Any, Violation | None]:
+    """``json.loads(text)`` (raising as it does) and the first key an object of it holds
+    twice, or None: one parse for a reader that must refuse what the edges refuse."""
     objects = _Objects()
-    try:
-        value = json.loads(text, object_pairs_hook=objects.made)
-    except (ValueError, RecursionError):
-        return None
-    return Violation(_twice_at(value), "duplicate_key") if objects.twice else None
+    value = json.loads(text, object_pairs_hook=objects.made)
+    return value, Violation(_twice_at(value), "duplicate_key") if objects.twice else None
 
 
 def plain_key(key: object) -> str:
