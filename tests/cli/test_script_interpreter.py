@@ -1,7 +1,12 @@
 """`python starter.py …` (and `python worker.py`) under a Python that lacks Tollgate's
 dependencies ends in one line saying what to run instead, exit 7, never an import traceback
 (issue 31 item 3). Run as a newcomer would: a subprocess of an interpreter without the venv's
-packages, from the checkout and from a fresh copy that was never installed."""
+packages, from a checkout as `make install` leaves it and from a fresh copy that was never
+installed.
+
+Both checkouts are copies built here, not the one under test: what the scripts say depends on
+the files beside them (``tollgate.egg-info``, ``.venv``), and a git worktree or a clone that was
+never installed has no egg-info, so the checkout itself would answer for the second case."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import venv
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -45,11 +51,36 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return [str(home / "bin" / "python")]
 
 
+def copy_checkout(clone: Path) -> Path:
+    """The package and both scripts of this checkout, without the files an install adds."""
+    shutil.copytree(ROOT / "tollgate", clone / "tollgate",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for script in ("starter.py", "worker.py"):
+        shutil.copy(ROOT / script, clone)
+    return clone
+
+
+@pytest.fixture(scope="module")
+def installed_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of this checkout as `make install` leaves it: the editable install's
+    ``tollgate.egg-info`` beside the scripts (what a bare ``python starter.py`` finds through
+    ``sys.path[0]``: Tollgate installed, its dependencies not) and ``.venv/bin/python``."""
+    clone = copy_checkout(tmp_path_factory.mktemp("installed") / "clone")
+    info = clone / "tollgate.egg-info"
+    info.mkdir()
+    # The installed distribution's metadata: the same Requires-Dist lines the egg-info holds.
+    (info / "PKG-INFO").write_text(metadata.distribution("tollgate").read_text("METADATA") or "")
+    (clone / ".venv" / "bin").mkdir(parents=True)
+    (clone / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    return clone
+
+
 @pytest.mark.parametrize("script, args", [("starter.py", ["--sign", EVENTS]),
                                           ("worker.py", ["--queue", "main"])])
 def test_a_python_without_the_dependencies_is_told_what_to_run(
-        bare_python: list[str], script: str, args: list[str]) -> None:
-    line = assert_one_line(run(bare_python, ROOT / script, *args, cwd=ROOT), script)
+        bare_python: list[str], installed_checkout: Path, script: str, args: list[str]) -> None:
+    line = assert_one_line(run(bare_python, installed_checkout / script, *args,
+                               cwd=installed_checkout), script)
     assert "Tollgate's dependencies are missing (temporalio" in line
     assert f"run `.venv/bin/python {script} {' '.join(args)}`" in line
 
@@ -64,10 +95,7 @@ def test_without_site_packages_the_venv_python_is_refused_too() -> None:
 def test_a_checkout_never_installed_is_told_to_make_install(
         bare_python: list[str], tmp_path: Path) -> None:
     # A fresh clone: no .venv, no tollgate.egg-info beside the scripts.
-    clone = tmp_path / "clone"
-    shutil.copytree(ROOT / "tollgate", clone / "tollgate",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "starter.py", clone)
+    clone = copy_checkout(tmp_path / "clone")
     line = assert_one_line(run(bare_python, clone / "starter.py", "events.json",
                                cwd=tmp_path), "starter.py")
     assert "Tollgate is not installed in it" in line
