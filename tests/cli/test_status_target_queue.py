@@ -3,7 +3,7 @@ fleet where none has the helpdesk's, a triage assignment approved by policy wait
 ever, by design (no timeout fails it: a worker that comes sends it once), and it waited without
 a word: `ops status` said `workers: ok`, `needs a human: nothing`, exit 0 (after an hour only
 "oldest APPROVED record is old"), `ops state` said `EXECUTING`, `trace` said the run is
-RUNNING. Now both name the target and its queue (docs/runbook.md, "ops status")."""
+RUNNING. Now all three name the target and its queue (docs/runbook.md, "ops status")."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from tests.cli.helpers import live_settings, said_by
 from tests.conftest import TENANT_SECRETS, Handle, fresh_key, start, worker_settings
 from tests.eventually import eventually
 from tollgate.cli.ops import ops
+from tollgate.cli.trace import trace
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_triage import message_received
 from tollgate.dev.standins import StandIns
@@ -88,6 +89,8 @@ async def test_a_send_waiting_on_a_target_queue_no_worker_polls_is_named(
             timeout=20, interval=1)
         _, state = await said_by(capsys, fleet, ops, "state", handle.id)
         _, state_json = await said_by(capsys, fleet, ops, "state", handle.id, "--json")
+        _, traced = await said_by(capsys, fleet, trace, handle.id)
+        _, traced_json = await said_by(capsys, fleet, trace, handle.id, "--json")
         await asyncio.sleep(max(0.0, 3 - (time.monotonic() - scheduled)))  # past the token
     # The operator sets the URL and restarts the fleet: the send goes out, once.
     async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
@@ -119,6 +122,14 @@ async def test_a_send_waiting_on_a_target_queue_no_worker_polls_is_named(
         "workflow_id": handle.id, "state": "EXECUTING", "status": "RUNNING",
         "waits_for": {"target": "helpdesk", "task_queue": helpdesk_queue,
                       "variable": "TOLLGATE_HELPDESK_URL"}}
+    # The operator tracing the stuck event is told the same, on the run's line.
+    waiting = (f"waits for a worker of target helpdesk: none polls task queue {helpdesk_queue}"
+               " (set TOLLGATE_HELPDESK_URL on a worker)")
+    [run_line] = [line for line in traced.splitlines() if line.lstrip().startswith("run ")]
+    assert f"{handle.id} RUNNING · {waiting}  http" in run_line, traced
+    [run] = json.loads(traced_json[traced_json.index("{"):])["runs"]
+    assert run["waits_for"] == {"target": "helpdesk", "task_queue": helpdesk_queue,
+                                "variable": "TOLLGATE_HELPDESK_URL"}
 
     assert outcome.state == EventState.SUCCEEDED, outcome
     assert outcome.receipt is not None

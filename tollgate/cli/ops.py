@@ -51,7 +51,7 @@ def state(workflow_id: str, as_json: bool) -> Command:
 
         from tollgate.intake.repeat import ended_without_outcome
         from tollgate.ops.review_ticket import ended_state
-        from tollgate.ops.target_queues import waits_for_worker
+        from tollgate.ops.target_queues import said, waits_for_worker
 
         client = await connect(s)
         try:
@@ -76,9 +76,7 @@ def state(workflow_id: str, as_json: bool) -> Command:
             emit_json({"workflow_id": workflow_id, "state": shown, "status": status}
                       | ({"waits_for": waits} if status == "RUNNING" else {}))
         else:
-            click.echo(f"{ended_state(shown, ended)}" + (
-                f" · waits for a worker of target {waits['target']}: none polls task queue "
-                f"{waits['task_queue']} (set {waits['variable']} on a worker)" if waits else ""))
+            click.echo(f"{ended_state(shown, ended)}" + (f" · {said(waits)}" if waits else ""))
         return Exit.OK
 
     return go

@@ -61,6 +61,7 @@ async def runs(client: Client | None, s: Settings, chain: dict[str, Any],
     from temporalio.service import RPCError, RPCStatusCode
 
     from tollgate.intake.repeat import ended_without_outcome
+    from tollgate.ops.target_queues import waits_for_worker
 
     found = []
     for wf in ids:
@@ -70,11 +71,15 @@ async def runs(client: Client | None, s: Settings, chain: dict[str, Any],
             if exc.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
                 continue  # never started (no unknown write) or past retention
             raise
-        found.append({"workflow_id": wf, "run_id": desc.run_id,
-                      "status": desc.status.name if desc.status else "UNKNOWN",
+        status = desc.status.name if desc.status else "UNKNOWN"
+        # A send, or a reconciler's lookup, may wait with no timeout on a target queue no
+        # worker polls: said as `ops state` says it, for each running run.
+        waits = ({"waits_for": await waits_for_worker(client, desc)} if status == "RUNNING"
+                 else {})
+        found.append({"workflow_id": wf, "run_id": desc.run_id, "status": status,
                       "ended": ended_without_outcome(desc.status),
                       "started_at": desc.start_time, "closed_at": desc.close_time,
-                      "ui": ui_link(s, wf, desc.run_id)})
+                      "ui": ui_link(s, wf, desc.run_id)} | waits)
     return found
 
 
@@ -146,6 +151,7 @@ def render(t: dict[str, Any]) -> list[str]:
     e = t["envelope"]
     version = f" v{e['schema_version']}" if e["schema_version"] else ""
     from tollgate.ops.review_ticket import ended_state
+    from tollgate.ops.target_queues import said
 
     # A run terminated by hand (or failed) keeps the state it stopped in: the header says so.
     ended = next((r.get("ended") for r in t["runs"] if r["workflow_id"] == t["workflow_id"]),
@@ -186,7 +192,9 @@ def render(t: dict[str, Any]) -> list[str]:
                      f" {_at(f['first_seen_at'])}, last {_at(f['last_seen_at'])}"
                      f" · {f['error_class']}/{f['error_code']}")
     for run in t["runs"]:
+        waits = run.get("waits_for")
         lines.append(f"  run       {run['workflow_id']} {run['status']}"
+                     + (f" · {said(waits)}" if waits else "")
                      + (f"  {run['ui']}" if run.get("ui") else ""))
     if "audit" in t:
         problems = t["audit"]["problems"]

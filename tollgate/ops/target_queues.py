@@ -4,8 +4,9 @@ URL polls (``tollgate/runtime/workers.py``). On a fleet where none has it, the t
 with no timeout, on purpose (a worker that comes back sends it once, and nothing is lost), and
 without a word: it never starts, so it never fails, and the event stays APPROVED (the workflow
 says EXECUTING). Nothing else on ``tollgate ops status`` can tell, so it asks Temporal, per target
-this build knows, whether a worker polls and how many tasks wait; ``tollgate ops state`` asks
-the same of the queue a run's own pending step waits on."""
+this build knows, whether a worker polls and how many tasks wait; ``tollgate ops state`` and
+``tollgate trace`` ask the same of the queue a run's own pending step waits on, in the same
+words (``said``)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,9 @@ async def waits_for_worker(client: Client, desc: WorkflowExecutionDescription
         if not pollers:
             return {"target": target, "task_queue": queue, "variable": URL_VARIABLES[target]}
     return None
+
+
+def said(waits: dict[str, str]) -> str:
+    """A wait ``waits_for_worker`` found, as ``ops state`` and ``trace`` print it."""
+    return (f"waits for a worker of target {waits['target']}: none polls task queue "
+            f"{waits['task_queue']} (set {waits['variable']} on a worker)")
