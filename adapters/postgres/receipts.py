@@ -58,6 +58,18 @@ assert recorded_behind(SETTLE_SQL).count(_OUTCOME) == 2
 assert recorded_behind(SETTLE_SQL).count(_RECEIPT_KEY) == 1
 
 
+#: True for a receipt (``r``) moved aside: its write the reconciler gave up on, or ``ops close
+#: --unresolved-write`` on the reconciler's evidence, so a dead letter of its action key ended it
+#: STOPPED, and that dead letter still awaits a person (OPEN, or APPROVED and not replayed yet).
+#: The receipt stays open (nobody knows whether the write was sent), but it is the dead letter's
+#: now: ``ops status`` counts it under dead letters, not as an open unknown write, and the sweep
+#: leaves it; a replay (REPLAYED) makes it live again (ADR 0059). A send step's dead letter
+#: (DEAD_LETTERED) moves nothing aside: no lookup ran for its receipt, the sweep's is the first.
+MOVED_ASIDE_SQL = (
+    "EXISTS (SELECT 1 FROM dead_letters d WHERE d.action_key = r.action_key"
+    " AND d.state = 'STOPPED' AND d.status IN ('OPEN', 'APPROVED'))")
+
+
 def receipt_args(request: ActionRequest, fingerprint: str, *, mode: str | None,
                  status: ReceiptStatus, reason_code: str | None) -> tuple[Any, ...]:
     ref = request.ref
@@ -162,10 +174,12 @@ class ReceiptStore:
         return _receipt(row) if row else None
 
     async def stale_open(self, older_than: datetime, limit: int) -> list[dict[str, Any]]:
-        """Open receipts untouched since ``older_than``, oldest first."""
+        """Open receipts untouched since ``older_than``, oldest first; none moved aside
+        (``MOVED_ASIDE_SQL``): a dead letter's, they would be reported open sweep after sweep."""
         rows = await self.pool.fetch(
-            "SELECT action_key, adapter FROM receipts WHERE status IN ('PENDING', 'UNKNOWN')"
-            " AND updated_at < $1 ORDER BY updated_at LIMIT $2", older_than, limit,
+            "SELECT action_key, adapter FROM receipts r WHERE status IN ('PENDING', 'UNKNOWN')"
+            f" AND updated_at < $1 AND NOT {MOVED_ASIDE_SQL} ORDER BY updated_at LIMIT $2",
+            older_than, limit,
         )
         return [dict(r) for r in rows]
 

@@ -9,6 +9,7 @@ from typing import Any
 import asyncpg
 
 from adapters.postgres.outbox_admin import FIGURES_SQL, outbox_totals
+from adapters.postgres.receipts import MOVED_ASIDE_SQL
 from adapters.postgres.run_signs import read_signs
 
 #: States an event leaves on its own; a record that stays in one for long needs a look.
@@ -33,8 +34,13 @@ class StatusStore:
                 " WHERE state = 'AWAITING_REVIEW' GROUP BY tenant_id ORDER BY tenant_id", now)
             # Quarantined events never reach ``events``: their records are in ``quarantine``.
             quarantined = await conn.fetchval("SELECT count(*) FROM quarantine")
-            unknown = await conn.fetchval(
-                "SELECT count(*) FROM receipts WHERE status = 'UNKNOWN'")
+            # A write moved aside is its dead letter's, counted there (MOVED_ASIDE_SQL).
+            unknown = await conn.fetchrow(
+                "SELECT count(*) FILTER (WHERE status = 'UNKNOWN' AND NOT aside) AS open,"
+                " count(*) FILTER (WHERE aside) AS aside FROM (SELECT r.status,"
+                f" {MOVED_ASIDE_SQL} AS aside FROM receipts r"
+                " WHERE r.status IN ('PENDING', 'UNKNOWN')) o")
+            assert unknown is not None  # an aggregate: always one row
             dead = await conn.fetch(
                 "SELECT error_code, count(*) AS n FROM dead_letters"
                 " WHERE status IN ('OPEN', 'APPROVED') GROUP BY error_code ORDER BY error_code")
@@ -55,7 +61,8 @@ class StatusStore:
             + ([{"state": "QUARANTINED", "count": quarantined, "oldest_age_s": None}]
                if quarantined else []),
             "reviews": [dict(r) for r in reviews],
-            "open_unknown_writes": unknown,
+            "open_unknown_writes": unknown["open"],
+            "unknown_writes_moved_aside": unknown["aside"],
             "dead_letters": [{"reason": r["error_code"], "count": r["n"]} for r in dead],
             "closed_switches": [dict(r) for r in closed],
             "last_sweep": dict(sweep) if sweep else None,

@@ -17,6 +17,7 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
+from adapters.postgres.receipts import MOVED_ASIDE_SQL
 from contracts.actions import UNRECONCILED_PLAN
 from tests.cli.helpers import consenting, ops_token, said_by
 from tests.cli.test_ops_close import closing
@@ -117,6 +118,9 @@ async def test_an_unresolved_write_ends_stopped_with_one_dead_letter_and_nothing
         detail = json.loads(await db.fetchval(
             "SELECT detail FROM audit WHERE action = 'run_close' AND target = $1", wid))
         assert (detail["receipt_status"], detail["looked_up"]) == ("UNKNOWN", True)
+        # Moved aside: the dead letter's, no longer the sweep's nor an open write (ADR 0059).
+        assert await db.fetchval(f"SELECT {MOVED_ASIDE_SQL} FROM receipts r"
+                                 " WHERE action_key = $1", send_key(lost))
 
         # Again: already ended, with and without the flag; still one dead letter, one audit.
         for argv in (unresolved, close):

@@ -29,7 +29,7 @@ from activities.reconcile import ReconcileActivities
 from activities.resend_guard import ResendGuard
 from adapters.ports.targets import TargetWrite
 from adapters.postgres.ops import OpsStore
-from adapters.postgres.receipts import ReceiptStore
+from adapters.postgres.receipts import MOVED_ASIDE_SQL, ReceiptStore
 from adapters.postgres.store import create_pool
 from contracts import (
     ActionRequest,
@@ -138,6 +138,13 @@ async def reconcile_unknown_write(
     return result, action, history
 
 
+async def moved_aside(pool: asyncpg.Pool, key: str) -> bool:
+    """The receipt is its dead letter's: `ops status` counts it there, the sweep leaves it
+    (ADR 0059)."""
+    return bool(await pool.fetchval(
+        f"SELECT {MOVED_ASIDE_SQL} FROM receipts r WHERE action_key = $1", key))
+
+
 def timers(history: WorkflowHistory) -> int:
     return sum(1 for event in history.events if event.HasField("timer_started_event_attributes"))
 
@@ -158,6 +165,7 @@ async def test_a_blind_target_goes_straight_to_its_dead_letter(
     letters = await pool.fetch("SELECT error_code, status FROM dead_letters WHERE action_key = $1",
                                action.action_key)
     assert [(r["error_code"], r["status"]) for r in letters] == [("unreconciled_write", "OPEN")]
+    assert await moved_aside(pool, action.action_key)
 
 
 async def test_a_deduping_target_without_lookup_is_resent_once_at_once(
@@ -189,3 +197,4 @@ async def test_a_resend_carrying_no_token_is_refused_and_dead_lettered(
     letters = await pool.fetch("SELECT error_class, error_code FROM dead_letters"
                                " WHERE action_key = $1", action.action_key)
     assert [tuple(r.values()) for r in letters] == [("rejected", "action_token_missing")]
+    assert await moved_aside(pool, action.action_key)

@@ -58,7 +58,10 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
         table(["tenant", "reviews waiting", "past SLA"],
               [(r["tenant_id"], r["waiting"], r["past_sla"]) for r in snap["reviews"]])
     dead = ", ".join(f"{r['reason']} {r['count']}" for r in snap["dead_letters"]) or "none"
-    click.echo(f"unknown writes open: {snap['open_unknown_writes']} · dead letters: {dead}")
+    aside = snap["unknown_writes_moved_aside"]
+    aside_text = f" ({aside} moved aside to dead letters)" if aside else ""
+    click.echo(f"unknown writes open: {snap['open_unknown_writes']}{aside_text}"
+               f" · dead letters: {dead}")
     switches = ", ".join(f"{r['adapter']}/{r['tenant_id']}" for r in snap["closed_switches"])
     click.echo(f"closed kill switches: {switches or 'none'}")
     box = snap["outbox"]
@@ -99,7 +102,8 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
 def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: int,
            max_dead_letters: int, max_open_minutes: float, max_failing_steps: int) -> Command:
     """Records per state and the oldest in each open one, reviews waiting and past SLA per
-    tenant, open unknown writes, dead letters by reason, closed switches, the last sweep, the
+    tenant, open unknown writes (one moved aside to a dead letter awaiting a person is counted
+    there), dead letters by reason, closed switches, the last sweep, the
     outbox (rows waiting, the oldest's age, rows moved aside), held runs by what holds them,
     steps failing try after try, reviewer notices not delivered, whether a worker polls the task
     queue and each target's, and whether the codec server answers. Exit 6 when something needs
