@@ -92,7 +92,9 @@ class TargetSettings(Section):
     helpdesk_url: str | None = env_field(
         "TOLLGATE_HELPDESK_URL", None, "Base URL of the helpdesk target that triaged tickets "
         "are assigned at (docs/triage.md). Unset: the running `tollgate dev`'s stand-in; with "
-        "neither, a worker runs without it and a triage action is refused at the send.")
+        "neither, a main worker runs without it, warns at start (target_not_polled) and does "
+        "not poll the helpdesk's task queue: triage assignments wait there, nothing sent, "
+        "until a worker with it runs (docs/runbook.md).")
     capabilities: dict[str, TargetCapabilities] = env_field(
         ENV_VAR, {}, 'JSON object keyed by target name: {"messaging": {"lookup": true, '
         '"dedupe": true, "lookup_window_s": 20}}. A target left out keeps its adapter\'s '

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 
+import structlog
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -54,7 +55,7 @@ from tollgate.runtime.identity import install_decision_verifier
 from tollgate.runtime.models import build_provider, close_providers, triage_provider
 from tollgate.runtime.sandbox import workflow_runner
 from tollgate.runtime.tag_models import build_tag_provider
-from tollgate.runtime.targets import action_adapters
+from tollgate.runtime.targets import URL_VARIABLES, action_adapters
 from tollgate.runtime.token_key import action_token_key
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 from workflows.process_event import DRAFT_TASK_QUEUE, ProcessEventWorkflow
@@ -62,6 +63,8 @@ from workflows.reconcile_write import ReconcileWriteWorkflow
 from workflows.sweep import ReceiptSweepWorkflow
 from workflows.tag_item import TagItemWorkflow
 from workflows.versioned import VERSIONED_WORKFLOWS
+
+log = structlog.get_logger("tollgate.worker")
 
 #: The workflow types of an unversioned main worker (a versioned one: VERSIONED_WORKFLOWS).
 MAIN_WORKFLOWS: list[type] = [ProcessEventWorkflow, ReconcileWriteWorkflow, ReceiptSweepWorkflow,
@@ -89,6 +92,15 @@ async def main_worker(client: Client, settings: Settings, *,
     adapters = action_adapters(settings)
     if unknown := sorted(set(rates) - set(adapters)):
         raise SystemExit(f"TOLLGATE_TARGET_RATES names no known target: {', '.join(unknown)}")
+    # A target without its URL gets no worker on its queue here, and its sends wait there with
+    # no timeout (docs/runbook.md, "A target no worker serves"): said once, at start. The
+    # variable's name only, never a URL (one may carry credentials).
+    for name in sorted(set(URL_VARIABLES) - set(adapters)):
+        log.warning("target_not_polled", target=name, variable=URL_VARIABLES[name],
+                    task_queue=target_task_queue(settings.task_queue, name),
+                    detail=f"{URL_VARIABLES[name]} is not set: this worker does not poll "
+                           f"target {name}'s task queue; its sends wait there until a worker "
+                           "with it set runs")
     matrix = load_matrix()
     intake = IntakeActivities(store, ops, settings.tenant_secrets(), matrix)
     context = ContextActivities(store, crm, ContactStore(pool))
