@@ -1,0 +1,155 @@
+"""The approval's fused step (``approve_and_mint``: re-count, record APPROVED, mint the action
+token; ADR 0053) failing, on the time-skipping server with the real activities and PostgreSQL:
+the transitions stay numbered 1..n without a gap, and the state agrees in PostgreSQL, the
+workflow's query and the search attribute.
+
+It can fail for good in one way only: the mint's ``no_approval_on_record``, which comes after
+the approval is recorded. The re-count and the record fail only as PostgreSQL fails, which is
+retryable, and ``STORE_RETRY`` has no limit on attempts (nor the step a schedule-to-close), so
+an outage holds the run at AWAITING_REVIEW until PostgreSQL answers again. A gate that refuses
+on the re-count is no failure: nothing is written and the numbers are given back
+(tests/workflows/test_review.py, the daily limit).
+
+Faults are laid in the module's own database by triggers on this test's workflow ids only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+from temporalio.client import Client
+
+from contracts import EventState, ReviewDecision
+from tests.conftest import Handle, fresh_key, signed_event, start, wait_review
+from tests.eventually import eventually
+from tests.faults.conftest import local_activity_attempts, send_key
+from tests.faults.test_kill_switch import customer, sent
+from tests.faults.test_rollout import TRANSITIONS_SQL, ended_after_executing
+from tests.faults.test_step_failures import dead_lettered_from_executing
+from tollgate.dev.standins import StandIns
+from workflows import timeouts as t
+
+FAULTS_SQL = """
+CREATE TABLE IF NOT EXISTS test_faults (workflow_id text NOT NULL, fault text NOT NULL);
+CREATE SEQUENCE IF NOT EXISTS test_fault_hits;
+-- The approval is not on record when the mint reads it (a decision row that does not keep it).
+CREATE OR REPLACE FUNCTION test_approval_not_kept() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM test_faults WHERE workflow_id = NEW.workflow_id
+                                           AND fault = 'approval_not_kept') THEN
+        NEW.accepted := false;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE OR REPLACE TRIGGER test_approval_not_kept BEFORE INSERT OR UPDATE ON review_decisions
+    FOR EACH ROW EXECUTE FUNCTION test_approval_not_kept();
+-- The approval's write answered as by a server shutting down, each try counted.
+CREATE OR REPLACE FUNCTION test_approval_down() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.to_state = 'APPROVED' AND EXISTS (
+            SELECT 1 FROM test_faults WHERE workflow_id = NEW.workflow_id
+                                        AND fault = 'postgres_down') THEN
+        PERFORM nextval('test_fault_hits');  -- not rolled back with the statement
+        RAISE EXCEPTION 'terminating connection due to administrator command'
+            USING ERRCODE = 'admin_shutdown';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE OR REPLACE TRIGGER test_approval_down BEFORE INSERT ON state_transitions
+    FOR EACH ROW EXECUTE FUNCTION test_approval_down();
+"""
+
+
+@pytest.fixture
+async def faults(db: asyncpg.Pool) -> AsyncIterator[asyncpg.Pool]:
+    await db.execute(FAULTS_SQL)
+    yield db
+    await db.execute("DELETE FROM test_faults")
+
+
+async def approve(handle: Handle) -> None:
+    ticket = await wait_review(handle)
+    await handle.execute_update("review", ReviewDecision(
+        request_id=ticket["request_id"], decision="approve", reviewer="an.tran",
+        role="care_lead", reason="ok", draft_version=ticket["draft_version"]))
+
+
+async def shown(handle: Handle) -> list[str] | None:
+    """The state in the search attribute."""
+    return (await handle.describe()).search_attributes.get("TollgateState")  # type: ignore[return-value]
+
+
+async def test_an_approval_the_mint_finds_no_record_of_is_dead_lettered_without_a_gap(
+    worker_client: tuple[Client, str], standins: StandIns, faults: asyncpg.Pool,
+) -> None:
+    """Fault: the accepted approval is not on record when the fused step's mint reads it.
+    Evidence: approve_and_mint failed for good on its first attempt; no send was scheduled.
+    Invariant: the approval's transition is in PostgreSQL under its number, the EXECUTING the
+    run counted after it is written with the dead letter, then DEAD_LETTERED: 1..n, each from
+    the state the one before entered; row, outcome, query and search attribute agree."""
+    client, queue = worker_client
+    key = fresh_key("unkept")
+    handle = await start(client, queue, signed_event(customer(standins), key=key))
+    await wait_review(handle)
+    await faults.execute("INSERT INTO test_faults VALUES ($1, 'approval_not_kept')", handle.id)
+    await approve(handle)
+
+    outcome = await handle.result()
+    assert (outcome.state, outcome.reason_code) == (EventState.DEAD_LETTERED,
+                                                    "no_approval_on_record")
+    assert await local_activity_attempts(client, handle.id, "approve_and_mint") == [(1, True)]
+    assert sent(standins, send_key(key)) == (0, 0)
+    await dead_lettered_from_executing(faults.fetch, handle, "no_approval_on_record")
+    rows = await faults.fetch("SELECT from_state, to_state, actor, reason FROM state_transitions"
+                              " WHERE workflow_id = $1 ORDER BY seq", handle.id)
+    assert tuple(rows[-3]) == ("AWAITING_REVIEW", "APPROVED", "reviewer:an.tran",
+                               "approved by an.tran")
+
+
+async def test_postgresql_down_at_the_approval_holds_the_run_until_it_answers(
+    worker_client: tuple[Client, str], standins: StandIns, faults: asyncpg.Pool,
+) -> None:
+    """Fault: every write of the approval fails as PostgreSQL shutting down does, for several
+    of the step's retries, then PostgreSQL answers again.
+    Evidence: the trigger counted the refused writes; approve_and_mint completed on a later
+    attempt, never failed for good.
+    Invariant: meanwhile the run stays AWAITING_REVIEW in PostgreSQL, the query and the search
+    attribute; then it sends once and ends SUCCEEDED, its transitions 1..n with APPROVED
+    under its number and nothing dead-lettered."""
+    assert t.STORE_RETRY.maximum_attempts == 0  # the step never gives up on PostgreSQL
+    client, queue = worker_client
+    key = fresh_key("pgdown")
+    handle = await start(client, queue, signed_event(customer(standins), key=key))
+    await wait_review(handle)
+    await faults.execute("INSERT INTO test_faults VALUES ($1, 'postgres_down')", handle.id)
+    before = await faults.fetchval("SELECT nextval('test_fault_hits')")
+    await approve(handle)
+
+    await eventually(lambda: faults.fetchval("SELECT last_value FROM test_fault_hits"),
+                     "three refused writes of the approval", until=lambda n: n >= before + 3)
+    assert await handle.query("state") == EventState.AWAITING_REVIEW
+    assert await shown(handle) == ["AWAITING_REVIEW"]
+    [row] = await faults.fetch("SELECT state, last_seq FROM events WHERE workflow_id = $1",
+                               handle.id)
+    assert row["state"] == "AWAITING_REVIEW"
+    assert await faults.fetchval("SELECT max(seq) FROM state_transitions WHERE workflow_id = $1",
+                                 handle.id) == row["last_seq"]
+    await faults.execute("DELETE FROM test_faults WHERE workflow_id = $1", handle.id)
+
+    outcome = await handle.result()
+    assert outcome.state == EventState.SUCCEEDED
+    [(attempt, failed)] = await local_activity_attempts(client, handle.id, "approve_and_mint")
+    assert attempt > 3 and not failed
+    assert sent(standins, send_key(key)) == (1, 1)
+    rows = await faults.fetch(TRANSITIONS_SQL, handle.id)
+    ended_after_executing(list(rows), "SUCCEEDED")
+    assert tuple(rows[row["last_seq"]])[1:] == ("AWAITING_REVIEW", "APPROVED")
+    [event] = await faults.fetch("SELECT state, last_seq FROM events WHERE workflow_id = $1",
+                                 handle.id)
+    assert tuple(event) == ("SUCCEEDED", len(rows))
+    assert await handle.query("state") == EventState.SUCCEEDED
+    assert await shown(handle) == ["SUCCEEDED"]
+    assert await faults.fetchval("SELECT count(*) FROM dead_letters WHERE workflow_id = $1",
+                                 handle.id) == 0
