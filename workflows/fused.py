@@ -105,7 +105,10 @@ async def approve_and_send(run: SendingLedger, request: IntakeRequest, ref: Even
             summary="re-count, record the approval, mint the action token")
     except (ActivityError, ApplicationError) as err:  # a local activity's may come unwrapped
         # The approval was recorded; the mint refused it (no approval on record): as the
-        # separate mint did, the send step's failure, dead-lettered.
+        # separate mint did, the send step's failure, dead-lettered. Only the mint fails for
+        # good: the re-count and the record fail only as PostgreSQL does, retried while
+        # STORE_RETRY has no limit, so APPROVED holds its number here; a bounded policy would
+        # leave a gap at it (tests/faults/test_approval_step.py).
         run._set_state(EventState.APPROVED)
         run._set_state(EventState.EXECUTING)
         failure = await dead_letter_failure(ref, "execute_action", err, action=action,
