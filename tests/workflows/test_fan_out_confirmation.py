@@ -74,9 +74,11 @@ class Shop:
 @pytest.fixture
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     """A time-skipping server of each test's own: after a test whose order confirmation was
-    approved and sent, the module's shared server never skipped time again (a run left its
-    time-skipping lock held, as in sdk-java#1138), so every later test waited out the down
-    consumer's retry backoff in real time, 15 s per order."""
+    approved and sent, the module's shared server never skipped time again, so every later test
+    waited out the down consumer's retry backoff in real time, 15 s per order. The confirmation
+    is an abandoned child that completes after its parent (the notify consumer) closed, and the
+    test server then keeps a lock only that parent would have released: the server's doing, not
+    a run of ours (docs/testing.md, tests/workflows/test_time_skipping.py)."""
     async with time_skipping_server() as fresh:
         yield fresh
 
