@@ -51,7 +51,7 @@ def state(workflow_id: str, as_json: bool) -> Command:
 
         from tollgate.intake.repeat import ended_without_outcome
         from tollgate.ops.review_ticket import ended_state
-        from tollgate.ops.target_queues import said, waits_for_worker
+        from tollgate.ops.target_queues import said, waits_within
 
         client = await connect(s)
         try:
@@ -70,8 +70,9 @@ def state(workflow_id: str, as_json: bool) -> Command:
         values = (desc.search_attributes.get("TollgateState") if desc else None) or ["RECEIVED"]
         shown = recorded or str(values[0])
         status = "NOT_FOUND" if desc is None else desc.status.name if desc.status else "UNKNOWN"
-        # An open run's send may wait, with no timeout, on a target queue no worker polls.
-        waits = await waits_for_worker(client, desc) if status == "RUNNING" and desc else None
+        # An open run's send, or its reconciler's lookup, may wait with no timeout on a target
+        # queue no worker polls.
+        waits = await waits_within(client, desc) if status == "RUNNING" and desc else None
         if as_json:
             emit_json({"workflow_id": workflow_id, "state": shown, "status": status}
                       | ({"waits_for": waits} if status == "RUNNING" else {}))

@@ -5,8 +5,8 @@ with no timeout, on purpose (a worker that comes back sends it once, and nothing
 without a word: it never starts, so it never fails, and the event stays APPROVED (the workflow
 says EXECUTING). Nothing else on ``tollgate ops status`` can tell, so it asks Temporal, per target
 this build knows, whether a worker polls and how many tasks wait; ``tollgate ops state`` and
-``tollgate trace`` ask the same of the queue a run's own pending step waits on, in the same
-words (``said``)."""
+``tollgate trace`` ask the same of the queue a run's own pending step waits on (``ops state``
+also of its child's: an unknown write's reconciler), in the same words (``said``)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ async def waits_for_worker(client: Client, desc: WorkflowExecutionDescription
     """``{"target", "task_queue", "variable"}`` when the run's own send is scheduled on its
     target's queue and no worker polls it; else None, also when Temporal does not answer (the
     state shown stands without it). One more RPC, only for a send scheduled and not started.
-    A reconciler's lookup waiting so is its child run's: ``ops status`` counts it."""
+    A reconciler's lookup waiting so is its child run's (``waits_within`` looks there too)."""
     for step in desc.raw_description.pending_activities:
         if step.state != PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED:
             continue  # a worker holds it
@@ -88,7 +88,29 @@ async def waits_for_worker(client: Client, desc: WorkflowExecutionDescription
     return None
 
 
+async def waits_within(client: Client, desc: WorkflowExecutionDescription
+                       ) -> dict[str, str] | None:
+    """``waits_for_worker`` of the run, else of its running children, with ``"child"`` then
+    naming the child run that waits: an unknown write's reconciler (``reconcile/KEY``) runs
+    its lookups and resend on the target's queue while the event's run only waits for it.
+    One level: a reconciler starts no children. A child Temporal does not describe is passed
+    over, as a queue it does not describe is."""
+    if (own := await waits_for_worker(client, desc)) is not None:
+        return own
+    for child in desc.raw_description.pending_children:
+        try:
+            found = await client.get_workflow_handle(child.workflow_id,
+                                                     run_id=child.run_id or None).describe()
+        except RPCError:
+            continue
+        if (waits := await waits_for_worker(client, found)) is not None:
+            return {**waits, "child": child.workflow_id}
+    return None
+
+
 def said(waits: dict[str, str]) -> str:
-    """A wait ``waits_for_worker`` found, as ``ops state`` and ``trace`` print it."""
-    return (f"waits for a worker of target {waits['target']}: none polls task queue "
+    """A wait ``waits_for_worker`` or ``waits_within`` found, as ``ops state`` and ``trace``
+    print it."""
+    who = f"child run {waits['child']} " if "child" in waits else ""
+    return (f"{who}waits for a worker of target {waits['target']}: none polls task queue "
             f"{waits['task_queue']} (set {waits['variable']} on a worker)")
