@@ -17,9 +17,11 @@ DOC = ROOT / "docs" / "cli.md"
 def commands(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[str]:
     """Every command a user can run, as typed after `tollgate` (a group that runs on its own,
     like `dev`, counts as one)."""
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # the root loads its commands when asked for them
+        command = group.get_command(ctx, name)
         here = (*path, name)
-        if getattr(command, "hidden", False):
+        if command is None or command.hidden:
             continue
         if isinstance(command, click.Group):
             if command.invoke_without_command:

@@ -114,9 +114,16 @@ CHECKED_GROUPS = ("ops", "items", "trace", "submit", "review", "certify")
 CHECKED_ELSEWHERE = {"token", "seen"}
 
 
+def subcommands(group: click.Group) -> list[tuple[str, click.Command]]:
+    """A group's commands, loaded (the root group imports each only when asked for it)."""
+    ctx = click.Context(group)
+    return [(name, command) for name in group.list_commands(ctx)
+            if (command := group.get_command(ctx, name)) is not None]
+
+
 def text_parameters(command: click.Command, path: str) -> list[tuple[str, click.Parameter]]:
     if isinstance(command, click.Group):
-        return [found for name, sub in command.commands.items()
+        return [found for name, sub in subcommands(command)
                 for found in text_parameters(sub, f"{path} {name}")]
     # A flag's value is one the command fixed (`--live`, `--all`), never typed in.
     return [(path, p) for p in command.params
@@ -129,7 +136,7 @@ def test_every_text_parameter_is_checked_at_the_edge() -> None:
     ``EdgePath``) fails here, naming it."""
     unchecked = [f"{path} {param.name}"
                  for group in CHECKED_GROUPS
-                 for path, param in text_parameters(cli.commands[group], group)
+                 for path, param in text_parameters(dict(subcommands(cli))[group], group)
                  if not isinstance(param.type, EdgeText | EdgePath)
                  and param.name not in CHECKED_ELSEWHERE]
     assert unchecked == []
@@ -137,7 +144,7 @@ def test_every_text_parameter_is_checked_at_the_edge() -> None:
 
 def path_parameters(command: click.Command, path: str) -> list[str]:
     if isinstance(command, click.Group):
-        return [found for name, sub in command.commands.items()
+        return [found for name, sub in subcommands(command)
                 for found in path_parameters(sub, f"{path} {name}")]
     return [f"{path} {p.name}" for p in command.params
             if isinstance(p.type, click.Path) and not isinstance(p.type, EdgePath)]
