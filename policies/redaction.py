@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from policies.draft_validator import redact as redact_text
+from policies.sensitive import redact as redact_text
 
 #: Fields whose values are identifiers or enums, safe to keep as they are.
 SAFE_KEYS = frozenset(
@@ -27,7 +27,9 @@ _SEPARATORS = re.compile(r"[\s.()+\-]")
 _VN_MOBILE = re.compile(r"(?<!\d)(?:84|0)[35789]\d{8}(?!\d)")
 
 # Free text is scrubbed by the validator's own rule (e-mails, phones, Luhn-valid card numbers,
-# token shapes), so a log line and a reviewer's raw excerpt are masked alike.
+# token shapes), so a log line and a reviewer's raw excerpt are masked alike. Taken from where
+# the validator takes it, policies.sensitive: the validator pulls every contract (pydantic),
+# and every process configures logging first, `tollgate --help` included.
 scrub_text = redact_text
 
 #: What a log line may carry as it is, for an operator to match it to a run in the Web UI:

@@ -1,13 +1,48 @@
 """`tollgate` imports a command's module only when that command is named (tollgate/cli/lazy.py).
-Its help still lists every command as the command's own help would."""
+Its help still lists every command as the command's own help would, and what stops before
+Temporal (help, a usage error, PostgreSQL down) leaves the Temporal SDK unimported; the help and
+usage errors leave the settings tree unimported too."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import click
 import pytest
 
+from tests.cli.helpers import ROOT, base_env
 from tollgate.cli import cli
 from tollgate.cli.lazy import LazyGroup
+from tollgate.dev.stack import free_port
+from tollgate.runtime.exits import Exit
+
+#: Runs the console script's ``main`` with argv[2:] and writes its exit code and every module
+#: it imported to argv[1].
+PROBE = """
+import json, sys
+from tollgate.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit as exc:
+    code = exc.code
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+TEMPORAL = "temporalio"
+SETTINGS = "tollgate.config.settings"
+
+
+def run(tmp_path: Path, *argv: str, **env: str) -> tuple[int, set[str], str]:
+    """The exit code, the modules imported and what stderr said."""
+    where = tmp_path / "probe.json"
+    done = subprocess.run([sys.executable, "-c", PROBE, str(where), *argv],  # noqa: S603
+                          env=base_env(tmp_path, **env), cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, check=False)
+    found = json.loads(where.read_text(encoding="utf-8"))
+    return found["code"], set(found["modules"]), done.stderr
 
 
 def test_each_summary_is_what_its_command_s_own_help_shows() -> None:
@@ -34,3 +69,37 @@ def test_the_help_from_the_table_is_the_help_of_the_loaded_commands(
         cli.get_command(ctx, name)
     assert set(cli.commands) == set(cli.lazy)
     assert from_table == cli.get_help(ctx)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["submit", "--help"], ["ops", "--help"],
+                                  ["review", "--help"]])
+def test_help_imports_neither_temporal_nor_the_settings(tmp_path: Path, argv: list[str]) -> None:
+    code, modules, _ = run(tmp_path, *argv)
+    assert code == Exit.OK
+    assert TEMPORAL not in modules
+    assert SETTINGS not in modules
+
+
+def test_a_mistyped_command_is_a_usage_error_that_still_suggests(tmp_path: Path) -> None:
+    code, modules, err = run(tmp_path, "sumbit")
+    assert code == Exit.USAGE
+    assert "No such command 'sumbit'. Did you mean 'submit'?" in err
+    assert TEMPORAL not in modules
+    assert SETTINGS not in modules
+
+
+def test_version_is_read_when_asked(tmp_path: Path) -> None:
+    code, modules, _ = run(tmp_path, "--help")
+    assert code == Exit.OK
+    assert "importlib.metadata" not in modules
+    code, modules, _ = run(tmp_path, "--version")
+    assert code == Exit.OK
+    assert "importlib.metadata" in modules
+
+
+def test_ops_status_with_postgresql_down_never_imports_temporal(tmp_path: Path) -> None:
+    code, modules, err = run(tmp_path, "ops", "status",
+                             DATABASE_URL=f"postgresql://nobody@127.0.0.1:{free_port()}/none")
+    assert (code, err.strip()) == (Exit.UNREACHABLE, "tollgate: cannot reach PostgreSQL: start "
+                                   "the stack with `tollgate dev` (or set DATABASE_URL)")
+    assert TEMPORAL not in modules

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tollgate.cli.common import Command, EdgePath
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
     from tollgate.ops.certify import CatalogueRun
 
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tollgate.cli.common import Command, EdgePath
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 
 @click.command(context_settings={"show_default": True})

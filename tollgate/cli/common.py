@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tollgate.config.base import ConfigError
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure, postgres_unreachable, temporal_unreachable
 
 if TYPE_CHECKING:
     import asyncpg
     from temporalio.client import Client
 
+    from tollgate.config.settings import Settings
     from tollgate.runtime.identity import Identity
 
 #: The exit code of a command whose reader closed its standard output early (`| head -1`):
@@ -30,7 +29,9 @@ CLOSED_OUTPUT = 141
 
 #: What a command's callback returns: the work, run by the root group's ``run``, so that every
 #: command fails the same way and tests can await the work inside their own event loop.
-Command = Callable[[Settings], Awaitable[int]]
+#: ``Settings`` by name: the settings tree is imported when a command runs, not to parse its
+#: command line (tollgate/cli/lazy.py).
+Command = Callable[["Settings"], Awaitable[int]]
 
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="print the records as JSON instead of a table")
@@ -55,6 +56,8 @@ async def identity_of(token: str | None, s: Settings) -> Identity:
 
 
 def settings() -> Settings:
+    from tollgate.config.settings import Settings
+
     return Settings.from_env()
 
 
@@ -110,22 +113,25 @@ async def pool(s: Settings, *, migrate: bool = False) -> AsyncIterator[asyncpg.P
 
 def classify(exc: BaseException, s: Settings | None) -> Failure:
     """The one-line failure for an exception that escaped a command."""
-    from temporalio.service import RPCError, RPCStatusCode
-
     address = s.temporal_address if s else "the configured address"
     if isinstance(exc, Failure):
         return exc
-    if isinstance(exc, RPCError):
-        if exc.status == RPCStatusCode.NOT_FOUND:
-            return Failure(Exit.NOT_FOUND, f"not found: {exc.message}")
-        if exc.status == RPCStatusCode.UNAVAILABLE:
-            return temporal_unreachable(address)
-        if exc.status == RPCStatusCode.DEADLINE_EXCEEDED:
-            return Failure(Exit.UNREACHABLE, f"Temporal at {address}, or its worker, did not "
-                           "answer in time (TOLLGATE_CLI_TIMEOUT): is `tollgate dev` (or "
-                           "`python worker.py`) running?")
-        return Failure(Exit.REFUSED, f"Temporal refused: {exc.message}")
-    from tollgate.codec.payload import KeyRingError
+    # Only an SDK that was imported can have raised its error: a command that stopped before
+    # reaching Temporal (PostgreSQL down, a bad file) does not import the SDK to say so.
+    if "temporalio.service" in sys.modules:
+        from temporalio.service import RPCError, RPCStatusCode
+
+        if isinstance(exc, RPCError):
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                return Failure(Exit.NOT_FOUND, f"not found: {exc.message}")
+            if exc.status == RPCStatusCode.UNAVAILABLE:
+                return temporal_unreachable(address)
+            if exc.status == RPCStatusCode.DEADLINE_EXCEEDED:
+                return Failure(Exit.UNREACHABLE, f"Temporal at {address}, or its worker, did "
+                               "not answer in time (TOLLGATE_CLI_TIMEOUT): is `tollgate dev` "
+                               "(or `python worker.py`) running?")
+            return Failure(Exit.REFUSED, f"Temporal refused: {exc.message}")
+    from tollgate.codec.keyring import KeyRingError
 
     if isinstance(exc, KeyRingError):
         # No payload key ring (or a broken one): a file the command needs and cannot read.
@@ -134,6 +140,8 @@ def classify(exc: BaseException, s: Settings | None) -> Failure:
         # A file or folder a command reads or writes (--state-dir, --out, --json): its path
         # and the system's reason, which name no secret and no customer.
         return Failure(Exit.FILE, f"{exc.filename}: {(exc.strerror or str(exc)).lower()}")
+    from tollgate.config.base import ConfigError
+
     if isinstance(exc, ConfigError):
         return Failure(Exit.CONFIG, exc.message)
     if isinstance(exc, SystemExit) and isinstance(exc.code, str):

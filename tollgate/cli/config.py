@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from tollgate.cli.common import Command, json_option
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 
 @click.group()

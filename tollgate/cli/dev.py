@@ -6,12 +6,15 @@ import asyncio
 import dataclasses
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tollgate.cli.common import Command, EdgePath, settings
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 
 def _port(name: str, what: str) -> click.Option:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import click
 from pydantic import ValidationError
@@ -22,8 +23,10 @@ from tollgate.cli.common import (
     pool,
     token_option,
 )
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 #: Starts the tagging workflow of (item id, run).
 Starter = Callable[[int, int], Awaitable[None]]

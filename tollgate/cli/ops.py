@@ -28,11 +28,11 @@ from tollgate.cli.ops_outbox import outbox
 from tollgate.cli.ops_rollout import modes, rollout
 from tollgate.cli.ops_status import status
 from tollgate.cli.trace import audit
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
     from contracts.sweep import SweepReport
+    from tollgate.config.settings import Settings
 
 
 @click.group()

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tollgate.cli.common import Command, EdgePath
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 
 def _dsn(s: Settings) -> str:

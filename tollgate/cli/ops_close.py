@@ -32,11 +32,12 @@ import click
 
 from tollgate.cli.common import ID_TEXT, TEXT, Command, connect, pool
 from tollgate.cli.ops_authority import authorized, operator_token
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
     from temporalio.client import Client
+
+    from tollgate.config.settings import Settings
 
 
 @click.command()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -27,8 +27,10 @@ from tollgate.cli.common import (
     table,
 )
 from tollgate.cli.ops_authority import authorized, operator_token
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 

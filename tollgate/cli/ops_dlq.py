@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from tollgate.cli.common import (
@@ -15,8 +17,10 @@ from tollgate.cli.common import (
     table,
 )
 from tollgate.cli.ops_authority import authorized, operator_token
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 STATUSES = ["OPEN", "APPROVED", "REPLAYED", "CLOSED"]
 

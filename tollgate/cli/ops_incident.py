@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,8 +20,10 @@ from tollgate.cli.common import (
     pool,
 )
 from tollgate.cli.ops_authority import authorized, operator_token
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 _AGO = re.compile(r"(\d{1,5})([mhd])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}

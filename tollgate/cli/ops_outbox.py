@@ -9,7 +9,7 @@ Retry and drop take who acts from the token (``--token``), checked against the r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,8 +23,10 @@ from tollgate.cli.common import (
     table,
 )
 from tollgate.cli.ops_authority import authorized, operator_token
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 
 @click.group()

@@ -6,6 +6,8 @@ passing `tollgate certify` of the policy release and code running now.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from contracts.rollout import CERTIFIED_MODES, RolloutMode
@@ -20,8 +22,10 @@ from tollgate.cli.common import (
     table,
 )
 from tollgate.cli.ops_authority import authorized, operator_token
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 
 @click.command()

@@ -7,15 +7,17 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tollgate.cli import status_signs
 from tollgate.cli.common import Command, emit_json, json_option, pool, table
 from tollgate.cli.status_signs import age as _age
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
+
+if TYPE_CHECKING:
+    from tollgate.config.settings import Settings
 
 
 def needs_a_human(snap: dict[str, Any], *, max_past_sla: int, max_unknown: int,

@@ -33,13 +33,13 @@ from tollgate.cli.common import (
 )
 from tollgate.cli.review_list import review_list
 from tollgate.cli.review_show import review_show
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
     from contracts import ReviewDecision
+    from tollgate.config.settings import Settings
 
 DECISIONS = {"approve": "approve", "reject": "reject", "request-info": "request_info"}
 HELP = {

@@ -17,13 +17,13 @@ import click
 
 from contracts.base import ID_PATTERN
 from tollgate.cli.common import emit_json, pool, table
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
     from contracts import ReviewTicket
+    from tollgate.config.settings import Settings
     from tollgate.ops.review_ticket import ListedTicket
 
 #: ``list`` asks a waiting record for its flags only when PostgreSQL cannot answer: a shorter

@@ -16,7 +16,6 @@ from tollgate.cli.common import emit_json, pool
 from tollgate.cli.review_evidence import print_diff, print_evidence, print_flags, print_route
 from tollgate.cli.review_list import sla_left
 from tollgate.cli.review_triage import print_message
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
 
     from adapters.postgres.store import ReviewRecord
     from contracts import ReviewTicket
+    from tollgate.config.settings import Settings
 
 #: A query waits for a worker; with none running, say so instead of hanging.
 QUERY_TIMEOUT = timedelta(seconds=10)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import click
 
-from contracts.base import ID_PATTERN
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
 
 
@@ -16,6 +14,7 @@ from tollgate.runtime.exits import Exit
 def serve(host: str, port: int | None) -> int:
     """The HTTP service (webhook intake, review API, inbox) and its outbox relay, until
     Ctrl-C (docs/api.md)."""
+    from tollgate.config.settings import Settings
     from tollgate.http.app import run_server
 
     return run_server(Settings.from_env(), host, port)
@@ -23,6 +22,8 @@ def serve(host: str, port: int | None) -> int:
 
 def _id(ctx: click.Context, param: click.Parameter, value: str) -> str:
     import re
+
+    from contracts.base import ID_PATTERN
 
     if not re.fullmatch(ID_PATTERN, value):
         raise click.BadParameter(f"not a valid id: {value!r}")
@@ -38,6 +39,7 @@ def _id(ctx: click.Context, param: click.Parameter, value: str) -> str:
 def token(reviewer: str, role: str, tenant: str, hours: float) -> int:
     """Print a local reviewer token signed by the dev key in the state folder (for the inbox,
     the review API and `tollgate review ... --token`)."""
+    from tollgate.config.settings import Settings
     from tollgate.http.identity import issue_dev_token
 
     click.echo(issue_dev_token(Settings.from_env().state_dir, reviewer=reviewer, role=role,

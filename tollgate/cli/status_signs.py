@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.postgres.run_signs import HOLD_SILENT_AFTER
-from tollgate.ops.holds import wakes
 
 #: ``tollgate.ops.worker_probe``'s failed states -> the "needs a human" line (its detail is
 #: ``where``: the server, and the status it answered).
@@ -31,6 +30,10 @@ def age(seconds: float) -> str:
 
 
 def lines(snap: dict[str, Any]) -> list[str]:
+    # What wakes a hold is the workflow's own timer figures, in workflows.budget: it imports the
+    # Temporal SDK, which `ops --help` and a status with PostgreSQL down need not pay for.
+    from tollgate.ops.holds import wakes
+
     out = []
     holds = snap["holds"]
     if not holds:

@@ -9,9 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from contracts import IntakeAck
 from tollgate.cli.common import Command, EdgePath, connect, json_option
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
 #: How long one event's answer may take before the command stops and says why (a decision's
@@ -21,6 +19,9 @@ SUBMIT_PATIENCE = timedelta(seconds=30)
 
 if TYPE_CHECKING:
     from temporalio.client import Client
+
+    from contracts import IntakeAck
+    from tollgate.config.settings import Settings
 
 
 def read_events(paths: tuple[str, ...]) -> list[str]:

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tollgate.cli.common import ID_TEXT, Command, connect, emit_json, json_option, pool
-from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
     import asyncpg
     from temporalio.client import Client
+
+    from tollgate.config.settings import Settings
 
 
 async def event_trace(p: asyncpg.Pool, client: Client | None, s: Settings, workflow_id: str, *,
