@@ -21,12 +21,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from adapters.models.names import OFFLINE_MODEL
 from adapters.models.offline_orders import draft_order_confirmation
 from adapters.ports.models import ModelAnswer
 from contracts import Draft, DraftPrompt, DraftRequest
 from contracts.fanout import ORDER_PLACED
 
-OFFLINE_MODEL = "offline-template-v1"
 # Letters, with spaces, hyphens, apostrophes or an initial's dot between at most four words.
 # The adapter layer may not import policies, so this mirrors policies.taint.looks_like_name.
 _NAME = re.compile(r"^[^\W\d_]+(?:[ .'\u2019-]{1,2}[^\W\d_]+){0,3}\.?$")

@@ -23,7 +23,7 @@ from typing import Any, Literal, cast
 
 from pydantic import SecretStr, ValidationInfo, field_validator
 
-from adapters.models.offline import OFFLINE_MODEL
+from adapters.models.names import OFFLINE_MODEL
 from contracts.errors import InvalidInput
 from tollgate.config.base import ConfigError, Section, env_field
 
