@@ -103,3 +103,11 @@ def test_ops_status_with_postgresql_down_never_imports_temporal(tmp_path: Path) 
     assert (code, err.strip()) == (Exit.UNREACHABLE, "tollgate: cannot reach PostgreSQL: start "
                                    "the stack with `tollgate dev` (or set DATABASE_URL)")
     assert TEMPORAL not in modules
+    # The settings give the offline drafter's name as the default model, not the drafter.
+    assert "adapters.models.offline" not in modules
+
+
+def test_submit_of_a_missing_file_stops_before_importing_temporal(tmp_path: Path) -> None:
+    code, modules, err = run(tmp_path, "submit", str(tmp_path / "nope.json"))
+    assert (code, err.strip()) == (Exit.FILE, f"tollgate: {tmp_path / 'nope.json'}: no such file")
+    assert TEMPORAL not in modules

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def read_events(paths: tuple[str, ...]) -> list[str]:
     """Every event of every file, in order; a missing or unreadable file is one line, exit 5."""
-    from tollgate.intake.submit import read_source, split_events
+    from tollgate.intake.source import read_source, split_events
 
     raws: list[str] = []
     for path in paths:
@@ -83,8 +83,6 @@ def submit(files: tuple[str, ...], sign: bool, as_json: bool) -> Command:
     (quarantined with its reason). Exit 1 when any event was invalid."""
 
     async def go(s: Settings) -> int:
-        from tollgate.intake.submit import describe
-
         raws = read_events(files)
         if sign:
             try:
@@ -97,6 +95,7 @@ def submit(files: tuple[str, ...], sign: bool, as_json: bool) -> Command:
         except SystemExit:
             known = None
         client = await connect(s)
+        from tollgate.intake.submit import describe  # the SDK, once there is a server to talk to
 
         def show(ack: IntakeAck) -> None:
             click.echo(ack.model_dump_json(exclude_none=True) if as_json else describe(ack))

@@ -16,7 +16,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 
 from temporalio.client import (
     Client,
@@ -32,11 +31,12 @@ from adapters.broker.cancel import raise_if_cancelled
 from contracts import EventState, IntakeAck, IntakeRequest
 from contracts.base import ID_PATTERN
 from contracts.events import DUPLICATE_REFUSAL, MAX_EVENT_CHARS, STARTED_SHAPE, IntakeRefusal
-from policies import edge_text
 from policies.keys import event_workflow_id, quarantine_workflow_id
 from policies.redaction import personal_data_kind
 from tollgate.intake.edge import refusal_of, text_refusal
 from tollgate.intake.repeat import ENDED_WITHOUT_OUTCOME, answer_closed
+from tollgate.intake.source import read_source as read_source  # moved; starter.py's name
+from tollgate.intake.source import split_events as split_events
 from tollgate.intake.visibility import start_view
 from tollgate.observability.tracing import submit_span
 from workflows.process_event import ProcessEventWorkflow
@@ -68,38 +68,6 @@ def workflow_id_for(raw: str) -> str:
         if len(named) == 2 and not personal_data_kind(named[1]):
             return event_workflow_id(*named)
     return quarantine_workflow_id(raw)
-
-
-def split_events(text: str) -> list[str]:
-    """One event, an array of events, or JSON lines; text that parses as none is one event
-    (it will be quarantined as malformed, not dropped). Text too deep to parse safely is one
-    event too, refused as such by ``submit``. Text is JSON lines when one of its lines is a
-    whole object by itself: an indented event with a syntax error has none, and is one
-    malformed event rather than one per line."""
-    data, violation = edge_text.parse_json(text, max_chars=max(len(text), 1))
-    if violation is not None:
-        if violation.rule != "not_json":
-            return [text]
-        lines = [line for line in text.splitlines() if line.strip()]
-        return lines if len(lines) > 1 and any(map(_whole_object, lines)) else [text]
-    if isinstance(data, list):
-        return [json.dumps(item, ensure_ascii=False) for item in data]
-    return [text]
-
-
-def _whole_object(line: str) -> bool:
-    found, violation = edge_text.parse_json(line, max_chars=len(line))
-    return violation is None and isinstance(found, dict)
-
-
-def read_source(path: str, stdin: Callable[[], str] | None = None) -> str:
-    """The text of ``path``, or of standard input for ``-``. Raises ``OSError`` (missing,
-    unreadable) or ``UnicodeDecodeError``; the CLI turns either into one line."""
-    if path == "-":
-        import sys
-
-        return (stdin or sys.stdin.read)()
-    return Path(path).read_text(encoding="utf-8")
 
 
 def intake_request(raw: str, refusal: IntakeRefusal | None = None) -> IntakeRequest:
