@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from tests.ports import free_port
+
 #: Debian installs the real launcher here; /usr/sbin/rabbitmq-server would su to "rabbitmq".
 _LAUNCHERS = ("/usr/lib/rabbitmq/bin/rabbitmq-server",)
 
@@ -28,12 +30,6 @@ def rabbitmq_launcher() -> str | None:
         if os.access(path, os.X_OK):
             return path
     return shutil.which("rabbitmq-server")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _epmd_pids() -> set[int]:
@@ -49,7 +45,7 @@ def _epmd_pids() -> set[int]:
 def rabbitmq_node(launcher: str, ready_timeout_s: float = 90.0) -> Iterator[str]:
     """Start a node and yield its AMQP URL."""
     base = Path(tempfile.mkdtemp(prefix="tollgate-rmq-"))
-    port, dist = _free_port(), _free_port()
+    port, dist = free_port(), free_port()
     (base / "rabbit.conf").write_text(f"listeners.tcp.1 = 127.0.0.1:{port}\n"
                                       "loopback_users = none\n")
     (base / "enabled_plugins").write_text("[].\n")

@@ -13,15 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from tests.ports import free_port
+
 
 def redis_binary() -> str | None:
     return shutil.which("redis-server")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _answers_ping(port: int) -> bool:
@@ -35,7 +31,7 @@ def _answers_ping(port: int) -> bool:
 def redis_node(binary: str, ready_timeout_s: float = 30.0) -> Iterator[str]:
     """Start a server and yield its URL."""
     base = Path(tempfile.mkdtemp(prefix="tollgate-redis-"))
-    port = _free_port()
+    port = free_port()
     log = (base / "server.out").open("wb")
     proc = subprocess.Popen(  # noqa: S603
         [binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(base),

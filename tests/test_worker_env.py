@@ -14,7 +14,7 @@ import pytest
 
 import worker
 from tests.conftest import TEST_KEYS_FILE
-from tollgate.dev.stack import free_port
+from tests.ports import free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 import traceback
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from tests.adapters.fake_llm import (
     openai_error,
     openai_tool_call,
 )
+from tests.ports import free_port
 from tollgate.config.models import DraftSettings
 from tollgate.runtime.models import build_provider
 
@@ -196,9 +196,7 @@ async def test_hang_past_timeout_is_retryable(llm: FakeLLM) -> None:
 
 
 async def test_unreachable_endpoint_is_retryable() -> None:
-    with socket.socket() as sock:  # a port nobody listens on once closed
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # nobody listens there
     dead = OpenAIDraftProvider(api_key=KEY, model="m", base_url=f"http://127.0.0.1:{port}/v1")
 
     with pytest.raises(RetryableError) as caught:

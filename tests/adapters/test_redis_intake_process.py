@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,15 +23,10 @@ from adapters.broker.redis_streams import RedisStreamIntake
 from tests.adapters.redis_kit import Answers, Make, drain, key_of, rows_for
 from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE, signed_event
 from tests.eventually import eventually
+from tests.ports import free_port
 from tollgate.intake.redis_stream import entry_handler
 
 ACCEPTED = b'"answer": "accepted"'
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager

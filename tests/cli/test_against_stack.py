@@ -19,7 +19,7 @@ import pytest
 
 from tests.cli.helpers import ROOT, TOLLGATE, Said, base_env, tollgate
 from tests.eventually import eventually
-from tollgate.dev.stack import free_port
+from tests.ports import free_port
 from tollgate.runtime.exits import Exit
 
 pytestmark = pytest.mark.e2e

@@ -14,9 +14,9 @@ import click
 import pytest
 
 from tests.cli.helpers import ROOT, base_env
+from tests.ports import free_port
 from tollgate.cli import cli
 from tollgate.cli.lazy import LazyGroup
-from tollgate.dev.stack import free_port
 from tollgate.runtime.exits import Exit
 
 #: Runs the console script's ``main`` with argv[2:] and writes its exit code and every module

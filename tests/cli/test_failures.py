@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.helpers import Said, base_env, tollgate
-from tollgate.dev.stack import free_port
+from tests.ports import free_port
 from tollgate.runtime.exits import Exit
 
 

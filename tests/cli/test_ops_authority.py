@@ -14,8 +14,8 @@ import pytest
 from adapters.postgres.ops import OpsStore
 from tests.cli.helpers import ops_token, run_ops
 from tests.conftest import TEST_KEYS_FILE
+from tests.ports import free_port
 from tollgate.config.settings import Settings
-from tollgate.dev.stack import free_port
 from tollgate.runtime.exits import Exit
 
 REOPEN = ["reopen", "--adapter", "messaging", "--tenant", "acme"]

@@ -13,9 +13,9 @@ import pytest
 from adapters.postgres.contacts import ContactStore
 from tests.cli.helpers import run_ops
 from tests.conftest import TEST_KEYS_FILE
+from tests.ports import free_port
 from tollgate.cli import main
 from tollgate.config.settings import Settings
-from tollgate.dev.stack import free_port
 from tollgate.runtime.exits import Exit
 
 ADD = ["contacts", "add", "--tenant", "acme", "--reason", "published hotline"]

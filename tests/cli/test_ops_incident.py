@@ -16,9 +16,9 @@ from adapters.postgres.ops import OpsStore
 from adapters.postgres.store import PostgresStore
 from tests.cli.helpers import run_ops
 from tests.conftest import TEST_KEYS_FILE
+from tests.ports import free_port
 from tollgate.cli import main
 from tollgate.config.settings import Settings
-from tollgate.dev.stack import free_port
 from tollgate.runtime.exits import Exit
 
 

@@ -20,7 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.cli.helpers import base_env, run_ops, tollgate
 from tests.conftest import worker_settings
 from tests.eventually import eventually
-from tollgate.dev.stack import free_port
+from tests.ports import free_port
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.exits import Exit
 

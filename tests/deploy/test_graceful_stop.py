@@ -19,7 +19,7 @@ from tests.deploy.conftest import NO_DEDUPE_TARGETS
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
 from tests.faults.test_process_faults import WorkerProcess, new_key
-from tollgate.dev.stack_config import free_port
+from tests.ports import free_port
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from tests.ports import free_port
 from tollgate.config.settings import Settings
-from tollgate.dev.stack_config import free_port
 from tollgate.runtime.health import (
     drain_from,
     health_app,

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from contracts import EventState, FinalOutcome, Receipt, ReceiptStatus
+from tests.ports import free_port
 from tollgate.dev.demo import run_demo
 from tollgate.dev.demo_evidence import Confirmation, Evidence, confirmation_missing, missing
-from tollgate.dev.stack import free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -19,8 +19,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import worker_settings
 from tests.http.conftest import http_settings
+from tests.ports import free_port
 from tollgate.config.settings import Settings
-from tollgate.dev.stack import free_port
 from tollgate.dev.standins import StandIns
 from tollgate.http.app import build_services, create_app
 from tollgate.http.deps import Services

@@ -22,7 +22,7 @@ from adapters.notify.channels import LocalSink, SlackWebhook, SmtpEmail
 from adapters.postgres.notices import NoticeStore
 from adapters.postgres.store import create_pool
 from tests.conftest import fresh_key
-from tollgate.dev.stack import free_port
+from tests.ports import free_port
 from tollgate.http.notifier import load_channels, notify_once
 
 INBOX = "http://127.0.0.1:8400"

@@ -37,8 +37,8 @@ from tests.conftest import (
 from tests.faults.conftest import send_key
 from tests.faults.test_kill_switch import approved
 from tests.observability.test_dashboard import dashboard_names
+from tests.ports import free_port
 from tollgate.config.settings import Settings
-from tollgate.dev.stack import free_port
 from tollgate.dev.standins import StandIns
 from tollgate.observability.metrics import sdk_runtime
 from tollgate.ops.actions import replay_dead_letter

@@ -11,7 +11,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, ReviewDecision
 from tests.conftest import signed_event, start, wait_review, worker_settings
-from tollgate.dev.stack import free_port
+from tests.ports import free_port
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.workers import draft_worker, main_worker
 

@@ -8,8 +8,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from tests.ports import free_port
 from tollgate.config.worker import ObservabilitySettings
-from tollgate.dev.stack_config import free_port
 from tollgate.observability import tracing
 
 

@@ -18,8 +18,8 @@ from temporalio.worker import Worker
 
 from tests.conftest import TEST_KEYS
 from tests.eventually import eventually
+from tests.ports import free_port
 from tollgate.config.settings import Settings
-from tollgate.dev.stack import free_port
 from tollgate.observability.metrics import sdk_runtime
 from tollgate.runtime.client import build_client
 

@@ -20,9 +20,10 @@ import tempfile
 from pathlib import Path
 
 from tests.conftest import TEST_KEYS_FILE
+from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_scenes import DOWN_CONSUMER, OrderDesk, domain_scenes
-from tollgate.dev.stack import DevStack, Ports, free_port
+from tollgate.dev.stack import DevStack, Ports
 from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker
 

@@ -23,9 +23,10 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
 from contracts import EventState, ReviewDecision
 from starter import submit
+from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due, signed, wait_state
-from tollgate.dev.stack import DevStack, Ports, free_port
+from tollgate.dev.stack import DevStack, Ports
 from tollgate.runtime.client import build_client
 from tollgate.runtime.identity import issue_dev_token
 from worker import draft_worker, main_worker

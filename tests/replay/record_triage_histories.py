@@ -21,9 +21,10 @@ from pathlib import Path
 
 from contracts import EventState, ReviewDecision
 from policies.signing import sign_json
+from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_triage import message_received
-from tollgate.dev.stack import DevStack, Ports, free_port
+from tollgate.dev.stack import DevStack, Ports
 from tollgate.intake.submit import submit
 from tollgate.runtime.client import build_client
 from tollgate.runtime.identity import issue_dev_token

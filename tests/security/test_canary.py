@@ -17,9 +17,10 @@ import structlog
 from contracts import EventState, FinalOutcome, ReviewDecision
 from starter import submit
 from tests.conftest import fresh_key
+from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due, signed, wait_state
-from tollgate.dev.stack import DevStack, Ports, free_port, temporal_binary
+from tollgate.dev.stack import DevStack, Ports, temporal_binary
 from tollgate.observability.logs import configure_logging
 from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
 from tests.security.test_canary import FIRST_NAME, hits, run_canary
-from tollgate.dev.stack import DevStack, Ports, free_port
+from tollgate.dev.stack import DevStack, Ports
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
     shutil.which("chromium") is None,

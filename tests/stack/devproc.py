@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.ports import free_port
 from tollgate.dev.guard import start_time
-from tollgate.dev.stack import free_port
 
 #: Variables that would point the stack at something other than its own embedded parts.
 _OUTSIDE = ("DATABASE_URL", "TEMPORAL_ADDRESS", "TOLLGATE_CRM_URL", "TOLLGATE_MESSAGING_URL",
