@@ -20,6 +20,9 @@ class OpsAction(StrEnum):
     KILL_SWITCH_REOPEN = "kill_switch_reopen"
     DEAD_LETTER_APPROVE = "dead_letter_approve"
     DEAD_LETTER_REPLAY = "dead_letter_replay"
+    #: Close a dead letter for good (ADR 0060): never replayed, its write off the books; a
+    #: decision like approving its replay, so the same roles.
+    DEAD_LETTER_CLOSE = "dead_letter_close"
     ROLLOUT_CHANGE = "rollout_change"
     #: A tenant's own contact points (ADR 0039): what its drafts may name without a flag.
     CONTACTS_CHANGE = "contacts_change"
@@ -44,6 +47,7 @@ AUTHORITY: dict[OpsAction, frozenset[str]] = {
     OpsAction.KILL_SWITCH_REOPEN: frozenset({"change_owner"}),
     OpsAction.DEAD_LETTER_APPROVE: frozenset({"change_owner", "incident_commander"}),
     OpsAction.DEAD_LETTER_REPLAY: frozenset({"change_owner", "incident_commander", "on_call"}),
+    OpsAction.DEAD_LETTER_CLOSE: frozenset({"change_owner", "incident_commander"}),
     OpsAction.ROLLOUT_CHANGE: frozenset({"change_owner"}),
     OpsAction.CONTACTS_CHANGE: frozenset({"change_owner"}),
     OpsAction.INCIDENT_REVIEW: frozenset({"change_owner", "incident_commander"}),

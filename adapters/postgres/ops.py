@@ -168,7 +168,8 @@ class OpsStore:
         async with self.pool.acquire() as conn, conn.transaction():
             number = await conn.fetchval(
                 "UPDATE dead_letters SET replays = replays + 1, status = 'REPLAYED',"
-                " updated_at = now() WHERE id = $1 AND replays < approvals RETURNING replays",
+                " updated_at = now() WHERE id = $1 AND replays < approvals"
+                " AND status <> 'CLOSED' RETURNING replays",
                 dl_id,
             )
             if number is not None:
@@ -184,9 +185,19 @@ class OpsStore:
             await _audit(conn, actor, "dlq_replay_result", f"dead_letter/{dl_id}",
                          {"replay": replay, "result": result})
 
-    async def close_dead_letter(self, dl_id: int, *, actor: str, reason: str) -> None:
+    async def close_dead_letter(self, dl_id: int, *, actor: str, reason: str,
+                                replays: int | None = None) -> bool:
+        """Close it for good, with who, when and why on the row and in the audit. False when
+        it was already closed, or (``replays``: the count the caller judged it by) a replay
+        was claimed since: a close and a claim each change the row only as the other left it.
+        """
         async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                "UPDATE dead_letters SET status = 'CLOSED', updated_at = now() WHERE id = $1",
-                dl_id)
-            await _audit(conn, actor, "dlq_close", f"dead_letter/{dl_id}", {"reason": reason})
+            done = await conn.fetchval(
+                "UPDATE dead_letters SET status = 'CLOSED', closed_by = $2, closed_at = now(),"
+                " closed_reason = $3, updated_at = now() WHERE id = $1 AND status <> 'CLOSED'"
+                " AND ($4::int IS NULL OR replays = $4) RETURNING id",
+                dl_id, actor, pg_text(reason), replays)
+            if done is not None:
+                await _audit(conn, actor, "dlq_close", f"dead_letter/{dl_id}",
+                             {"reason": reason})
+        return done is not None

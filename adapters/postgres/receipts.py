@@ -58,16 +58,31 @@ assert recorded_behind(SETTLE_SQL).count(_OUTCOME) == 2
 assert recorded_behind(SETTLE_SQL).count(_RECEIPT_KEY) == 1
 
 
-#: True for a receipt (``r``) moved aside: its write the reconciler gave up on, or ``ops close
-#: --unresolved-write`` on the reconciler's evidence, so a dead letter of its action key ended it
-#: STOPPED, and that dead letter still awaits a person (OPEN, or APPROVED and not replayed yet).
-#: The receipt stays open (nobody knows whether the write was sent), but it is the dead letter's
-#: now: ``ops status`` counts it under dead letters, not as an open unknown write, and the sweep
-#: leaves it; a replay (REPLAYED) makes it live again (ADR 0059). A send step's dead letter
-#: (DEAD_LETTERED) moves nothing aside: no lookup ran for its receipt, the sweep's is the first.
-MOVED_ASIDE_SQL = (
-    "EXISTS (SELECT 1 FROM dead_letters d WHERE d.action_key = r.action_key"
-    " AND d.state = 'STOPPED' AND d.status IN ('OPEN', 'APPROVED'))")
+#: A dead letter (``d``) of the receipt's write that awaits a person: it ended the write STOPPED
+#: (the reconciler gave up on it, or ``ops close --unresolved-write`` on the reconciler's
+#: evidence) and is OPEN, or APPROVED and not replayed yet (ADR 0059). A send step's dead letter
+#: (DEAD_LETTERED) is not one: no lookup ran for its receipt, the sweep's is the first.
+_AWAITING = "d.state = 'STOPPED' AND d.status IN ('OPEN', 'APPROVED')"
+#: A dead letter a person closed (``tollgate ops dlq close``; a replay that found the receipt
+#: SUCCEEDED closes one too, but then the receipt is no longer open), whatever step wrote it: the
+#: write stays unknown, and it is off the books for good (ADR 0060).
+_CLOSED = "d.status = 'CLOSED'"
+
+
+def _a_dead_letter(where: str) -> str:
+    return ("EXISTS (SELECT 1 FROM dead_letters d WHERE d.action_key = r.action_key"
+            f" AND ({where}))")
+
+
+#: True for a receipt (``r``) moved aside: a dead letter of its action key awaits a person
+#: (``_AWAITING``) or a person closed one (``_CLOSED``). The receipt stays open (nobody knows
+#: whether the write was sent), but it is not an open unknown write on ``ops status`` and the
+#: sweep leaves it; a replay (REPLAYED) makes it live again, a close never does (ADRs 0059,
+#: 0060). The one rule both readers use; ``AWAITING_A_PERSON_SQL`` only splits what it holds.
+MOVED_ASIDE_SQL = _a_dead_letter(f"{_AWAITING} OR {_CLOSED}")
+#: The part of ``MOVED_ASIDE_SQL`` whose dead letter still awaits a person (``ops status``
+#: counts those under dead letters waiting); the rest were closed by hand.
+AWAITING_A_PERSON_SQL = _a_dead_letter(_AWAITING)
 
 
 def receipt_args(request: ActionRequest, fingerprint: str, *, mode: str | None,

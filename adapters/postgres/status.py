@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 
 from adapters.postgres.outbox_admin import FIGURES_SQL, outbox_totals
-from adapters.postgres.receipts import MOVED_ASIDE_SQL
+from adapters.postgres.receipts import AWAITING_A_PERSON_SQL, MOVED_ASIDE_SQL
 from adapters.postgres.run_signs import read_signs
 
 #: States an event leaves on its own; a record that stays in one for long needs a look.
@@ -34,12 +34,14 @@ class StatusStore:
                 " WHERE state = 'AWAITING_REVIEW' GROUP BY tenant_id ORDER BY tenant_id", now)
             # Quarantined events never reach ``events``: their records are in ``quarantine``.
             quarantined = await conn.fetchval("SELECT count(*) FROM quarantine")
-            # A write moved aside is its dead letter's, counted there (MOVED_ASIDE_SQL).
+            # A write moved aside is its dead letter's, counted there while it awaits a
+            # person, and apart once a person closed it (MOVED_ASIDE_SQL, ADRs 0059 and 0060).
             unknown = await conn.fetchrow(
                 "SELECT count(*) FILTER (WHERE status = 'UNKNOWN' AND NOT aside) AS open,"
-                " count(*) FILTER (WHERE aside) AS aside FROM (SELECT r.status,"
-                f" {MOVED_ASIDE_SQL} AS aside FROM receipts r"
-                " WHERE r.status IN ('PENDING', 'UNKNOWN')) o")
+                " count(*) FILTER (WHERE aside AND waiting) AS aside,"
+                " count(*) FILTER (WHERE aside AND NOT waiting) AS closed FROM (SELECT r.status,"
+                f" {MOVED_ASIDE_SQL} AS aside, {AWAITING_A_PERSON_SQL} AS waiting"
+                " FROM receipts r WHERE r.status IN ('PENDING', 'UNKNOWN')) o")
             assert unknown is not None  # an aggregate: always one row
             dead = await conn.fetch(
                 "SELECT error_code, count(*) AS n FROM dead_letters"
@@ -63,6 +65,7 @@ class StatusStore:
             "reviews": [dict(r) for r in reviews],
             "open_unknown_writes": unknown["open"],
             "unknown_writes_moved_aside": unknown["aside"],
+            "unknown_writes_closed_by_hand": unknown["closed"],
             "dead_letters": [{"reason": r["error_code"], "count": r["n"]} for r in dead],
             "closed_switches": [dict(r) for r in closed],
             "last_sweep": dict(sweep) if sweep else None,

@@ -23,6 +23,7 @@ CASES: list[tuple[str, str]] = [
     ("ops reopen --root-cause {} --fixture f --canary 1", "--root-cause"),
     ("ops reopen --root-cause rc --fixture {} --canary 1", "--fixture"),
     ("ops dlq approve 1 --reason {}", "--reason"),
+    ("ops dlq close 1 --reason {}", "--reason"),
     ("ops outbox retry 1 --reason {}", "--reason"),
     ("ops outbox drop 1 --reason {}", "--reason"),
     ("ops close {} --reason r", "WORKFLOW_ID"),

@@ -28,6 +28,7 @@ def _nowhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     ("ops dlq show {}", BIG, "ID"),
     ("ops dlq approve {} --reason r", BIG, "ID"),
     ("ops dlq replay {}", BIG, "ID"),
+    ("ops dlq close {} --reason r", BIG, "ID"),
     ("ops outbox show {}", BIG, "ID"),
     ("ops outbox retry {}", BIG, "ID"),
     ("ops incident show {}", BIG, "ID"),

@@ -139,6 +139,7 @@ async def test_a_replay_approval_needs_the_role_and_is_audited_when_refused(
     "ops reopen --tenant acme --operator lan.ops",
     "ops dlq approve 1 --reason r --operator lan.ops",
     "ops dlq replay 1 --operator lan.ops",
+    "ops dlq close 1 --reason r --operator lan.ops",
     "ops rollout --tenant acme --to shadow --reason r --operator lan.ops",
     "ops contacts add --tenant acme --domain example.com --reason r --operator lan.ops",
     "ops incident review 1 --operator lan.ops",

@@ -1,4 +1,4 @@
-"""`tollgate ops dlq`: list, show, approve and replay dead letters."""
+"""`tollgate ops dlq`: list, show, approve, replay and close dead letters."""
 
 from __future__ import annotations
 
@@ -143,6 +143,49 @@ def replay(dl_id: int, token: str | None) -> Command:
         async with pool(s, migrate=True) as p:
             code, line = await replay_dead_letter(p, row, who.reviewer, lambda: connect(s),
                                                   s.task_queue)
+        click.echo(line)
+        return code
+
+    return go
+
+
+def _some_reason(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not value.strip():
+        raise click.BadParameter("say why (recorded)", ctx=ctx, param=param)
+    return value
+
+
+@dlq.command()
+@click.argument("dl_id", metavar="ID", type=ROW_ID)
+@click.option("--reason", required=True, type=TEXT, callback=_some_reason,
+              help="why it is never replayed: refused for good, settled by hand at the "
+              "target, the customer reached otherwise (recorded)")
+@operator_token
+def close(dl_id: int, reason: str, token: str | None) -> Command:
+    """Close dead letter ID for good: never approved or replayed again; its write, if any,
+    stays unknown, taken off the books (ops status counts it closed by hand, the sweep leaves
+    it). Exit 0 when it was closed already (one line); 1 while a replay of it may still run
+    (asks Temporal, exit 3 when it does not answer). Needs a change_owner's or
+    incident_commander's token of its tenant (exit 1 otherwise, audited; 8 without one); an
+    ID with no dead letter is refused the same way, as every tenant's."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres.ops import OpsStore
+        from policies.authority import OpsAction
+        from tollgate.ops.dead_letter_close import close_dead_letter
+
+        async with pool(s, migrate=True) as p:
+            row = await OpsStore(p).dead_letter_row(dl_id)
+        # Before anything is said of it: one that does not exist is every tenant's (as
+        # ``ops close`` treats an id naming no tenant), so a token, always of one tenant,
+        # learns nothing of it, not even whether it exists.
+        who = await authorized(s, token, OpsAction.DEAD_LETTER_CLOSE,
+                               tenant=_tenant_of(row or {}), target=f"dead_letter/{dl_id}")
+        if row is None:
+            raise Failure(Exit.NOT_FOUND, f"no dead letter {dl_id}")
+        async with pool(s, migrate=True) as p:
+            code, line = await close_dead_letter(p, row, who.reviewer, reason,
+                                                 lambda: connect(s))
         click.echo(line)
         return code
 

@@ -60,8 +60,11 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
         table(["tenant", "reviews waiting", "past SLA"],
               [(r["tenant_id"], r["waiting"], r["past_sla"]) for r in snap["reviews"]])
     dead = ", ".join(f"{r['reason']} {r['count']}" for r in snap["dead_letters"]) or "none"
-    aside = snap["unknown_writes_moved_aside"]
-    aside_text = f" ({aside} moved aside to dead letters)" if aside else ""
+    # Moved aside (ADR 0059), and closed by hand: the write stays unknown, off the books.
+    apart = [f"{n} {what}" for n, what in (
+        (snap["unknown_writes_moved_aside"], "moved aside to dead letters"),
+        (snap["unknown_writes_closed_by_hand"], "closed by hand")) if n]
+    aside_text = f" ({', '.join(apart)})" if apart else ""
     click.echo(f"unknown writes open: {snap['open_unknown_writes']}{aside_text}"
                f" · dead letters: {dead}")
     switches = ", ".join(f"{r['adapter']}/{r['tenant_id']}" for r in snap["closed_switches"])
@@ -103,16 +106,17 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
               help="steps failing try after try (3 tries or more) before it needs a human")
 def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: int,
            max_dead_letters: int, max_open_minutes: float, max_failing_steps: int) -> Command:
-    """Records per state and the oldest in each open one, reviews waiting and past SLA per
-    tenant, open unknown writes (one moved aside to a dead letter awaiting a person is counted
-    there), dead letters by reason, closed switches, the last sweep, the
-    outbox (rows waiting, the oldest's age, rows moved aside), held runs by what holds them,
-    steps failing try after try, reviewer notices not delivered, whether a worker polls the task
-    queue and each target's, and whether the codec server answers. Exit 6 when something needs
-    a human (the thresholds below; an outbox row older than TOLLGATE_OUTBOX_STALL_SECONDS, any
-    row moved aside, a notice given up or unknown, no worker polling, or Temporal unreachable,
-    refusing the probe, without the namespace or failing, while events are open; sends waiting
-    on a target's queue no worker polls; the codec server down), else 0."""
+    """Records per state and the oldest in each open one, reviews waiting and past SLA per tenant,
+    open unknown writes (one moved aside to a dead letter awaiting a person is counted there,
+    one whose dead letter was closed by hand apart), dead letters by reason, closed switches,
+    the last sweep, the outbox (rows waiting, the oldest's age, rows moved aside), held runs by
+    what holds them, steps failing try after try, reviewer notices not delivered, whether a
+    worker polls the task queue and each target's, and whether the codec server answers. Exit 6
+    when something needs a human (the thresholds below; an outbox row older than
+    TOLLGATE_OUTBOX_STALL_SECONDS, any row moved aside, a notice given up or unknown, no worker
+    polling, or Temporal unreachable, refusing the probe, without the namespace or failing,
+    while events are open; sends waiting on a target's queue no worker polls; the codec server
+    down), else 0."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.status import StatusStore

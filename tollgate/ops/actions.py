@@ -50,6 +50,12 @@ def replay_refusal(row: dict[str, Any]) -> str | None:
     return f"dead letter {row['id']} is not replayed from here: {row['replay_plan']}"
 
 
+def replay_workflow_id(row: dict[str, Any], number: int) -> str:
+    """The workflow id of replay ``number`` of dead letter ``row`` (a replayable one)."""
+    key = json.loads(row["replay_input"])["action"]["action_key"]
+    return f"reconcile/{key}/replay-{number}"
+
+
 async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: str,
                              connect: Any, task_queue: str) -> tuple[Exit, str]:
     """A new attempt of the same action (same key, same correlation id), once per approval,
@@ -62,6 +68,8 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
     refused = replay_refusal(row)
     if refused:
         raise Failure(Exit.REFUSED, refused)
+    if row["status"] == "CLOSED":  # taken off the books by a person: never tried again
+        raise Failure(Exit.REFUSED, f"dead letter {dl_id} is closed: nothing is replayed")
     receipt = await ReceiptStore(pool).get(row["action_key"])
     if receipt is not None and receipt.status == ReceiptStatus.SUCCEEDED:
         await ops.close_dead_letter(dl_id, actor=operator, reason="receipt already SUCCEEDED")
@@ -80,7 +88,7 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
     client: Client = await connect()
     result: ReconcileResult = await client.execute_workflow(
         ReconcileWriteWorkflow.run, request, task_queue=task_queue,
-        id=f"reconcile/{request.action.action_key}/replay-{number}",
+        id=replay_workflow_id(row, number),
     )
     await ops.record_replay_result(dl_id, actor=operator, replay=number, result=result.status)
     receipt_text = (f"receipt {result.receipt.status} {result.receipt.external_id or ''}"
