@@ -78,9 +78,12 @@ async def test_an_unresolved_write_ends_stopped_with_one_dead_letter_and_nothing
         assert code == 1, text
         assert "the write is unknown (state RECONCILING, receipt UNKNOWN)" in text, text
         assert "--unresolved-write" in text and len(text.strip().splitlines()) == 1, text
+        # A sweep run now would not look it up: the line says when one will.
+        assert "this one changed 0 min ago: run it in 15 min" in text, text
         code, text = await said_by(capsys, cli, ops, "close", wid, *unresolved)
         assert code == 1, text
         assert "(UNKNOWN, state RECONCILING) changed 0 min ago, within 15 min" in text, text
+        assert "run tollgate ops sweep in 15 min" in text, text
         assert (await end_of(db, wid))[::3] == ("RECONCILING", 0)
         assert await letters(db, wid) == []
 

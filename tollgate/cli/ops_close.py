@@ -111,12 +111,7 @@ def close(workflow_id: str, reason: str, unresolved: bool, token: str | None) ->
             raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no event record in PostgreSQL "
                           f"(the run {ended} before it was admitted): nothing to close")
         if done.result == "write_unknown":
-            raise Failure(Exit.REFUSED, f"{workflow_id}: not closed: its send was started and "
-                          f"the write is unknown (state {done.state}, receipt "
-                          f"{done.receipt_status}); tollgate ops sweep settles the receipt "
-                          "once the target holds its key, then close it again; one it keeps "
-                          f"open past {uw.minutes(uw.SWEEP_WINDOW)}: --unresolved-write "
-                          "(docs/runbook.md)")
+            raise uw.write_unknown(workflow_id, done.state, done.receipt_status, done.quiet)
         if done.result == "write_recent" and unknown is not None:
             raise uw.too_recent(workflow_id, done.state, done.receipt_status, done.quiet,
                                 unknown.open_for)

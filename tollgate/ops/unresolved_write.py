@@ -65,12 +65,35 @@ def minutes(span: timedelta) -> str:
     return f"{int(span.total_seconds() // 60)} min"
 
 
+def _left(quiet: timedelta | None, wait: timedelta) -> str:
+    """How long until a receipt unchanged for ``quiet`` has been so for ``wait``, rounded up:
+    the sweep run before that looks it up not at all, so "run the sweep" alone sends the
+    operator to a command that answers "0 still open" and a close refused again."""
+    seconds = max(0.0, (wait - (quiet or timedelta(0))).total_seconds())
+    return f"{-(-int(seconds) // 60)} min"
+
+
+def write_unknown(workflow_id: str, state: str | None, receipt: str | None,
+                  quiet: timedelta | None) -> Failure:
+    """The close refused for an open receipt, without ``--unresolved-write``."""
+    wait = SWEEP_WINDOW
+    when = (f" (it looks up only receipts unchanged for {minutes(wait)}; this one changed "
+            f"{minutes(quiet or timedelta(0))} ago: run it in {_left(quiet, wait)})"
+            if (quiet or timedelta(0)) < wait else "")
+    return Failure(Exit.REFUSED, f"{workflow_id}: not closed: its send was started and the "
+                   f"write is unknown (state {state}, receipt {receipt}); tollgate ops sweep "
+                   f"settles the receipt once the target holds its key{when}, then close it "
+                   f"again; one it keeps open past {minutes(wait)}: --unresolved-write "
+                   "(docs/runbook.md)")
+
+
 def too_recent(workflow_id: str, state: str | None, receipt: str | None,
                quiet: timedelta | None, wait: timedelta) -> Failure:
     return Failure(Exit.REFUSED, f"{workflow_id}: not closed: its receipt ({receipt}, state "
                    f"{state}) changed {minutes(quiet or timedelta(0))} ago, within "
                    f"{minutes(wait)}: a send may still land and the sweep has not looked it up "
-                   "yet; run tollgate ops sweep and close it again after that")
+                   f"yet; run tollgate ops sweep in {_left(quiet, wait)} and close it again "
+                   "after that")
 
 
 def not_after_send(workflow_id: str, state: str | None, receipt: str | None) -> Failure:
