@@ -86,5 +86,16 @@ def authorize_ops(action: OpsAction, who: VerifiedIdentity, *, tenant: str,
         missing = [f for f in REOPEN_FIELDS if not (runbook or {}).get(f)]
         if missing:
             return AuthorityVerdict(False, "runbook_incomplete", "a reopen needs the runbook's "
-                                    f"fields: {', '.join(missing)}")
+                                    f"fields: {', '.join(missing)}"
+                                    + (_canary_missing(runbook) if "canary" in missing else ""))
     return AuthorityVerdict(True)
+
+
+def _canary_missing(runbook: dict[str, object] | None) -> str:
+    """What a missing canary means: a reopen without ``--canary`` confirms only a canary that
+    passed, and an operator confirming one still running would otherwise read the refusal as
+    "--canary is always required". ``canary_left``: the running canary's actions still to go."""
+    left = (runbook or {}).get("canary_left")
+    running = f"; this switch's canary has {left} action(s) left" if left else ""
+    return (" (--canary N lets N actions through; a reopen without it confirms a canary that "
+            f"passed: its actions all went and the switch closed again{running})")

@@ -84,6 +84,10 @@ async def test_only_the_change_owner_reopens_and_only_by_the_runbook(
     detail = json.loads(row["detail"])
     assert row["actor"] == "lee" and (detail["root_cause"], detail["fixture"], detail["canary"]) \
         == ("target answered 504 after writing", "fail_after_write", 3)
+    # Confirmed before the canary passed: refused, saying what it waits for.
+    capsys.readouterr()
+    assert await run_ops([*REOPEN, *RUNBOOK], s, role="change_owner", name="lee") == Exit.REFUSED
+    assert "this switch's canary has 3 action(s) left" in capsys.readouterr().err
     # The canary passes (its three actions go, the switch closes itself): now a plain reopen
     # confirms it.
     for _ in range(3):

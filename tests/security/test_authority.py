@@ -54,3 +54,18 @@ def test_a_reopen_without_the_runbooks_fields_is_refused_naming_them() -> None:
                             runbook={"root_cause": "CRM timeout"})
     assert (verdict.ok, verdict.reason_code) == (False, "runbook_incomplete")
     assert "fixture, canary" in verdict.message
+
+
+def test_a_reopen_without_a_canary_says_what_confirms_one_and_what_a_running_one_has_left(
+) -> None:
+    fields = {"root_cause": "CRM timeout", "fixture": "partial_write"}
+    owner = who("change_owner")
+    verdict = authorize_ops(OpsAction.KILL_SWITCH_REOPEN, owner, tenant="acme", runbook=fields)
+    assert "fields: canary (--canary N lets N actions through; a reopen without it confirms a" \
+        " canary that passed" in verdict.message, verdict.message
+    assert "left" not in verdict.message, verdict.message
+    running = authorize_ops(OpsAction.KILL_SWITCH_REOPEN, owner, tenant="acme",
+                            runbook={**fields, "canary": None, "canary_left": 4})
+    assert (running.ok, running.reason_code) == (False, "runbook_incomplete")
+    assert running.message.endswith("this switch's canary has 4 action(s) left)"), \
+        running.message

@@ -125,8 +125,11 @@ def _switch_command(name: str, closing: bool) -> click.Command:
                                        target=target)
                 runbook: dict[str, object] = {}
             else:
+                passed, left = (None, None) if canary else await _canary_of(s, adapter, tenant)
                 runbook = {"root_cause": root_cause, "fixture": fixture,
-                           "canary": canary or await _passed_canary(s, adapter, tenant)}
+                           "canary": canary or passed}
+                if left:  # a canary still running: the refusal says so (not recorded)
+                    runbook["canary_left"] = left
                 who = await authorized(s, token, OpsAction.KILL_SWITCH_REOPEN, tenant=tenant,
                                        target=target, runbook=runbook)
             async with pool(s, migrate=True) as p:
@@ -150,16 +153,20 @@ def _switch_command(name: str, closing: bool) -> click.Command:
     return command
 
 
-async def _passed_canary(s: Settings, adapter: str, tenant: str) -> str | None:
+async def _canary_of(s: Settings, adapter: str, tenant: str) -> tuple[str | None, int | None]:
     """A plain reopen is the runbook's confirmation: only after this switch's canary passed
-    (the row closed itself with no canary actions left)."""
+    (the row closed itself with no canary actions left): ``"passed"`` then, else None; and
+    the actions a canary still running has left (None when none runs)."""
     from adapters.postgres.ops import OpsStore
 
     async with pool(s, migrate=True) as p:
         rows = await OpsStore(p).switches()
     row = next((r for r in rows if (r["adapter"], r["tenant_id"]) == (adapter, tenant)), None)
-    passed = row is not None and row["closed"] and row["canary_remaining"] == 0
-    return "passed" if passed else None
+    if row is None:
+        return None, None
+    passed = row["closed"] and row["canary_remaining"] == 0
+    running = not row["closed"] and row["canary_remaining"]
+    return ("passed" if passed else None), (int(row["canary_remaining"]) if running else None)
 
 
 async def _wake_switch(s: Settings, adapter: str, tenant: str) -> str:
