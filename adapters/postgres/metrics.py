@@ -60,7 +60,8 @@ LEFT JOIN LATERAL jsonb_array_elements_text(d.findings) AS f(code) ON true
 WHERE d.status IN ('failed_validation', 'unreadable') GROUP BY 1, 2"""
 
 # started: an approval used (``dlq_replay``); then the replay's own result
-# (``dlq_replay_result``), or ``already_done`` when the receipt showed the action had happened.
+# (``dlq_replay_result``), or ``already_done`` when the receipt showed the action had happened
+# (a ``dlq_close`` the replay wrote; one closed by hand, ``by_hand``, is no replay).
 _REPLAYS = """
 SELECT coalesce(dl.tenant_id, '-') AS tenant_id,
        CASE a.action WHEN 'dlq_replay' THEN 'started'
@@ -69,7 +70,8 @@ SELECT coalesce(dl.tenant_id, '-') AS tenant_id,
 FROM audit a
 LEFT JOIN dead_letters dl ON 'dead_letter/' || dl.id = a.target
 WHERE a.action IN ('dlq_replay', 'dlq_replay_result')
-   OR (a.action = 'dlq_close' AND a.detail->>'reason' LIKE 'receipt already%')
+   OR (a.action = 'dlq_close' AND a.detail->>'reason' LIKE 'receipt already%'
+       AND a.detail->>'by_hand' IS NULL)
 GROUP BY 1, 2"""
 
 _CLOSURES = """

@@ -186,10 +186,12 @@ class OpsStore:
                          {"replay": replay, "result": result})
 
     async def close_dead_letter(self, dl_id: int, *, actor: str, reason: str,
-                                replays: int | None = None) -> bool:
+                                replays: int | None = None, by_hand: bool = False) -> bool:
         """Close it for good, with who, when and why on the row and in the audit. False when
         it was already closed, or (``replays``: the count the caller judged it by) a replay
         was claimed since: a close and a claim each change the row only as the other left it.
+        ``by_hand``: an operator's ``ops dlq close``, not a replay that found the receipt
+        SUCCEEDED (the replay metric counts only those, whatever the operator's reason says).
         """
         async with self.pool.acquire() as conn, conn.transaction():
             done = await conn.fetchval(
@@ -199,5 +201,5 @@ class OpsStore:
                 dl_id, actor, pg_text(reason), replays)
             if done is not None:
                 await _audit(conn, actor, "dlq_close", f"dead_letter/{dl_id}",
-                             {"reason": reason})
+                             {"reason": reason, **({"by_hand": True} if by_hand else {})})
         return done is not None

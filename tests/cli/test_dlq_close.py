@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncpg
@@ -18,6 +19,7 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
 from activities.sweep import SweepActivities
+from adapters.postgres.metrics import MetricsStore
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.store import create_pool
@@ -234,6 +236,20 @@ async def test_a_replay_still_running_is_not_raced(
     await ops.pool.execute("UPDATE dead_letters SET updated_at = now() - interval '20 minutes'"
                            " WHERE id = $1", other)
     assert await run_ops(["dlq", "close", str(other), *WHY], s, role="change_owner") == Exit.OK
+
+
+async def test_a_close_by_hand_is_no_replay_in_the_metrics(
+        fresh: tuple[str, ReceiptStore, OpsStore], tmp_path: Path) -> None:
+    """`tollgate_dlq_replays_total{result="already_done"}` counts the replays that found the
+    receipt SUCCEEDED (their close's reason begins "receipt already"): an operator's reason
+    that happens to begin the same is no replay."""
+    url, receipts, ops = fresh
+    dl_id, _ = await replayable(receipts, ops)
+    assert await run_ops(["dlq", "close", str(dl_id), "--reason", "receipt already settled by "
+                          "hand at the target"], settings(url, tmp_path),
+                         role="change_owner") == Exit.OK
+    figures = await MetricsStore(ops.pool).gauges(datetime.now(UTC))
+    assert figures["replays"] == []
 
 
 async def test_a_close_loses_to_a_replay_claimed_meanwhile(

@@ -35,7 +35,8 @@ SKIPPED = {
     "make dev": "the stack this test starts itself (tollgate dev), kept up until stopped",
     "make bench": "several minutes; tests/bench runs the benchmark's parts",
     ".venv/bin/tollgate ops dlq list | show ID | approve ID --reason ... --token $OWNER | "
-    "replay ID --token $ONCALL": "a synopsis of four commands; a fresh stack has no dead letter",
+    "replay ID --token $ONCALL | close ID --reason ... --token $OWNER":
+    "a synopsis of five commands; a fresh stack has no dead letter",
 }
 #: Every other line: (exit code, words its output must contain beyond what the README shows).
 #: Reads are retried until they say so (the workflow moves on in the background).

@@ -79,7 +79,7 @@ async def close_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: s
         raise Failure(Exit.REFUSED, running)
     ops = OpsStore(pool)
     if not await ops.close_dead_letter(dl_id, actor=operator, reason=reason,
-                                       replays=int(row["replays"])):
+                                       replays=int(row["replays"]), by_hand=True):
         now = await ops.dead_letter_row(dl_id)
         if now is not None and now["status"] == "CLOSED":
             return Exit.OK, already_closed(now)
