@@ -65,6 +65,12 @@ async def test_review_shows_values_origin_route_and_the_answering_version(
 
     assert (await decide(handle, second, "approve", "answers it")).accepted
     assert (await handle.result()).state == EventState.SUCCEEDED
+    # Finished: the rule that routed it stays, nobody is "next" at an SLA any more.
+    capsys.readouterr()
+    assert await review_show(client, settings, handle.id) == 0
+    out = capsys.readouterr().out
+    assert "state SUCCEEDED" in out and "rule messaging.send_message" in out, out
+    assert "next: " not in out and "at the SLA" not in out, out
     assert sum(m.get("recipient_ref") == customer for m in standins.messaging.messages()) == 1
 
 

@@ -15,7 +15,7 @@ OLD = "Hi Lan, Miu's vaccination is due on 10 December 2026."
 NEW = OLD + " The date is 10 December 2026."
 
 
-def page(**ticket_fields: object) -> str:
+def page(shown: str = "AWAITING_REVIEW", **ticket_fields: object) -> str:
     rule = load_matrix().rule_for("acme", "CARE_DUE").rule
     draft = Draft(message=NEW, source_refs=["crm.first_name", "crm.phone", "event.due_at"],
                   unknowns=["reviewer asked: “which clinic?” (no context fact answers it)"])
@@ -34,7 +34,7 @@ def page(**ticket_fields: object) -> str:
         route=review_route(rule, reason_code=None, sends_today=0, info_rounds=1,
                            escalated=False),
         **ticket_fields)
-    detail = {"workflow_id": ticket.workflow_id, "state": "AWAITING_REVIEW", "draft": NEW,
+    detail = {"workflow_id": ticket.workflow_id, "state": shown, "draft": NEW,
               "draft_version": 2, "request_id": "r-1", "sources": draft.source_refs,
               "unknowns": draft.unknowns, "review_due_at": ticket.review_due_at,
               "review_deadline": ticket.review_deadline, "decisions": [],
@@ -59,6 +59,13 @@ def test_the_page_says_the_deadline_who_is_next_and_what_the_rule_leaves() -> No
     assert '<strong id="fallback">care-ops-oncall</strong>' in html
     assert "Sends left today " in html and "questions left 1" in html
     assert "foreign_pii:phone · rule phone_not_allowed · from draft.message" in html
+
+
+def test_a_finished_review_names_nobody_next_at_the_sla() -> None:
+    # The page a decision redirects to, once the send went: the route's rule stays.
+    html = page("SUCCEEDED")
+    assert 'id="fallback"' not in html and "Next: at the SLA" not in html, html
+    assert "Rule messaging.send_message" in html
 
 
 def test_a_new_version_shows_its_word_diff_and_the_question_it_answers() -> None:

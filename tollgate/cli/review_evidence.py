@@ -15,12 +15,16 @@ if TYPE_CHECKING:
     from contracts import ReviewTicket
 
 
-def print_route(ticket: ReviewTicket | None) -> None:
+def print_route(ticket: ReviewTicket | None, *, open_review: bool = True) -> None:
+    """The rule that routed the review; who gets it at the SLA only while it is open (a
+    finished event's ticket still carries its route, and "next: … at the SLA" under
+    SUCCEEDED or STOPPED reads as a review still to come)."""
     route = ticket.route if ticket else None
     if route is None:
         return
     escalated = " (SLA passed: escalated)" if route.escalated else ""
-    click.echo(f"  next: {route.fallback_owner} at the SLA{escalated}")
+    if open_review:
+        click.echo(f"  next: {route.fallback_owner} at the SLA{escalated}")
     left = "?" if route.sends_left_today is None else route.sends_left_today
     routed = f" · routed for {route.reason_code}" if route.reason_code else ""
     click.echo(f"  rule {route.rule} · approvers {', '.join(route.approver_roles)}{routed}")

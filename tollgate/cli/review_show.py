@@ -76,7 +76,7 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
         due, deadline = ticket.review_due_at, ticket.review_deadline
         click.echo(f"  SLA {_when(due)} ({sla_left(due, now)}) · expires {_when(deadline)}")
         click.echo(f"  decide with --seen {seen}")
-    print_route(ticket)
+    print_route(ticket, open_review=open_review)
     _print_draft(ticket, record)
     _print_decisions(record)
     if chain is not None:
