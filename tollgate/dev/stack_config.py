@@ -16,6 +16,7 @@ from pathlib import Path
 from contracts.search_attributes import SEARCH_ATTRIBUTES
 from tollgate.config.base import ConfigError
 from tollgate.config.settings import Settings
+from tollgate.dev.ports import free_port as free_port  # the stack's, demo's, bench's, chaos's
 
 DEMO_TENANTS = ("acme", "globex")
 
@@ -78,12 +79,6 @@ def search_attribute_args() -> list[str]:
     tests that start a dev server of their own)."""
     return [arg for name, kind in SEARCH_ATTRIBUTES.items()
             for arg in ("--search-attribute", f"{name}={kind}")]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def ensure_free(port: int, what: str, variable: str) -> None:
