@@ -1,50 +1,16 @@
 """Loopback ports for the servers the tests start: ``free_port()``, the one helper for them.
 
-Binding port 0 and closing the socket again hands out a port from the kernel's ephemeral range
-(``/proc/sys/net/ipv4/ip_local_port_range``). Between that close and the server's bind, any
-outgoing connection on the machine (a client in another test process, a stack's own) may take
-the port as its source port, and the server then fails to start. So the ports come from below
-that range, where the kernel never picks a source port: only another server can hold one. Each
-pytest-xdist process draws from its own slice of that pool, so the processes of one run never
-hand out the same port, starts at a random place in it (another run on the machine, with the
-same slices, most likely draws elsewhere) and bind-checks each port before handing it out.
+The ports come from the product's pool below the kernel's ephemeral range, where no outgoing
+connection can take one before the server binds it (``tollgate/dev/ports.py`` says why), with
+its random start and bind check. What the tests add: each pytest-xdist process draws from its
+own slice of that pool, so the processes of one run never hand out the same port.
 """
 
 from __future__ import annotations
 
 import os
-import random
-import socket
-import threading
-from pathlib import Path
 
-#: Where the kernel says its ephemeral range is, and Linux's default when it cannot be read.
-RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
-DEFAULT_EPHEMERAL = range(32768, 61000)
-#: The pool's floor: above the ports the services and the stack's defaults use (5432, 7233,
-#: 8233, 830x), so a test never takes the port of a server a developer runs beside it.
-FLOOR = 10000
-#: Fewer free ports than this below (or above) the ephemeral range and that side is not used.
-ENOUGH = 3000
-
-
-def ephemeral_range(source: Path = RANGE_FILE) -> range:
-    """The kernel's ephemeral ports (the file's two numbers, both included)."""
-    try:
-        low, high = (int(n) for n in source.read_text().split())
-    except (OSError, ValueError):
-        return DEFAULT_EPHEMERAL
-    return range(low, high + 1) if 0 < low <= high <= 65535 else DEFAULT_EPHEMERAL
-
-
-def pool(ephemeral: range) -> range:
-    """The ports to hand out: below the ephemeral range, else above it; a machine whose range
-    leaves neither side room gets the ports from the floor up to the default range."""
-    if ephemeral.start - FLOOR >= ENOUGH:
-        return range(FLOOR, ephemeral.start)
-    if 65536 - ephemeral.stop >= ENOUGH:
-        return range(ephemeral.stop, 65536)
-    return range(FLOOR, DEFAULT_EPHEMERAL.start)
+from tollgate.dev.ports import PortPicker, ephemeral_range, pool
 
 
 def worker_slice(ports: range, worker: str | None, count: str | None) -> range:
@@ -58,36 +24,6 @@ def worker_slice(ports: range, worker: str | None, count: str | None) -> range:
         return ports
     start = ports.start + (index % slices) * size
     return range(start, start + size)
-
-
-def is_free(port: int) -> bool:
-    """Nothing holds ``port`` on 127.0.0.1 (nor on every address). No ``SO_REUSEADDR``: a port
-    with connections still in TIME_WAIT counts as taken, so a stricter check than a server's."""
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-class PortPicker:
-    """Hands out the ports of ``ports`` in turn from a random start, skipping taken ones; a
-    port comes round again only after every other port of the slice has been handed out."""
-
-    def __init__(self, ports: range) -> None:
-        self._ports = ports
-        self._next = random.randrange(len(ports))  # spreading, not secrecy
-        self._lock = threading.Lock()
-
-    def __call__(self) -> int:
-        with self._lock:
-            for _ in range(len(self._ports)):
-                port = self._ports[self._next]
-                self._next = (self._next + 1) % len(self._ports)
-                if is_free(port):
-                    return port
-        raise RuntimeError(f"no free port in {self._ports.start}-{self._ports.stop - 1}")
 
 
 _picker: PortPicker | None = None

@@ -1,23 +1,13 @@
-"""tests/ports.py: the servers' ports come from below the kernel's ephemeral range (where an
-outgoing connection of another process can never take one before the server binds it), never
-twice from two xdist processes of one run, and never one something holds."""
+"""tests/ports.py: the servers' ports come from the product's pool below the kernel's ephemeral
+range (tests/stack/test_free_port.py checks that pool), never twice from two xdist processes of
+one run."""
 
 from __future__ import annotations
 
 import socket
-from pathlib import Path
 
-import pytest
-
-from tests.ports import (
-    DEFAULT_EPHEMERAL,
-    FLOOR,
-    PortPicker,
-    ephemeral_range,
-    free_port,
-    pool,
-    worker_slice,
-)
+from tests.ports import free_port, worker_slice
+from tollgate.dev.ports import FLOOR, ephemeral_range, pool
 
 
 def test_the_ports_handed_out_are_below_the_ephemeral_range_and_free() -> None:
@@ -30,22 +20,6 @@ def test_the_ports_handed_out_are_below_the_ephemeral_range_and_free() -> None:
             s.bind(("127.0.0.1", port))
 
 
-def test_the_range_is_read_from_the_kernel_file_else_linux_default(tmp_path: Path) -> None:
-    source = tmp_path / "ip_local_port_range"
-    source.write_text("40000\t50000\n")
-    assert ephemeral_range(source) == range(40000, 50001)
-    for bad in ("", "40000", "x y", "50000 40000", "0 70000"):
-        source.write_text(bad)
-        assert ephemeral_range(source) == DEFAULT_EPHEMERAL
-    assert ephemeral_range(tmp_path / "missing") == DEFAULT_EPHEMERAL
-
-
-def test_the_pool_avoids_the_ephemeral_range_wherever_it_sits() -> None:
-    assert pool(range(32768, 61000)) == range(FLOOR, 32768)
-    assert pool(range(1024, 50000)) == range(50000, 65536)  # nothing below: above it
-    assert pool(range(1024, 65536)) == range(FLOOR, 32768)  # no room anywhere: best effort
-
-
 def test_xdist_processes_of_one_run_draw_from_disjoint_slices() -> None:
     ports = pool(range(32768, 61000))
     slices = [set(worker_slice(ports, f"gw{n}", "3")) for n in range(3)]
@@ -53,14 +27,3 @@ def test_xdist_processes_of_one_run_draw_from_disjoint_slices() -> None:
     assert all(s and s <= set(ports) for s in slices)
     assert worker_slice(ports, None, None) == ports  # no xdist: the whole pool
     assert worker_slice(ports, "master", "3") == ports
-
-
-def test_a_port_something_holds_is_never_handed_out() -> None:
-    port = free_port()
-    pick = PortPicker(range(port, port + 1))
-    with socket.socket() as held:
-        held.bind(("127.0.0.1", port))
-        held.listen()
-        with pytest.raises(RuntimeError, match=f"no free port in {port}-{port}"):
-            pick()
-    assert pick() == port  # released: handed out again
