@@ -198,6 +198,13 @@ class ReceiptStore:
         )
         return [dict(r) for r in rows]
 
+    async def young_open(self, older_than: datetime) -> int:
+        """Open receipts changed since ``older_than`` (none moved aside): the ones a sweep
+        leaves alone for now, so its "0 still open" is not read as "no write is unknown"."""
+        return int(await self.pool.fetchval(
+            "SELECT count(*) FROM receipts r WHERE status IN ('PENDING', 'UNKNOWN')"
+            f" AND updated_at >= $1 AND NOT {MOVED_ASIDE_SQL}", older_than))
+
     async def recent_succeeded(self, limit: int) -> list[dict[str, Any]]:
         rows = await self.pool.fetch(
             "SELECT action_key, adapter, tenant_id FROM receipts WHERE status = 'SUCCEEDED'"

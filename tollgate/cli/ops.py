@@ -27,11 +27,11 @@ from tollgate.cli.ops_incident import incident
 from tollgate.cli.ops_outbox import outbox
 from tollgate.cli.ops_rollout import modes, rollout
 from tollgate.cli.ops_status import status
+from tollgate.cli.ops_sweep import sweep
 from tollgate.cli.trace import audit
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
-    from contracts.sweep import SweepReport
     from tollgate.config.settings import Settings
 
 
@@ -219,48 +219,6 @@ def switches(as_json: bool) -> Command:
 
 
 @ops.command()
-@click.option("--install", is_flag=True,
-              help="create the Temporal Schedule (every 5 min) if it is missing, and run nothing")
-@json_option
-def sweep(install: bool, as_json: bool) -> Command:
-    """Compare the receipts with the targets now (exit 1 when a target misses a write)."""
-
-    async def go(s: Settings) -> int:
-        from temporalio.common import WorkflowIDConflictPolicy
-
-        from contracts.sweep import SweepRequest
-        from tollgate.ops.actions import ensure_sweep_schedule
-        from workflows.sweep import ReceiptSweepWorkflow
-
-        client = await connect(s)
-        if install:
-            made = await ensure_sweep_schedule(client, s.task_queue)
-            click.echo("sweep schedule created" if made else "sweep schedule already exists")
-            return Exit.OK
-        report = await client.execute_workflow(
-            ReceiptSweepWorkflow.run, SweepRequest(), id="receipt-sweep-manual",
-            task_queue=s.task_queue, id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
-        if as_json:
-            click.echo(report.model_dump_json(indent=2))
-        else:
-            for line in sweep_lines(report):
-                click.echo(line)
-        return Exit.OK if not report.drift_missing_at_target else Exit.REFUSED
-
-    return go
-
-
-def sweep_lines(report: SweepReport) -> list[str]:
-    """The sweep's answer as text: one summary line, then one line per action key to act on."""
-    lines = [f"{report.checked} receipt(s) checked: {len(report.settled_found_at_target)} "
-             f"settled (found at the target), {len(report.still_open)} still open, "
-             f"{len(report.drift_missing_at_target)} missing at the target"]
-    lines += [f"  missing   {key}" for key in report.drift_missing_at_target]
-    lines += [f"  open      {key}" for key in report.still_open]
-    return lines
-
-
-@ops.command()
 def migrate() -> Command:
     """Apply the database migrations not applied yet, then stop (a deployment's one-off job;
     every pool also applies them when it opens)."""
@@ -283,6 +241,7 @@ def migrate() -> Command:
 ops.add_command(dlq)
 ops.add_command(outbox)
 ops.add_command(status)
+ops.add_command(sweep)
 ops.add_command(close)
 ops.add_command(backup_cmd)
 ops.add_command(restore_cmd)
