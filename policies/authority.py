@@ -80,8 +80,11 @@ def authorize_ops(action: OpsAction, who: VerifiedIdentity, *, tenant: str,
         return AuthorityVerdict(False, "role_not_allowed", f"{action.value} needs one of the "
                                 f"roles {', '.join(sorted(allowed))}")
     if who.tenant != "*" and tenant != who.tenant:
-        return AuthorityVerdict(False, "cross_tenant",
-                                f"the token's tenant may not {action.value} for '{tenant}'")
+        # Names the token's tenant, never the target's: where the tenant comes from a row (a
+        # dead letter), naming it would tell another tenant's token that the row exists and
+        # whose it is.
+        return AuthorityVerdict(False, "cross_tenant", f"the token may {action.value} for its "
+                                f"own tenant ('{who.tenant}') only")
     if action == OpsAction.KILL_SWITCH_REOPEN:
         missing = [f for f in REOPEN_FIELDS if not (runbook or {}).get(f)]
         if missing:

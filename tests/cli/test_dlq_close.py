@@ -91,12 +91,16 @@ async def test_a_close_needs_the_role_and_is_final(
         "incident_commander" in capsys.readouterr().err
     assert await run_ops(close, s, role="change_owner", tenant="globex",
                          name="lee") == Exit.REFUSED
+    said = capsys.readouterr().err.splitlines()[-1]
     # One that does not exist is every tenant's (as one without a tenant): refused as another
-    # tenant's would be, so a token learns nothing of it, not even that it does not exist.
+    # tenant's is, in the same words (the line names the token's tenant, never the dead
+    # letter's), so a token learns nothing of it, not even that it does not exist.
     missing = ["dlq", "close", "987654", *WHY]
-    assert await run_ops(missing, s, role="change_owner", name="lee") == Exit.REFUSED
-    assert capsys.readouterr().err.splitlines()[-1] == (
-        "tollgate: refused: cross_tenant: the token's tenant may not dead_letter_close for '*'")
+    assert await run_ops(missing, s, role="change_owner", tenant="globex",
+                         name="lee") == Exit.REFUSED
+    assert capsys.readouterr().err.splitlines()[-1] == said == (
+        "tollgate: refused: cross_tenant: the token may dead_letter_close for its own tenant "
+        "('globex') only")
     row = await ops.dead_letter_row(dl_id)
     assert row is not None and (row["status"], row["closed_by"]) == ("APPROVED", None)
 

@@ -12,6 +12,7 @@ import asyncpg
 import pytest
 
 from adapters.postgres.ops import OpsStore
+from adapters.postgres.store import create_pool
 from tests.cli.helpers import ops_token, run_ops
 from tests.conftest import TEST_KEYS_FILE
 from tests.ports import free_port
@@ -33,7 +34,9 @@ def s(database_url: str, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 async def db(database_url: str) -> asyncpg.Pool:
-    p = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
+    # Migrated: a test that seeds rows first must not depend on one before it having run a
+    # command (which migrates).
+    p = await create_pool(database_url, max_size=2)
     yield p
     await p.close()
 
@@ -131,6 +134,55 @@ async def test_a_replay_approval_needs_the_role_and_is_audited_when_refused(
     row = await db.fetchrow("SELECT approvals, approved_by FROM dead_letters WHERE id = $1",
                             dl_id)
     assert (row["approvals"], row["approved_by"]) == (1, "mai")
+
+
+#: A row id no dead letter has: PostgreSQL's bigserial never gets this far in a test database.
+NO_SUCH_DEAD_LETTER = 9_000_000_000_000_000_000
+
+
+@pytest.mark.parametrize(("verb", "role"), [
+    (["approve", "--reason", "customer got nothing"], "change_owner"),
+    (["replay"], "on_call"),
+])
+async def test_a_token_cannot_tell_another_tenants_dead_letter_from_none(
+    verb: list[str], role: str, s: Settings, db: asyncpg.Pool,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Approve and replay check the token against the dead letter's tenant before anything of
+    it is said, as close does: an id with no dead letter is every tenant's. Before, they read
+    the row first and said `no dead letter N` (exit 4) to any token or none, so another
+    tenant's token learned which ids exist, and the refusal of an existing one named its
+    tenant."""
+    workflow_id = f"event/acme/unseen-{verb[0]}"
+    await OpsStore(db).dead_letter(
+        workflow_id=workflow_id, error_class="unknown_write", error_code="unreconciled_write",
+        state="STOPPED", owner="messaging-oncall", replay_plan="check by hand",
+        redacted_payload=None, tenant_id="acme", event_id="e-2", correlation_id="c-2",
+        action_key=f"acme:unseen-{verb[0]}:messaging:send", replay_input={"seeded": True})
+    dl_id = await db.fetchval("SELECT id FROM dead_letters WHERE workflow_id = $1",
+                              workflow_id)
+
+    async def answer(row_id: int, **token: str) -> tuple[int, str]:
+        code = await run_ops(["dlq", verb[0], str(row_id), *verb[1:]], s, **token)
+        return code, capsys.readouterr().err.splitlines()[-1]
+
+    said = []
+    for token in [{}, {"role": role, "tenant": "globex", "name": "lee"},
+                  {"role": "care_lead", "tenant": "globex", "name": "lan"}]:
+        there = await answer(dl_id, **token)
+        assert await answer(NO_SUCH_DEAD_LETTER, **token) == there
+        said.append(there)
+    assert [code for code, _ in said] == [Exit.NO_IDENTITY, Exit.REFUSED, Exit.REFUSED]
+    assert said[1][1] == (f"tollgate: refused: cross_tenant: the token may dead_letter_{verb[0]}"
+                          " for its own tenant ('globex') only")
+    assert said[2][1].startswith("tollgate: refused: role_not_allowed: ")
+    for target in (f"dead_letter/{dl_id}", f"dead_letter/{NO_SUCH_DEAD_LETTER}"):
+        assert (await refusals(db, target))[-2:] == [
+            ("lee", f"refused:dead_letter_{verb[0]}", "cross_tenant"),
+            ("lan", f"refused:dead_letter_{verb[0]}", "role_not_allowed")]
+    row = await db.fetchrow("SELECT status, approvals, replays FROM dead_letters WHERE id = $1",
+                            dl_id)
+    assert (row["status"], row["approvals"], row["replays"]) == ("OPEN", 0, 0)
 
 
 @pytest.mark.parametrize("line", [

@@ -20,7 +20,9 @@ from tollgate.cli.ops_authority import authorized, operator_token
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
+    from policies.authority import OpsAction
     from tollgate.config.settings import Settings
+    from tollgate.runtime.identity import Identity
 
 STATUSES = ["OPEN", "APPROVED", "REPLAYED", "CLOSED"]
 
@@ -91,9 +93,28 @@ def show(dl_id: int, as_json: bool) -> Command:
 
 
 def _tenant_of(row: dict) -> str:
-    """The dead letter's tenant; a row without one (refused before its tenant was known) is
-    every tenant's, so only a token for every tenant acts on it."""
+    """The dead letter's tenant; a row without one is every tenant's ('*'), so no token (always
+    of one tenant: ``tollgate/runtime/claims.py``) acts on it from here."""
     return str(row.get("tenant_id") or "*")
+
+
+async def _authorized_row(s: Settings, dl_id: int, token: str | None,
+                          action: OpsAction) -> tuple[dict, Identity]:
+    """Dead letter ``dl_id`` and the token's identity, once the token may take ``action`` on
+    the dead letter's tenant (else the refusal is audited and the command ends).
+
+    Checked before anything of it is said: one that does not exist is every tenant's (as
+    ``ops close`` treats an id naming no tenant), so a token, always of one tenant, is refused
+    alike for another tenant's and for none, and learns nothing, not even whether it exists."""
+    from adapters.postgres.ops import OpsStore
+
+    async with pool(s, migrate=True) as p:
+        row = await OpsStore(p).dead_letter_row(dl_id)
+    who = await authorized(s, token, action, tenant=_tenant_of(row or {}),
+                           target=f"dead_letter/{dl_id}")
+    if row is None:  # only an identity of every tenant ('*', never a token's) gets here
+        raise Failure(Exit.NOT_FOUND, f"no dead letter {dl_id}")
+    return row, who
 
 
 @dlq.command()
@@ -103,16 +124,15 @@ def _tenant_of(row: dict) -> str:
 def approve(dl_id: int, reason: str, token: str | None) -> Command:
     """Allow one replay of dead letter ID (exit 1 when it is closed, or is never replayed
     from here: its replay plan says what to do instead). Needs a change_owner's or an
-    incident_commander's token of the dead letter's tenant."""
+    incident_commander's token of the dead letter's tenant (exit 1 otherwise, audited; 8
+    without one); an ID with no dead letter is refused the same way, as every tenant's."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.ops import OpsStore
         from policies.authority import OpsAction
         from tollgate.ops.actions import replay_refusal
 
-        row = await _row(s, dl_id)
-        who = await authorized(s, token, OpsAction.DEAD_LETTER_APPROVE, tenant=_tenant_of(row),
-                               target=f"dead_letter/{dl_id}")
+        row, who = await _authorized_row(s, dl_id, token, OpsAction.DEAD_LETTER_APPROVE)
         refused = replay_refusal(row)
         if refused:
             raise Failure(Exit.REFUSED, refused)
@@ -131,15 +151,15 @@ def approve(dl_id: int, reason: str, token: str | None) -> Command:
 @operator_token
 def replay(dl_id: int, token: str | None) -> Command:
     """Replay dead letter ID once per approval; never when its receipt says it happened.
-    Needs a change_owner's, incident_commander's or on_call's token of its tenant."""
+    Needs a change_owner's, incident_commander's or on_call's token of its tenant (exit 1
+    otherwise, audited; 8 without one); an ID with no dead letter is refused the same way,
+    as every tenant's."""
 
     async def go(s: Settings) -> int:
         from policies.authority import OpsAction
         from tollgate.ops.actions import replay_dead_letter
 
-        row = await _row(s, dl_id)
-        who = await authorized(s, token, OpsAction.DEAD_LETTER_REPLAY, tenant=_tenant_of(row),
-                               target=f"dead_letter/{dl_id}")
+        row, who = await _authorized_row(s, dl_id, token, OpsAction.DEAD_LETTER_REPLAY)
         async with pool(s, migrate=True) as p:
             code, line = await replay_dead_letter(p, row, who.reviewer, lambda: connect(s),
                                                   s.task_queue)
@@ -170,19 +190,10 @@ def close(dl_id: int, reason: str, token: str | None) -> Command:
     ID with no dead letter is refused the same way, as every tenant's."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres.ops import OpsStore
         from policies.authority import OpsAction
         from tollgate.ops.dead_letter_close import close_dead_letter
 
-        async with pool(s, migrate=True) as p:
-            row = await OpsStore(p).dead_letter_row(dl_id)
-        # Before anything is said of it: one that does not exist is every tenant's (as
-        # ``ops close`` treats an id naming no tenant), so a token, always of one tenant,
-        # learns nothing of it, not even whether it exists.
-        who = await authorized(s, token, OpsAction.DEAD_LETTER_CLOSE,
-                               tenant=_tenant_of(row or {}), target=f"dead_letter/{dl_id}")
-        if row is None:
-            raise Failure(Exit.NOT_FOUND, f"no dead letter {dl_id}")
+        row, who = await _authorized_row(s, dl_id, token, OpsAction.DEAD_LETTER_CLOSE)
         async with pool(s, migrate=True) as p:
             code, line = await close_dead_letter(p, row, who.reviewer, reason,
                                                  lambda: connect(s))
