@@ -5,11 +5,15 @@ verified identity is an ``audit`` row (``refused:<action>``) before the command 
 There is no ``--operator``: the name recorded is the token's, so nobody acts under a name they
 cannot prove (every operator command answers it with a usage error saying so: ``operator_token``).
 A missing or unverifiable token ends the command with exit 8 (nothing to audit: nobody is named).
+
+A command acting on a row by its id checks the token against the row's tenant before anything of
+the row is said (``authorized_row``): an id with no row is every tenant's, so a token, always of
+one tenant (``tollgate/runtime/claims.py``), cannot tell another tenant's row from none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -18,11 +22,15 @@ from tollgate.cli.common import ID_TEXT, identity_of, pool, token_option
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
+    import asyncpg
+
     from policies.authority import OpsAction
     from tollgate.config.settings import Settings
     from tollgate.runtime.identity import Identity
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: How a command reads the row it acts on: the row (with its ``tenant_id``), or None.
+ReadRow = Callable[["asyncpg.Pool"], Awaitable["dict[str, Any] | None"]]
 
 
 async def authorized(s: Settings, token: str | None, action: OpsAction, *, tenant: str,
@@ -40,6 +48,25 @@ async def authorized(s: Settings, token: str | None, action: OpsAction, *, tenan
     async with pool(s, migrate=True) as p:
         await OpsStore(p).record_refusal(who.reviewer, action.value, target, code)
     raise Failure(Exit.REFUSED, f"refused: {code}: {verdict.message}")
+
+
+async def authorized_row(s: Settings, token: str | None, action: OpsAction, *, read: ReadRow,
+                         target: str, missing: str) -> tuple[dict[str, Any], Identity]:
+    """The row ``read`` finds and the token's identity, once the token may take ``action`` on
+    the row's tenant (else the refusal is audited against ``target`` and the command ends).
+
+    Checked before anything of the row is said: a row that does not exist, or names no tenant,
+    is every tenant's ('*', as ``ops close`` treats an id naming no tenant), so a token, always
+    of one tenant, is refused alike for another tenant's row and for none, in the same words
+    (a refusal names the token's tenant, never the target's), and learns nothing, not even
+    whether it exists. Only an identity of every tenant hears ``missing`` (exit 4)."""
+    async with pool(s, migrate=True) as p:
+        row = await read(p)
+    who = await authorized(s, token, action, tenant=str((row or {}).get("tenant_id") or "*"),
+                           target=target)
+    if row is None:  # only an identity of every tenant ('*', never a token's) gets here
+        raise Failure(Exit.NOT_FOUND, missing)
+    return row, who
 
 
 def operator_gone(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:

@@ -16,7 +16,7 @@ from tollgate.cli.common import (
     pool,
     table,
 )
-from tollgate.cli.ops_authority import authorized, operator_token
+from tollgate.cli.ops_authority import authorized_row, operator_token
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
@@ -92,29 +92,15 @@ def show(dl_id: int, as_json: bool) -> Command:
     return go
 
 
-def _tenant_of(row: dict) -> str:
-    """The dead letter's tenant; a row without one is every tenant's ('*'), so no token (always
-    of one tenant: ``tollgate/runtime/claims.py``) acts on it from here."""
-    return str(row.get("tenant_id") or "*")
-
-
 async def _authorized_row(s: Settings, dl_id: int, token: str | None,
                           action: OpsAction) -> tuple[dict, Identity]:
-    """Dead letter ``dl_id`` and the token's identity, once the token may take ``action`` on
-    the dead letter's tenant (else the refusal is audited and the command ends).
-
-    Checked before anything of it is said: one that does not exist is every tenant's (as
-    ``ops close`` treats an id naming no tenant), so a token, always of one tenant, is refused
-    alike for another tenant's and for none, and learns nothing, not even whether it exists."""
+    """Dead letter ``dl_id`` and the token's identity, checked against its tenant before
+    anything of it is said (``authorized_row``: one that does not exist is every tenant's)."""
     from adapters.postgres.ops import OpsStore
 
-    async with pool(s, migrate=True) as p:
-        row = await OpsStore(p).dead_letter_row(dl_id)
-    who = await authorized(s, token, action, tenant=_tenant_of(row or {}),
-                           target=f"dead_letter/{dl_id}")
-    if row is None:  # only an identity of every tenant ('*', never a token's) gets here
-        raise Failure(Exit.NOT_FOUND, f"no dead letter {dl_id}")
-    return row, who
+    return await authorized_row(s, token, action,
+                                read=lambda p: OpsStore(p).dead_letter_row(dl_id),
+                                target=f"dead_letter/{dl_id}", missing=f"no dead letter {dl_id}")
 
 
 @dlq.command()

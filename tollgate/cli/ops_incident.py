@@ -19,7 +19,7 @@ from tollgate.cli.common import (
     json_option,
     pool,
 )
-from tollgate.cli.ops_authority import authorized, operator_token
+from tollgate.cli.ops_authority import authorized_row, operator_token
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
@@ -146,16 +146,19 @@ def show(draft_id: int, as_json: bool) -> Command:
 @operator_token
 def review(draft_id: int, token: str | None) -> Command:
     """Mark incident draft ID reviewed (exit 1 when it was already, or its packet no longer
-    matches its hash). Needs a change_owner's or incident_commander's token of its tenant."""
+    matches its hash). Needs a change_owner's or incident_commander's token of its tenant
+    (exit 1 otherwise, audited; 8 without one); an ID with no draft is refused the same way,
+    as every tenant's (a draft of every tenant is refused to every token)."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.incident import IncidentStore
         from policies.authority import OpsAction
         from tollgate.ops.incident import check_stored
 
-        row = await _row(s, draft_id)
-        who = await authorized(s, token, OpsAction.INCIDENT_REVIEW, tenant=row["tenant_id"],
-                               target=f"incident/{draft_id}")
+        row, who = await authorized_row(s, token, OpsAction.INCIDENT_REVIEW,
+                                        read=lambda p: IncidentStore(p).draft(draft_id),
+                                        target=f"incident/{draft_id}",
+                                        missing=f"no incident draft {draft_id}")
         intact, findings = check_stored(row)
         if not intact or findings:
             raise Failure(Exit.REFUSED, f"incident draft {draft_id} no longer matches its "

@@ -4,7 +4,8 @@ and the two things an operator does about one: retry it or drop it (each audited
 Identifiers only (ids, workflow ids, tenants, entity ids, tries, error codes, times): never the
 posted body, which carries customer data. docs/runbook.md, "Outbox", says when to do which.
 Retry and drop take who acts from the token (``--token``), checked against the row's tenant
-(``OpsAction.OUTBOX_RETRY``, ``OUTBOX_DROP``: policies/authority.py says why they differ).
+(``OpsAction.OUTBOX_RETRY``, ``OUTBOX_DROP``: policies/authority.py says why they differ) before
+anything of the row is said: an id with no row is every tenant's (``authorized_row``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from tollgate.cli.common import (
     pool,
     table,
 )
-from tollgate.cli.ops_authority import authorized, operator_token
+from tollgate.cli.ops_authority import authorized_row, operator_token
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
@@ -98,10 +99,11 @@ def _action(name: str, verb: str, doc: str) -> click.Command:
             from adapters.postgres.outbox_admin import OutboxAdmin
             from policies.authority import OpsAction
 
-            row = await _row(s, row_id)
             action = OpsAction.OUTBOX_RETRY if name == "retry" else OpsAction.OUTBOX_DROP
-            who = await authorized(s, token, action, tenant=str(row["tenant_id"]),
-                                   target=f"outbox/{row_id}")
+            _, who = await authorized_row(s, token, action,
+                                          read=lambda p: OutboxAdmin(p).row(row_id),
+                                          target=f"outbox/{row_id}",
+                                          missing=f"no outbox row {row_id}")
             async with pool(s, migrate=True) as p:
                 admin = OutboxAdmin(p)
                 act = admin.retry if name == "retry" else admin.drop
@@ -121,7 +123,10 @@ def _action(name: str, verb: str, doc: str) -> click.Command:
 _action("retry", "retried", "Put a row that was moved aside back in line, its tries counted "
         "from zero (exit 1 when it is not aside). Safe: the same workflow id, so a row that "
         "did reach Temporal is answered as a duplicate. Needs an on_call's, "
-        "incident_commander's or change_owner's token of the row's tenant.")
+        "incident_commander's or change_owner's token of the row's tenant (exit 1 otherwise, "
+        "audited; 8 without one); an ID with no row is refused the same way, as every "
+        "tenant's.")
 _action("drop", "dropped", "Never send this row; it stays as the record of what was posted "
         "(exit 1 when it was sent or dropped already). Needs a change_owner's or "
-        "incident_commander's token of the row's tenant.")
+        "incident_commander's token of the row's tenant (exit 1 otherwise, audited; 8 "
+        "without one); an ID with no row is refused the same way, as every tenant's.")
