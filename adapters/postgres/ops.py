@@ -177,6 +177,12 @@ class OpsStore:
                              {"replay": number})
         return int(number) if number is not None else None
 
+    async def replay_started(self, dl_id: int, workflow_id: str) -> None:
+        """The run of its latest replay, before it starts: ``ops dlq show`` and ``trace``
+        name (and link) it while it runs, which may be the target's whole lookup window."""
+        await self.pool.execute("UPDATE dead_letters SET replayed_workflow_id = $2 WHERE id = $1",
+                                dl_id, workflow_id)
+
     async def record_replay_result(self, dl_id: int, *, actor: str, replay: int,
                                    result: str) -> None:
         """How replay ``replay`` of a dead letter ended (the reconciler's status), for the

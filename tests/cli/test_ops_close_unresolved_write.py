@@ -25,6 +25,7 @@ from tests.cli.test_ops_close_after_send import REASON, approve, end_of, send_ke
 from tests.conftest import fresh_key, signed_event, start, worker_settings
 from tests.eventually import eventually
 from tollgate.cli.ops import ops
+from tollgate.cli.trace import trace
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
 
@@ -150,6 +151,12 @@ async def test_an_unresolved_write_ends_stopped_with_one_dead_letter_and_nothing
             code, text = await said_by(capsys, cli, ops, "dlq", "replay", str(letter["id"]),
                                        *ops_token(cli, "on_call"))
         assert code == 0 and "resent, receipt SUCCEEDED" in text, text
+        # The replay's run is named on the dead letter and linked from the event's trace.
+        replay_run = f"reconcile/{send_key(lost)}/replay-1"
+        code, text = await said_by(capsys, cli, ops, "dlq", "show", str(letter["id"]))
+        assert code == 0 and f"\nreplayed_workflow_id {replay_run}\n" in text, text
+        code, text = await said_by(capsys, cli, trace, wid)
+        assert code == 0 and f"  run       {replay_run} COMPLETED" in text, text
         assert standins.messaging.posts_for(send_key(lost)) == 2
         assert standins.messaging.get_by_key(send_key(lost)) is not None
     finally:

@@ -86,10 +86,10 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
     request = ReconcileRequest.model_validate(json.loads(row["replay_input"])).model_copy(
         update={"replay_of": dl_id})
     client: Client = await connect()
+    run_id = replay_workflow_id(row, number)
+    await ops.replay_started(dl_id, run_id)
     result: ReconcileResult = await client.execute_workflow(
-        ReconcileWriteWorkflow.run, request, task_queue=task_queue,
-        id=replay_workflow_id(row, number),
-    )
+        ReconcileWriteWorkflow.run, request, task_queue=task_queue, id=run_id)
     await ops.record_replay_result(dl_id, actor=operator, replay=number, result=result.status)
     receipt_text = (f"receipt {result.receipt.status} {result.receipt.external_id or ''}"
                     if result.receipt else "no receipt")
