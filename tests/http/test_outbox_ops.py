@@ -98,3 +98,23 @@ async def test_retry_and_drop_take_the_name_and_the_role_from_the_token(
     assert await run_ops(drop, s, role="incident_commander", name="mai") == Exit.OK
     assert await pool.fetchval("SELECT actor FROM audit WHERE action = 'outbox_drop'"
                                " AND target = $1", f"outbox/{row}") == "mai"
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    ([], "no outbox rows moved aside"),
+    (["--live"], "no outbox rows waiting for the relay"),
+    (["--all"], "no unsent outbox rows (none waiting, none moved aside)"),
+])
+async def test_an_empty_list_says_which_rows_there_are_none_of(
+        database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, flags: list[str], said: str) -> None:
+    """`--live` on a quiet outbox said "no such outbox rows", naming none of them."""
+    from adapters.postgres.outbox_admin import OutboxAdmin
+
+    async def none(_self: OutboxAdmin, _which: str, _limit: int) -> list[dict[str, object]]:
+        return []  # the shared database may hold other tests' rows
+
+    monkeypatch.setattr(OutboxAdmin, "rows", none)
+    s = http_settings(database_url, tmp_path)
+    assert await run_ops(["outbox", "list", *flags], s) == Exit.OK
+    assert capsys.readouterr().out.strip() == said

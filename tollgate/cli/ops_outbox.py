@@ -35,6 +35,11 @@ def outbox() -> None:
     """Outbox rows moved aside after their bounded tries, or still waiting for the relay."""
 
 
+#: What an empty list says, per selection ("no such outbox rows" named none of them).
+_NONE = {"aside": "no outbox rows moved aside", "live": "no outbox rows waiting for the relay",
+         "all": "no unsent outbox rows (none waiting, none moved aside)"}
+
+
 @outbox.command("list")
 @click.option("--live", "which", flag_value="live", help="rows still waiting for the relay")
 @click.option("--all", "which", flag_value="all", help="every unsent row, aside or waiting")
@@ -51,7 +56,7 @@ def list_cmd(which: str | None, limit: int, as_json: bool) -> Command:
         if as_json:
             emit_json(rows)
         elif not rows:
-            click.echo("no outbox rows moved aside" if which is None else "no such outbox rows")
+            click.echo(_NONE[which or "aside"])
         else:
             table(["id", "tenant", "entity", "workflow", "tries", "last error", "aside"], [
                 (r["id"], r["tenant_id"], r["entity_id"] or "-", r["workflow_id"],
