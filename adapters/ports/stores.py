@@ -50,6 +50,11 @@ class StepRecorder(Protocol):
 
 
 class StepStore(StepRecorder, Protocol):
+    async def recorded_at(self, step: StepRecord) -> datetime | None:
+        """When this very step was recorded (same transitions under its numbers, same
+        accepted decision), by the store's clock; None when it was not."""
+        ...
+
     async def record_refused_decision(
         self, *, ref: EventRef, number: int, decision: ReviewDecision, refusal_code: str,
         policy_version: str | None,
@@ -79,9 +84,10 @@ class EventGate(Protocol):
 
 class ReviewStore(Protocol):
     async def count_gate_inputs(self, *, tenant_id: str, entity_id: str, adapter: str,
-                                action: str, as_of: datetime,
-                                workflow_id: str) -> tuple[int, int]:
-        """(sends of this action to this customer in 24 h, the tenant's overdue reviews)."""
+                                action: str, as_of: datetime, workflow_id: str,
+                                sent_before: datetime | None = None) -> tuple[int, int]:
+        """(sends of this action to this customer in 24 h, the tenant's overdue reviews);
+        with ``sent_before`` (a store time), the sends of the 24 h before it only."""
         ...
 
     async def open_review(self, step: StepRecord, review_due_at: datetime) -> bool: ...

@@ -22,13 +22,15 @@ from contracts import EventRef, ReviewDecision, StepRecord
 # Both counts the policy gate needs, in one round trip. Each time is compared with the clock
 # that wrote it: receipts are stamped by the database, review due times by the workflow ($5).
 # A rolling 24 h window: the policy names no time zone, and a calendar day would let two
-# messages through either side of midnight.
+# messages through either side of midnight. With $7 the sends are counted as they stood then
+# (the window ends at $7, a time of the same database clock): a retried approval's count.
 GATE_COUNTS_SQL = """
 SELECT
   (SELECT count(*) FROM events e JOIN receipts r ON r.workflow_id = e.workflow_id
    WHERE e.tenant_id = $1 AND e.entity_id = $2 AND r.tenant_id = $1 AND r.adapter = $3
      AND r.action = $4 AND r.status IN ('PENDING', 'UNKNOWN', 'SUCCEEDED')
-     AND r.created_at > now() - interval '24 hours') AS sends_today,
+     AND r.created_at > COALESCE($7::timestamptz, now()) - interval '24 hours'
+     AND ($7::timestamptz IS NULL OR r.created_at < $7)) AS sends_today,
   (SELECT count(*) FROM events
    WHERE tenant_id = $1 AND state = 'AWAITING_REVIEW' AND review_due_at < $5
      AND workflow_id <> $6) AS overdue_reviews
@@ -75,12 +77,14 @@ class ReviewRecords:
 
     async def count_gate_inputs(
         self, *, tenant_id: str, entity_id: str, adapter: str, action: str, as_of: datetime,
-        workflow_id: str,
+        workflow_id: str, sent_before: datetime | None = None,
     ) -> tuple[int, int]:
         """(sends of this action to this customer in the last 24 h, counting PENDING and
-        UNKNOWN receipts; the tenant's other reviews open past their SLA at ``as_of``)."""
+        UNKNOWN receipts; the tenant's other reviews open past their SLA at ``as_of``).
+        ``sent_before``: the sends of the 24 h before that time (a database time) only."""
         row = await self.pool.fetchrow(
-            GATE_COUNTS_SQL, tenant_id, entity_id, adapter, action, as_of, workflow_id)
+            GATE_COUNTS_SQL, tenant_id, entity_id, adapter, action, as_of, workflow_id,
+            sent_before)
         assert row is not None
         return int(row["sends_today"]), int(row["overdue_reviews"])
 

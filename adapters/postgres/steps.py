@@ -13,6 +13,10 @@ so a transition whose content differs from the one stored under its number repla
 events row follows), an accepted decision under that number is replaced or marked
 ``lost_workflow_task``, and each replaced row is chained again as a new version
 (docs/receipts.md, "Lost workflow tasks").
+
+That rule is for a step run again after its task was lost, which may decide again. A step
+retried within its task must not: ``RECORDED_AT_SQL`` lets a retried attempt find what an
+earlier attempt of it recorded (``activities/approval.py``).
 """
 
 from __future__ import annotations
@@ -156,6 +160,33 @@ def _with(statement: str, name: str, where: str) -> str:
         AS t(seq, from_state, to_state, actor, reason)
     WHERE {where}
 )""")
+
+
+# When this very step was recorded: every transition stored under its number with its content
+# (and its accepted decision, if it carries one), else NULL. The latest time of its rows.
+RECORDED_AT_SQL = """
+WITH t AS (
+    SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
+        AS t(seq, from_state, to_state, actor, reason)
+), same AS (
+    SELECT s.at FROM t JOIN state_transitions s ON s.workflow_id = $1 AND s.seq = t.seq
+    WHERE (s.from_state, s.to_state, s.actor, s.reason)
+          IS NOT DISTINCT FROM (t.from_state, t.to_state, t.actor, t.reason)
+)
+SELECT max(at) FROM same
+HAVING count(*) = (SELECT count(*) FROM t) AND ($7::jsonb IS NULL OR EXISTS (
+    SELECT 1 FROM review_decisions d
+    WHERE d.decision_key = $1 || '#a' || (SELECT max(seq) FROM t) AND d.accepted
+      AND (d.request_id, d.decision, d.reviewer, d.role, d.reason)
+          IS NOT DISTINCT FROM ($7->>'request_id', $7->>'decision', $7->>'reviewer',
+                                $7->>'role', $7->>'reason')))
+"""
+
+
+def recorded_args(step: StepRecord) -> tuple[Any, ...]:
+    """``RECORDED_AT_SQL``'s parameters: ``TRANSITION_SQL``'s $1-$6 and the decision."""
+    args = step_args(step)
+    return (*args[:6], args[13])
 
 
 def step_args(step: StepRecord) -> tuple[Any, ...]:

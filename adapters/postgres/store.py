@@ -20,7 +20,7 @@ from adapters.postgres.outbox import COUNT_DUPLICATE_SQL
 from adapters.postgres.pgtext import pg_json, pg_text, pg_text_or_none
 from adapters.postgres.pool import create_pool, migrate
 from adapters.postgres.reviews import ReviewRecord, ReviewRecords
-from adapters.postgres.steps import TRANSITION_SQL, step_args
+from adapters.postgres.steps import RECORDED_AT_SQL, TRANSITION_SQL, recorded_args, step_args
 from contracts import ActionRequest, EventEnvelope, EventState, Receipt, StepRecord
 
 # Callers that built on this module before the split keep importing these from here.
@@ -164,6 +164,12 @@ class PostgresStore(ReviewRecords):
         Returns False when this step was already recorded (a retry)."""
         written = await self.pool.fetchval(TRANSITION_SQL, *step_args(step))
         return bool(written)
+
+    async def recorded_at(self, step: StepRecord) -> datetime | None:
+        """When this very step was recorded (its transitions under their numbers with this
+        content, its decision accepted), or None: nothing, or another step, holds them."""
+        at: datetime | None = await self.pool.fetchval(RECORDED_AT_SQL, *recorded_args(step))
+        return at
 
     # The send step's one read and its receipt-and-step write (``adapters.postgres.execute``)
     # as methods, so that the activity holds a port (``SendStore``) and never a pool.

@@ -120,3 +120,31 @@ async def test_a_plain_retry_and_a_stale_step_change_nothing(pool: asyncpg.Pool)
         "EXECUTING", ["DRAFTED", "AWAITING_REVIEW", "APPROVED", "EXECUTING"],
         [("approve", "an.tran", True, None)])
     assert len(await audit.chain(ref.workflow_id)) == entries
+
+
+async def test_a_retry_finds_only_its_own_step_recorded(pool: asyncpg.Pool) -> None:
+    """``recorded_at``, which a retried approval asks before it trusts its first attempt's
+    decision (activities/approval.py): only the very same step, decision included, counts."""
+    store = PostgresStore(pool)
+    ref = await awaiting_review(pool)
+    approved = step(ref, [(3, EventState.AWAITING_REVIEW, EventState.APPROVED)],
+                    decision=decide("approve", "an.tran"))
+    assert await store.recorded_at(approved) is None  # nothing under its number yet
+    await store.record_step(approved)
+    at = await store.recorded_at(approved)
+    assert at is not None
+    assert at == await pool.fetchval("SELECT at FROM state_transitions WHERE workflow_id = $1"
+                                     " AND seq = 3", ref.workflow_id)
+    # Another reviewer's approval under the same number, or the same one for another request.
+    assert await store.recorded_at(step(
+        ref, [(3, EventState.AWAITING_REVIEW, EventState.APPROVED)],
+        decision=decide("approve", "bao.le"))) is None
+    other_request = decide("approve", "an.tran").model_copy(update={"request_id": "rq-2"})
+    assert await store.recorded_at(step(
+        ref, [(3, EventState.AWAITING_REVIEW, EventState.APPROVED)],
+        decision=other_request)) is None
+    # Replaced by the run that went on (a lost task): the approval is no longer on record.
+    await store.record_step(step(ref, [(3, EventState.AWAITING_REVIEW, EventState.REJECTED)],
+                                 decision=decide("reject", "bao.le"), final=EventState.REJECTED,
+                                 reason="rejected"))
+    assert await store.recorded_at(approved) is None
