@@ -10,6 +10,8 @@ the channel is the ``audit`` table plus one structlog line.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import structlog
 from temporalio import activity
 
@@ -27,10 +29,16 @@ class ReviewActivities:
 
     @activity.defn
     async def count_gate_inputs(self, request: GateCountsRequest) -> GateCounts:
+        return await self.counts(request)
+
+    async def counts(self, request: GateCountsRequest, *,
+                     sent_before: datetime | None = None) -> GateCounts:
+        """The gate's counts; ``sent_before`` (a store time): only the sends before it count."""
         ref = request.ref
         sends, overdue = await self.store.count_gate_inputs(
             tenant_id=ref.tenant_id, entity_id=ref.entity_id, adapter=request.adapter,
             action=request.action, as_of=request.as_of, workflow_id=ref.workflow_id,
+            sent_before=sent_before,
         )
         return GateCounts(sends_today=sends, overdue_reviews=overdue)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from temporalio import activity
 
 from adapters.ports.stores import StepStore
@@ -15,6 +17,10 @@ class StepActivities:
     @activity.defn
     async def record_step(self, step: StepRecord) -> None:
         await self.store.record_step(step)
+
+    async def recorded_at(self, step: StepRecord) -> datetime | None:
+        """When this very step was recorded, by the store's clock; None when it was not."""
+        return await self.store.recorded_at(step)
 
     @activity.defn
     async def record_refusal(self, refusal: RefusedDecision) -> None:

@@ -37,7 +37,8 @@ class ApprovalStep(Frozen):
 
 
 class ApprovalResult(Frozen):
-    """The counts read; ``minted`` None when the gate stopped the send (nothing was written)."""
+    """The counts read (by a retry that found its approval recorded: the sends before that
+    approval); ``minted`` None when the gate stopped the send (nothing was written)."""
 
     counts: GateCounts
     minted: MintedToken | None = None

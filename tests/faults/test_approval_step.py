@@ -8,7 +8,8 @@ the approval is recorded. The re-count and the record fail only as PostgreSQL fa
 retryable, and ``STORE_RETRY`` has no limit on attempts (nor the step a schedule-to-close), so
 an outage holds the run at AWAITING_REVIEW until PostgreSQL answers again. A gate that refuses
 on the re-count is no failure: nothing is written and the numbers are given back
-(tests/workflows/test_review.py, the daily limit).
+(tests/workflows/test_review.py, the daily limit); nor is a limit filled while a retry of the
+step waits, after its first attempt recorded APPROVED: the retry keeps that decision.
 
 Faults are laid in the module's own database by triggers on this test's workflow ids only.
 """
@@ -16,11 +17,14 @@ Faults are laid in the module's own database by triggers on this test's workflow
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import asyncpg
 import pytest
 from temporalio.client import Client
 
+from adapters.postgres.action_tokens import ActionTokenStore
+from adapters.postgres.store import PostgresStore
 from contracts import EventState, ReviewDecision
 from tests.conftest import Handle, fresh_key, signed_event, start, wait_review
 from tests.eventually import eventually
@@ -153,3 +157,78 @@ async def test_postgresql_down_at_the_approval_holds_the_run_until_it_answers(
     assert await shown(handle) == ["SUCCEEDED"]
     assert await faults.fetchval("SELECT count(*) FROM dead_letters WHERE workflow_id = $1",
                                  handle.id) == 0
+
+
+FILL_SQL = """
+WITH other AS (
+    INSERT INTO events (workflow_id, run_id, tenant_id, idempotency_key, event_id, event_type,
+                        schema_version, entity_id, correlation_id, payload_fingerprint,
+                        occurred_at, received_at, state, last_seq)
+    SELECT e.workflow_id || '/other' || n, 'other', e.tenant_id, e.idempotency_key || '/' || n,
+           e.event_id || '/' || n, e.event_type, e.schema_version, e.entity_id,
+           e.correlation_id, 'fp', now(), now(), 'SUCCEEDED', 0
+    FROM events e, generate_series(1, $2) n WHERE e.workflow_id = $1
+    RETURNING workflow_id, tenant_id, event_id, correlation_id
+)
+INSERT INTO receipts (action_key, tenant_id, adapter, action, event_id, workflow_id,
+                      correlation_id, request_fingerprint, status)
+SELECT 'fill/' || workflow_id, tenant_id, 'messaging', 'send_message', event_id, workflow_id,
+       correlation_id, 'fp', 'SUCCEEDED' FROM other
+"""
+
+
+async def test_a_retried_approval_is_not_undone_by_a_limit_filled_during_its_backoff(
+    worker_client: tuple[Client, str], standins: StandIns, faults: asyncpg.Pool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fault: the mint's read of the approval fails as PostgreSQL shutting down does (after
+    APPROVED is recorded), and during the step's backoff other sends fill the customer's daily
+    limit; then PostgreSQL answers again. A trigger cannot fail a read, so the read is failed
+    in the store, for this test's workflow only.
+    Evidence: APPROVED was in PostgreSQL while the mint failed; approve_and_mint completed on a
+    later attempt; a re-count at that time stops the send (the limit is full).
+    Invariant: the retry does what its first attempt decided: the approval stays under its
+    number (no STOPPED replaces it), the run sends once and ends SUCCEEDED, 1..n without a gap,
+    PostgreSQL and the query agree."""
+    client, queue = worker_client
+    key, who = fresh_key("refill"), customer(standins)
+    handle = await start(client, queue, signed_event(who, key=key))
+    ticket = await wait_review(handle)
+    failed: list[str] = []
+    has_approval = ActionTokenStore.has_approval
+
+    async def blip(self: ActionTokenStore, workflow_id: str, draft_version: int) -> bool:
+        if workflow_id == handle.id and not filled:
+            failed.append(workflow_id)
+            raise asyncpg.exceptions.AdminShutdownError(
+                "terminating connection due to administrator command")
+        return await has_approval(self, workflow_id, draft_version)
+
+    filled = False
+    monkeypatch.setattr(ActionTokenStore, "has_approval", blip)
+    await approve(handle)
+
+    await eventually(lambda: len(failed), "the mint's read failing")
+    [approved] = await faults.fetch(
+        "SELECT seq FROM state_transitions WHERE workflow_id = $1 AND to_state = 'APPROVED'",
+        handle.id)
+    limit = ticket["route"]["daily_limit"]
+    await faults.execute(FILL_SQL, handle.id, limit)
+    sends, _ = await PostgresStore(faults).count_gate_inputs(
+        tenant_id="acme", entity_id=who, adapter="messaging",
+        action="send_message", as_of=datetime.now(UTC), workflow_id=handle.id)
+    assert sends >= limit  # a decision taken now would stop the send
+    filled = True
+
+    outcome = await handle.result()
+    assert outcome.state == EventState.SUCCEEDED
+    [(attempt, failed_for_good)] = await local_activity_attempts(client, handle.id,
+                                                                 "approve_and_mint")
+    assert attempt > 1 and not failed_for_good
+    assert sent(standins, send_key(key)) == (1, 1)
+    rows = await faults.fetch(TRANSITIONS_SQL, handle.id)
+    ended_after_executing(list(rows), "SUCCEEDED")
+    assert tuple(rows[approved["seq"] - 1])[1:] == ("AWAITING_REVIEW", "APPROVED")
+    assert await faults.fetchval("SELECT state FROM events WHERE workflow_id = $1",
+                                 handle.id) == "SUCCEEDED"
+    assert await handle.query("state") == EventState.SUCCEEDED
