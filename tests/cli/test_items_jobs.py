@@ -53,6 +53,15 @@ async def test_the_latest_failed_and_succeeded_jobs_are_listed(
     assert json.loads(counts.out)["FAILED"] >= 510
 
 
+def test_a_state_with_no_jobs_says_so(database_url: str, tmp_path: Path) -> None:
+    env = base_env(tmp_path, DATABASE_URL=database_url)
+    said = tollgate("items", "jobs", "--status", "failed", "--tenant", "jobs-none", env=env)
+    assert said.code == 0 and said.out.strip() == "no FAILED tagging jobs for jobs-none", said.text
+    said = tollgate("items", "jobs", "--status", "FAILED", "--tenant", "jobs-none", "--json",
+                    env=env)
+    assert said.code == 0 and json.loads(said.out) == [], said.text
+
+
 def test_an_unknown_status_is_one_line_and_exit_2(tmp_path: Path) -> None:
     said = tollgate("items", "jobs", "--status", "DONE",
                     env=base_env(tmp_path, DATABASE_URL="postgresql://nobody@127.0.0.1:1/x"))

@@ -143,6 +143,8 @@ def jobs(status: str | None, tenant: str | None, as_json: bool) -> Command:
                     click.echo(f"{state.value:<11} {n}")
         elif as_json:
             emit_json([job.model_dump(mode="json", exclude={"user_id"}) for job in listed])
+        elif not listed:  # a blank answer reads as a command that did nothing
+            click.echo(f"no {status.upper()} tagging jobs" + (f" for {tenant}" if tenant else ""))
         else:
             for job in listed:
                 when = job.updated_at.strftime("%Y-%m-%dT%H:%M:%SZ") if job.updated_at else "-"
