@@ -100,7 +100,7 @@ async def test_a_close_needs_the_role_and_is_final(
                          name="lee") == Exit.REFUSED
     assert capsys.readouterr().err.splitlines()[-1] == said == (
         "tollgate: refused: cross_tenant: the token may dead_letter_close for its own tenant "
-        "('globex') only")
+        "('globex') only; that id is none of its own (another tenant's, or none at all)")
     row = await ops.dead_letter_row(dl_id)
     assert row is not None and (row["status"], row["closed_by"]) == ("APPROVED", None)
 

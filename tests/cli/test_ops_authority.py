@@ -174,7 +174,8 @@ async def test_a_token_cannot_tell_another_tenants_dead_letter_from_none(
         said.append(there)
     assert [code for code, _ in said] == [Exit.NO_IDENTITY, Exit.REFUSED, Exit.REFUSED]
     assert said[1][1] == (f"tollgate: refused: cross_tenant: the token may dead_letter_{verb[0]}"
-                          " for its own tenant ('globex') only")
+                          " for its own tenant ('globex') only; that id is none of its own (another"
+                          " tenant's, or none at all)")
     assert said[2][1].startswith("tollgate: refused: role_not_allowed: ")
     for target in (f"dead_letter/{dl_id}", f"dead_letter/{NO_SUCH_DEAD_LETTER}"):
         assert (await refusals(db, target))[-2:] == [

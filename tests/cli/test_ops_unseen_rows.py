@@ -73,7 +73,8 @@ async def test_a_token_cannot_tell_another_tenants_row_from_none(
         said.append(there)
     assert [code for code, _ in said] == [Exit.NO_IDENTITY, Exit.REFUSED, Exit.REFUSED]
     assert said[1][1] == (f"tollgate: refused: cross_tenant: the token may {action} for its own"
-                          " tenant ('globex') only")
+                          " tenant ('globex') only; that id is none of its own (another"
+                          " tenant's, or none at all)")
     assert said[2][1].startswith(f"tollgate: refused: role_not_allowed: {action} needs one of")
     for refused in (f"{target}/{row_id}", f"{target}/{NO_SUCH_ROW}"):
         audited = await pool.fetch("SELECT actor, detail FROM audit WHERE target = $1 AND"
@@ -82,8 +83,12 @@ async def test_a_token_cannot_tell_another_tenants_row_from_none(
             ("lee", "cross_tenant"), ("lan", "role_not_allowed")]
 
     # An id with no row is every tenant's: the owner's own token is refused it too (no token
-    # is of every tenant), and still acts on its tenant's row.
-    assert (await answer(NO_SUCH_ROW, role=role, name="mai"))[0] == Exit.REFUSED
+    # is of every tenant), and still acts on its tenant's row. The refusal says so,
+    # is of every tenant), in words that let the owner see a mistyped id for what it may be.
+    assert await answer(NO_SUCH_ROW, role=role, name="mai") == (Exit.REFUSED, (
+        f"tollgate: refused: cross_tenant: the token may {action} for"
+        " its own tenant ('acme') only; that id is none of its own (another tenant's, or none"
+        " at all)"))
     assert await run_ops([*group, str(row_id), *verb[2:]], s, role=role, name="mai") == Exit.OK
     assert await pool.fetchval("SELECT actor FROM audit WHERE target = $1 AND action = $2",
                                f"{target}/{row_id}", action) == "mai"

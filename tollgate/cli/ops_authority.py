@@ -34,9 +34,12 @@ ReadRow = Callable[["asyncpg.Pool"], Awaitable["dict[str, Any] | None"]]
 
 
 async def authorized(s: Settings, token: str | None, action: OpsAction, *, tenant: str,
-                     target: str, runbook: dict[str, object] | None = None) -> Identity:
+                     target: str, runbook: dict[str, object] | None = None,
+                     by_id: bool = False) -> Identity:
     """The token's identity, if it may take ``action`` on ``tenant``; else the refusal is
-    audited against ``target`` and the command ends (exit 1, one line)."""
+    audited against ``target`` and the command ends (exit 1, one line). ``by_id``: the tenant
+    came from a row looked up by its id, so a cross-tenant refusal also says the id may be
+    none at all (an owner's mistyped id hears that, not only that the tenant is wrong)."""
     from adapters.postgres.ops import OpsStore
     from policies.authority import authorize_ops
 
@@ -47,7 +50,9 @@ async def authorized(s: Settings, token: str | None, action: OpsAction, *, tenan
     code = verdict.reason_code or "refused"
     async with pool(s, migrate=True) as p:
         await OpsStore(p).record_refusal(who.reviewer, action.value, target, code)
-    raise Failure(Exit.REFUSED, f"refused: {code}: {verdict.message}")
+    unseen = ("; that id is none of its own (another tenant's, or none at all)"
+              if by_id and code == "cross_tenant" else "")
+    raise Failure(Exit.REFUSED, f"refused: {code}: {verdict.message}{unseen}")
 
 
 async def authorized_row(s: Settings, token: str | None, action: OpsAction, *, read: ReadRow,
@@ -63,7 +68,7 @@ async def authorized_row(s: Settings, token: str | None, action: OpsAction, *, r
     async with pool(s, migrate=True) as p:
         row = await read(p)
     who = await authorized(s, token, action, tenant=str((row or {}).get("tenant_id") or "*"),
-                           target=target)
+                           target=target, by_id=True)
     if row is None:  # only an identity of every tenant ('*', never a token's) gets here
         raise Failure(Exit.NOT_FOUND, missing)
     return row, who
