@@ -94,3 +94,38 @@ def test_a_token_with_bytes_that_are_not_utf8_is_refused_with_exit_8(
     code, line = said([*DECIDE, "--token", token], capsys)
     assert code == Exit.NO_IDENTITY, line
     assert line.startswith("tollgate: token refused: bad_token") and "\n" not in line
+
+
+def test_listing_another_tenant_than_the_tokens_is_refused_not_swapped(
+    no_temporal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`review list --token <globex's> --tenant acme` listed globex's queue and said "nothing
+    waiting for review for globex": an operator asking about acme read that as acme's answer."""
+    globex = issue_dev_token(no_temporal, reviewer="lan.nguyen", role="care_lead",
+                             tenant="globex")
+    code, line = said(["review", "list", "--token", globex, "--tenant", "acme"], capsys)
+    assert code == Exit.REFUSED, line
+    assert line == ("tollgate: --tenant acme: the token is globex's and lists globex's reviews "
+                    "only (drop --tenant, or use a token of acme)"), line
+
+
+def test_a_token_lists_its_own_tenant_with_or_without_naming_it(
+    no_temporal: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str | None] = []
+
+    async def connect(_: Settings) -> None:
+        return None
+
+    async def review_list(_client: None, _s: Settings, *, tenant: str | None,
+                          as_json: bool) -> int:
+        asked.append(tenant)
+        return Exit.OK
+
+    monkeypatch.setattr(review_cli, "connect", connect)
+    monkeypatch.setattr(review_cli, "review_list", review_list)
+    own = issue_dev_token(no_temporal, reviewer="lan.nguyen", role="care_lead", tenant="acme")
+    for argv in (["--token", own], ["--token", own, "--tenant", "acme"], ["--tenant", "globex"]):
+        code, line = said(["review", "list", *argv], capsys)
+        assert code == Exit.OK, line
+    assert asked == ["acme", "acme", "globex"]

@@ -65,7 +65,16 @@ def list_cmd(tenant: str | None, token: str | None, as_json: bool) -> Command:
     """Records waiting for review, the nearest SLA first, with age, flags and SLA left."""
 
     async def go(s: Settings) -> int:
-        only = (await identity_of(token, s)).tenant if token else tenant
+        only = tenant
+        if token:  # a token of one tenant lists that tenant; one of every tenant ('*') any
+            mine = (await identity_of(token, s)).tenant
+            if mine != "*" and tenant not in (None, mine):
+                # Listing the token's tenant instead, under a --tenant naming another, read as
+                # "nothing waiting" for the tenant asked about.
+                raise Failure(Exit.REFUSED, f"--tenant {tenant}: the token is {mine}'s and "
+                              f"lists {mine}'s reviews only (drop --tenant, or use a token of "
+                              f"{tenant})")
+            only = tenant if mine == "*" else mine
         return await review_list(await connect(s), s, tenant=only, as_json=as_json)
 
     return go
