@@ -101,8 +101,12 @@ class CodecSettings(Section):
     token: SecretStr | None = env_field(
         "TOLLGATE_CODEC_TOKEN", None, "Bearer token the Web UI sends to the codec server "
         "(16+ characters; required by `python -m tollgate.codec.server`).")
-    host: str = env_field("TOLLGATE_CODEC_HOST", "127.0.0.1", "Address the codec server binds.")
-    port: int = env_field("TOLLGATE_CODEC_PORT", 8081, "Port of the codec server.")
+    host: str = env_field("TOLLGATE_CODEC_HOST", "127.0.0.1",
+                          "Address `python -m tollgate.codec.server` binds.")
+    port: int = env_field("TOLLGATE_CODEC_PORT", 8081,
+                          "Port of `python -m tollgate.codec.server`. `tollgate dev` ignores "
+                          "it: its codec server takes a free port, printed at start and in "
+                          "endpoints.json.")
     origins: tuple[str, ...] = env_field(
         "TOLLGATE_CODEC_ORIGINS", (), "Web UI origins allowed by CORS, comma-separated.")
     url: str | None = env_field(
