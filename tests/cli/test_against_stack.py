@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +17,7 @@ import pytest
 
 from tests.cli.helpers import ROOT, TOLLGATE, Said, base_env, tollgate
 from tests.eventually import eventually
+from tests.pg_folder import pg_folder
 from tests.ports import free_port
 from tollgate.runtime.exits import Exit
 
@@ -29,14 +28,10 @@ EXAMPLE_ID = "event/acme/care-C-1001-0930"
 
 @pytest.fixture(scope="module")
 def env() -> Iterator[dict[str, str]]:
-    # Outside pytest's temp root, as tests/stack does (devproc.stack_folder says why): under
-    # pytest-xdist, initdb was refused its folder there.
-    base = Path(tempfile.mkdtemp(prefix="tollgate-cli-"))
-    try:
-        with _running_stack(base / "state") as running:
-            yield running
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    # Outside pytest's temp root (tests/pg_folder.py says why): under pytest-xdist, initdb was
+    # refused its folder there.
+    with pg_folder("tollgate-cli-") as base, _running_stack(base / "state") as running:
+        yield running
 
 
 @contextlib.contextmanager

@@ -3,10 +3,7 @@ reproduces the schedule; and the invariant check does catch a double send."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import asyncpg
 import httpx
@@ -16,6 +13,7 @@ from adapters.postgres.pool import migrate
 from contracts import EventState, FinalOutcome
 from tests.conftest import TEST_KEYS_FILE
 from tests.faults.incident_checks import assert_rests_on_database, draft_over
+from tests.pg_folder import pg_folder
 from tollgate.chaos.checks import check_invariants
 from tollgate.chaos.run import chaos
 from tollgate.chaos.schedule import make_plan
@@ -64,32 +62,28 @@ async def test_short_chaos_run_keeps_every_invariant(
     assert {"race"} <= {e.review for e in plan.events}
     assert "timeout_after_write" in {e.fault for e in plan.events}
     assert len(plan.kills) == 1 and plan.restarts == []
-    # Not tmp_path: the embedded PostgreSQL runs as another user, who cannot enter pytest's
-    # private base folder; a folder of our own is what the pg_server fixture uses too.
-    base = Path(tempfile.mkdtemp(prefix="tollgate-chaos-"))
-    since, cited = datetime.now(UTC), set[str]()
+    # Not tmp_path: the run's stack keeps its PostgreSQL data there (tests/pg_folder.py).
+    with pg_folder("tollgate-chaos-") as base:
+        since, cited = datetime.now(UTC), set[str]()
 
-    async def incident_summary(database_url: str) -> None:
-        """Issue 32 item 3: over the run's window, `tollgate ops incident` drafts a summary the
-        validator accepts and whose every cited figure is what PostgreSQL holds."""
-        (base / "ops").mkdir()
-        settings = Settings.from_env({"DATABASE_URL": database_url,
-                                      "TOLLGATE_STATE_DIR": str(base / "ops"),
-                                      "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
-        until = datetime.now(UTC) + timedelta(minutes=1)
-        _, packet, draft = await draft_over(settings, since, until, capsys)
-        totals = next(i for i in packet.items if i.ref == "sum:window").figures
-        assert totals["unknown_writes"] >= 1 and totals["failures"] >= 1, totals
-        db = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
-        try:
-            cited.update(await assert_rests_on_database(db, packet, draft, since, until))
-        finally:
-            await db.close()
+        async def incident_summary(database_url: str) -> None:
+            """Issue 32 item 3: over the run's window, `tollgate ops incident` drafts a summary
+            the validator accepts and whose every cited figure is what PostgreSQL holds."""
+            (base / "ops").mkdir()
+            settings = Settings.from_env({"DATABASE_URL": database_url,
+                                          "TOLLGATE_STATE_DIR": str(base / "ops"),
+                                          "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
+            until = datetime.now(UTC) + timedelta(minutes=1)
+            _, packet, draft = await draft_over(settings, since, until, capsys)
+            totals = next(i for i in packet.items if i.ref == "sum:window").figures
+            assert totals["unknown_writes"] >= 1 and totals["failures"] >= 1, totals
+            db = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
+            try:
+                cited.update(await assert_rests_on_database(db, packet, draft, since, until))
+            finally:
+                await db.close()
 
-    try:
         report = await chaos(7, 12, base / "chaos", inspect=incident_summary)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
     assert "sum:window" in cited and any(r.startswith("uw:") for r in cited), cited
     assert report["invariants"] == dict.fromkeys(report["invariants"], "held"), report
     assert report["ok"] is True and report["worker_kills"] == 1

