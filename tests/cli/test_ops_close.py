@@ -137,7 +137,9 @@ async def test_close_records_the_end_of_a_terminated_review(
         code, text = await said_by(capsys, s, ops, "audit", "--verify")
         assert code == 0 and "intact" in text, text
         code, text = await said_by(capsys, s, review, "show", wid)
-        assert code == 0 and "state STOPPED" in text and "--seen" not in text, text
+        # With the reason, as trace's first line says it (the chain below starts after it).
+        assert code == 0 and "state STOPPED (run_terminated)" in text and "--seen" not in text, \
+            text
         assert "no outcome" not in text
         code, text = await said_by(capsys, s, review, "show", wid, "--json")
         shown = json.loads(text[text.index("{"):])
