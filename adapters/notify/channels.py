@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import smtplib
 from collections.abc import Callable, Mapping
 from email.message import EmailMessage
@@ -48,7 +49,8 @@ class SlackWebhook:
 
 
 class LocalSink:
-    """Appends one JSON line per notice: the embedded default's stand-in for a chat channel."""
+    """Appends one JSON line per notice: the embedded default's stand-in for a chat channel.
+    The file is 0600, whatever the umask: a notice names a tenant, an event type and its review."""
 
     name = "local_sink"
 
@@ -57,7 +59,9 @@ class LocalSink:
 
     async def send(self, text: str) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.fchmod(fd, 0o600)  # a file an earlier version made at the umask's mode
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
             f.write(json.dumps({"text": text}, ensure_ascii=False) + "\n")
 
     def read(self) -> list[str]:

@@ -1,18 +1,25 @@
 """Files that hold keys or customer data are the owner's alone: 0600, in 0700 folders, even
-under a permissive umask (022 made them 0644 before)."""
+under a permissive umask (022 made them 0644 before). Under ``tollgate dev``'s state folder (0711,
+so PostgreSQL's user passes through) that includes what Temporal, the logs and the notices
+write, on a real start."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from collections.abc import Iterator
+from contextlib import AsyncExitStack
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from adapters.notify.channels import LocalSink
 from tollgate.codec.payload import ensure_keys_file
 from tollgate.codec.server import start_dev_codec_server
-from tollgate.dev.stack import DevStack, Ports, ensure_tenants_file
+from tollgate.dev.run import start_extra_workers
+from tollgate.dev.stack import DevStack, Ports, ensure_tenants_file, free_port
 from tollgate.dev.standins.store import RecordStore
 from tollgate.ops.backup import backup
 from tollgate.runtime.identity import DEV_KEY_FILE, dev_private_key
@@ -87,3 +94,41 @@ def test_the_dev_signing_key_is_never_readable_by_others(
     monkeypatch.setattr(Path, "chmod", lambda *_args, **_kwargs: None)
     dev_private_key(tmp_path)
     assert mode(tmp_path / DEV_KEY_FILE) == 0o600
+
+
+#: What a dev stack's Temporal server and its workers write under the state folder.
+TEMPORAL_FILES = ("temporal.db", "temporal.db-wal", "temporal.db-shm", "temporal.log",
+                  "workers.log")
+
+
+async def test_temporal_and_the_workers_files_are_owner_only_on_a_real_start(
+        tmp_path: Path, database_url: str) -> None:
+    state = tmp_path / "state"
+
+    async def start_and_look() -> dict[str, int]:
+        stack = DevStack(state_dir=state, database_url=database_url, ports=Ports(
+            temporal=free_port(), ui=free_port(), crm=0, messaging=0))
+        await asyncio.to_thread(stack.start)
+        try:
+            async with AsyncExitStack() as exits:
+                start_extra_workers(exits, stack, 0, timedelta(seconds=1))
+                return {name: mode(state / name) for name in TEMPORAL_FILES}
+        finally:
+            await asyncio.to_thread(stack.stop)
+
+    owner_only = dict.fromkeys(TEMPORAL_FILES, 0o600)
+    assert await start_and_look() == owner_only
+    assert mode(state) == 0o711  # others pass through: the files themselves keep them out
+    # Files an earlier version left at the umask's mode are narrowed on the next start.
+    for name in TEMPORAL_FILES:
+        if (state / name).exists():
+            (state / name).chmod(0o644)
+    assert await start_and_look() == owner_only
+
+
+async def test_the_local_notices_are_owner_only(tmp_path: Path) -> None:
+    (tmp_path / "old.jsonl").touch(mode=0o644)
+    for name in ("notices.jsonl", "old.jsonl"):
+        await LocalSink(tmp_path / name).send("Tollgate: review waiting · tenant acme")
+    assert LocalSink(tmp_path / "old.jsonl").read() == ["Tollgate: review waiting · tenant acme"]
+    assert (mode(tmp_path / "notices.jsonl"), mode(tmp_path / "old.jsonl")) == (0o600, 0o600)

@@ -17,6 +17,7 @@ import signal
 from contextlib import AsyncExitStack
 from datetime import timedelta
 
+from tollgate.codec.files import append_private
 from tollgate.config.settings import Settings
 from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import ensure_free, free_port
@@ -55,7 +56,7 @@ def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int,
     env = {k: v for k, v in stack.env().items()
            if k not in ("TOLLGATE_METRICS_PORT", "TOLLGATE_SDK_METRICS_PORT")}
     env["TOLLGATE_DRAIN_SECONDS"] = str(drain.total_seconds())
-    log = (stack.state_dir / "workers.log").open("ab")
+    log = append_private(stack.state_dir / "workers.log")  # 0600, as temporal.log
     exits.callback(log.close)
     procs: list[subprocess.Popen[bytes]] = []
 

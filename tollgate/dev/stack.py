@@ -42,6 +42,7 @@ from tollgate.dev.stack_config import (
     free_port,
     search_attribute_args,
     temporal_binary,
+    temporal_log,
     wait_listening,
 )
 from tollgate.dev.standins import PortInUseError, StandIns, StoreError, start_standins
@@ -148,12 +149,12 @@ class DevStack:
         if not restart:  # a restart finds its own old connections in TIME_WAIT on the port
             ensure_free(self.ports.temporal, "Temporal frontend", "TOLLGATE_TEMPORAL_PORT")
             ensure_free(self.ports.ui, "Temporal Web UI", "TOLLGATE_UI_PORT")
-        log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - lives with the process
+        log = temporal_log(self.state_dir)  # lives with the process
         # Its own session: a Ctrl-C at the terminal reaches `tollgate dev` only, which then
-        # stops the server in order (after the worker has drained).
+        # stops the server in order (after the worker has drained). umask 077: see temporal_log.
         self.temporal_proc = subprocess.Popen(  # noqa: S603 - fixed arguments, our own binary
             self.temporal_args(), stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-            start_new_session=True)
+            start_new_session=True, umask=0o077)
         self._guard.watch(self.temporal_proc.pid, signal.SIGTERM)
         _write_pid_file(self.state_dir / "temporal.pid", self.temporal_proc.pid,
                         self.ports.temporal)
@@ -259,7 +260,6 @@ class DevStack:
             "TOLLGATE_MESSAGING_URL": self.standins.messaging_url,
             "TOLLGATE_HELPDESK_URL": self.standins.helpdesk_url,
             "TOLLGATE_TENANTS_FILE": str(self.tenants_file),
-            "TOLLGATE_STATE_DIR": str(self.state_dir),
         }
 
     def stop(self) -> None:

@@ -1,5 +1,6 @@
 """What the embedded stack is configured with: its loopback ports (from ``TOLLGATE_*_PORT``),
-the search attributes its Temporal dev server registers, and where the ``temporal`` CLI is.
+the search attributes its Temporal dev server registers, where the ``temporal`` CLI is, and
+the server's files under the state folder.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from contracts.search_attributes import SEARCH_ATTRIBUTES
+from tollgate.codec.files import append_private, narrow_existing
 from tollgate.config.base import ConfigError
 from tollgate.config.settings import Settings
 from tollgate.dev.ports import free_port as free_port  # the stack's, demo's, bench's, chaos's
@@ -72,6 +75,21 @@ class Ports:
 #: workflow-task dispatch. The stack starts its server with them, as do tests that start one.
 SPEED_ARGS = ("--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
               "--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000")
+
+#: Temporal's SQLite file and the two files SQLite keeps beside it in WAL mode.
+TEMPORAL_DB_FILES = ("temporal.db", "temporal.db-wal", "temporal.db-shm")
+
+
+def temporal_log(state_dir: Path) -> BinaryIO:
+    """``temporal.log`` open for appending, at 0600, and the server's SQLite files that an
+    earlier version left at the umask's mode (0644) narrowed to 0600.
+
+    The new SQLite files are the server's to make: it runs under umask 077 (``DevStack``). An
+    empty ``temporal.db`` made here at 0600 would not do: the server sets its schema up only
+    in a file that is not there yet, and started on an empty one it finds no tables.
+    """
+    narrow_existing(*(state_dir / name for name in TEMPORAL_DB_FILES))
+    return append_private(state_dir / "temporal.log")
 
 
 def search_attribute_args() -> list[str]:
