@@ -103,7 +103,7 @@ async def test_close_records_the_end_of_a_terminated_review(
         # `ops state` says the recorded end, as `review show` does (the run's search attribute
         # keeps AWAITING_REVIEW for ever: a closed run cannot change it).
         code, text = await said_by(capsys, s, ops, "state", wid)
-        assert (code, text.strip()) == (0, "STOPPED"), text
+        assert (code, text.strip()) == (0, "STOPPED (run_terminated)"), text
         code, text = await said_by(capsys, s, ops, "state", wid, "--json")
         assert json.loads(text[text.index("{"):]) == {
             "workflow_id": wid, "state": "STOPPED", "status": "TERMINATED"}

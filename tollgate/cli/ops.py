@@ -3,7 +3,7 @@ so they work while the Temporal server is down; state, replay and sweep need Tem
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -49,8 +49,9 @@ def state(workflow_id: str, as_json: bool) -> Command:
     async def go(s: Settings) -> int:
         from temporalio.service import RPCError, RPCStatusCode
 
+        from contracts import TERMINAL_STATES
         from tollgate.intake.repeat import ended_without_outcome
-        from tollgate.ops.review_ticket import ended_state
+        from tollgate.ops.review_ticket import ended_state, with_reason
         from tollgate.ops.target_queues import said, waits_within
 
         client = await connect(s)
@@ -61,14 +62,16 @@ def state(workflow_id: str, as_json: bool) -> Command:
                 raise
             desc = None
         ended = "not found" if desc is None else ended_without_outcome(desc.status)
+        values = (desc.search_attributes.get("TollgateState") if desc else None) or ["RECEIVED"]
         # A run that closed with no outcome keeps the state it stopped in as its search
         # attribute for ever, and one past retention is gone: the end `ops close` recorded
-        # is PostgreSQL's, shown as `review show` shows it.
-        recorded = await _recorded_state(s, workflow_id) if ended else None
-        if desc is None and recorded is None:
+        # is PostgreSQL's, shown as `review show` shows it. A final state's reason is only
+        # PostgreSQL's too (the search attribute holds the state alone).
+        event = (await _recorded_event(s, workflow_id)
+                 if ended or values[0] in TERMINAL_STATES else None)
+        if desc is None and event is None:
             raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such event")
-        values = (desc.search_attributes.get("TollgateState") if desc else None) or ["RECEIVED"]
-        shown = recorded or str(values[0])
+        shown = str(event["state"]) if ended and event else str(values[0])
         status = "NOT_FOUND" if desc is None else desc.status.name if desc.status else "UNKNOWN"
         # An open run's send, or its reconciler's lookup, may wait with no timeout on a target
         # queue no worker polls.
@@ -77,15 +80,16 @@ def state(workflow_id: str, as_json: bool) -> Command:
             emit_json({"workflow_id": workflow_id, "state": shown, "status": status}
                       | ({"waits_for": waits} if status == "RUNNING" else {}))
         else:
-            click.echo(f"{ended_state(shown, ended)}" + (f" · {said(waits)}" if waits else ""))
+            click.echo(f"{with_reason(ended_state(shown, ended), shown, event or {})}"
+                       + (f" · {said(waits)}" if waits else ""))
         return Exit.OK
 
     return go
 
 
-async def _recorded_state(s: Settings, workflow_id: str) -> str | None:
-    """The state PostgreSQL holds for ``workflow_id``; None without a database, or when it
-    does not answer (Temporal's answer then stands)."""
+async def _recorded_event(s: Settings, workflow_id: str) -> dict[str, Any] | None:
+    """The event PostgreSQL holds for ``workflow_id`` (its ``state`` and ``reason_code``); None
+    without a database, or when it does not answer (Temporal's answer then stands)."""
     from adapters.postgres.store import PostgresStore
 
     if not s.dsn:
@@ -95,7 +99,7 @@ async def _recorded_state(s: Settings, workflow_id: str) -> str | None:
             record = await PostgresStore(p).review_record(workflow_id)
     except Failure:
         return None
-    return str(record.event["state"]) if record and record.event else None
+    return record.event if record and record.event else None
 
 
 def _switch_command(name: str, closing: bool) -> click.Command:

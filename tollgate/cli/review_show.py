@@ -37,7 +37,7 @@ def seen_token(draft_version: int, request_id: str) -> str:
 async def review_show(client: Client, s: Settings, workflow_id: str, *,
                       now: datetime | None = None, as_json: bool = False) -> int:
     """One record: state, policy, risk, the open request and its draft, every decision."""
-    from tollgate.ops.review_ticket import ended_state, how_it_ended, open_end
+    from tollgate.ops.review_ticket import ended_state, how_it_ended, open_end, with_reason
 
     now = now or datetime.now(UTC)
     run = await how_it_ended(client.get_workflow_handle(workflow_id))
@@ -68,7 +68,7 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
     policy = (ticket.policy_version if ticket else None) or event.get("policy_version")
     click.echo(workflow_id)
     click.echo(f"  tenant {event.get('tenant_id', '?')} · {event.get('event_type', '?')} · "
-               f"state {_with_reason(ended_state(state, ended), state, event)} · "
+               f"state {with_reason(ended_state(state, ended), state, event)} · "
                f"policy {policy or '-'} · "
                f"risk {ticket.risk if ticket else '-'}")
     if open_review and ticket is not None:
@@ -87,17 +87,6 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
         for line in render(chain)[1:]:
             click.echo(line)
     return Exit.OK
-
-
-def _with_reason(shown: str | None, state: str | None, event: dict[str, Any]) -> str | None:
-    """A finished event's state with its recorded reason, as `trace`'s first line has it
-    (`STOPPED (daily_limit)`): the chain printed below starts after that line, so a bare
-    STOPPED never said why. A run that ended with no outcome is not final (its state is
-    shown with how it ended instead)."""
-    reason = event.get("reason_code")
-    if not _finished(state) or not reason or event.get("state") != state:
-        return shown
-    return f"{shown} ({reason})"
 
 
 def _finished(state: str | None) -> bool:

@@ -55,6 +55,18 @@ def ended_state(state: str | None, ended: str | None) -> str | None:
     return f"{state} (run {ended}, no outcome)" if ended and state else state
 
 
+def with_reason(shown: str | None, state: str | None, event: dict[str, Any]) -> str | None:
+    """``shown`` (what ``ended_state`` made of ``state``) with the reason the event's record
+    gives, as ``tollgate trace``'s first line has it (``STOPPED (daily_limit)``), for a final
+    state the record holds too: a bare STOPPED never said why. A run that ended with no outcome
+    is not final (its state is shown with how it ended instead). ``review show`` and
+    ``ops state`` say it so."""
+    reason = event.get("reason_code")
+    if state not in TERMINAL_STATES or not reason or event.get("state") != state:
+        return shown
+    return f"{shown} ({reason})"
+
+
 class RunEnd(NamedTuple):
     """How one run stands, from ``describe()`` (no worker needed)."""
 
