@@ -30,6 +30,13 @@ def _s(text: str, *refs: str) -> PostmortemSentence:
     return PostmortemSentence(text=text, refs=list(refs))
 
 
+def _n(count: object, noun: str) -> str:
+    """``1 dead letter``, ``2 dead letters``: the draft is read by people (it said "1
+    failures"). Digits always, never words: the validator reads every number a sentence
+    states, so the figure stays the one the packet holds."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def _time(at: datetime | None) -> str:
     return f"{at:%Y-%m-%d %H:%M:%S} UTC" if at else "an unknown time"
 
@@ -41,13 +48,14 @@ def _of(packet: IncidentPacket, kind: str) -> list[PacketItem]:
 def _impact(total: PacketItem, codes: list[PacketItem]) -> list[PostmortemSentence]:
     f = total.figures
     out = [_s(f"Between {total.facts['since']} and {total.facts['until']} the packet holds "
-              f"{f['failures']} failures: {f['dead_letters']} dead letters, "
-              f"{f['unknown_writes']} unknown writes ({f['unknown_writes_recovered']} recovered "
-              f"by lookup), {f['quarantined']} quarantined events and "
-              f"{f['failed_validations']} refused drafts.", total.ref),
-           _s(f"Operators and the circuit responded with {f['circuit_closures']} circuit "
-              f"closures, {f['kill_switch_changes']} kill switch changes by operators and "
-              f"{f['replays']} dead-letter replay steps.", total.ref)]
+              f"{_n(f['failures'], 'failure')}: {_n(f['dead_letters'], 'dead letter')}, "
+              f"{_n(f['unknown_writes'], 'unknown write')} ({f['unknown_writes_recovered']} "
+              f"recovered by lookup), {_n(f['quarantined'], 'quarantined event')} and "
+              f"{_n(f['failed_validations'], 'refused draft')}.", total.ref),
+           _s(f"Operators and the circuit responded with "
+              f"{_n(f['circuit_closures'], 'circuit closure')}, "
+              f"{_n(f['kill_switch_changes'], 'kill switch change')} by operators and "
+              f"{_n(f['replays'], 'dead-letter replay step')}.", total.ref)]
     top = sorted(codes, key=lambda g: (-g.figures["count"], g.ref))[:TOP_GROUPS]
     out += [_s(f"Error code {g.code} accounts for {g.figures['count']} of them.", g.ref)
             for g in top]
@@ -63,13 +71,15 @@ def _event(item: PacketItem) -> str:
         return f"an unknown write at {facts.get('adapter', '-')} ({code}) {end}"
     if item.kind == "circuit_closure":
         return (f"the circuit closed {facts.get('adapter', '-')}/{item.tenant_id} on rule "
-                f"{code} after {item.figures.get('count')} signals "
+                f"{code} after {_n(item.figures.get('count'), 'signal')} "
                 f"(limit {item.figures.get('limit')})")
     if item.kind == "kill_switch":
         return (f"an operator's {facts.get('action', '-')} of the switch "
                 f"{facts.get('adapter', '-')}/{item.tenant_id}")
     if item.kind == "quarantine":
-        return f"the first of {item.figures['count']} events quarantined as {code}"
+        n = item.figures["count"]
+        return (f"an event quarantined as {code}" if n == 1
+                else f"the first of {n} events quarantined as {code}")
     if item.kind == "replay":
         return f"a replay step of a dead letter ({code})"
     if item.kind == "failed_validation":
@@ -87,7 +97,7 @@ def _timeline(packet: IncidentPacket, total: PacketItem) -> list[PostmortemSente
 def _cause(packet: IncidentPacket, total: PacketItem) -> list[PostmortemSentence]:
     versions = sorted(_of(packet, "version_group"), key=lambda g: (-g.figures["count"], g.ref))
     out = [_s(f"Code {g.code} under policy {g.policy_version} and prompt {g.prompt_version}: "
-              f"{g.figures['count']} failures.", g.ref) for g in versions[:CAUSE_GROUPS]]
+              f"{_n(g.figures['count'], 'failure')}.", g.ref) for g in versions[:CAUSE_GROUPS]]
     for code in _of(packet, "code_group"):
         split = [g for g in versions if g.code == code.code]
         if len(split) > 1:

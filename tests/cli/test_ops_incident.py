@@ -60,7 +60,7 @@ async def test_a_draft_is_kept_shown_and_reviewed_once_by_an_owner(
     assert (totals["dead_letters"], totals["quarantined"], totals["kill_switch_changes"]) == (
         1, 2, 1)
     impact = " ".join(x["text"] for x in made["draft"]["impact"])
-    assert "3 failures: 1 dead letters" in impact and "2 quarantined events" in impact
+    assert "3 failures: 1 dead letter," in impact and "2 quarantined events" in impact
 
     # The same window again: the same packet, so the same row, nothing new kept.
     assert await run_ops(["incident", "--since", made["packet"]["since"], "--until",

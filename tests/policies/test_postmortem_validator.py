@@ -122,3 +122,32 @@ def test_the_offline_draft_of_the_packet_passes_and_cites_every_section() -> Non
     assert "policy 2026-12-02.1" in cause and "policy 2026-12-01" in cause
     opened = " ".join(s.text for s in answer.postmortem.open_items)
     assert "Dead letter 12" in opened and "no recorded outcome" in opened
+
+
+def test_the_offline_draft_counts_one_in_the_singular() -> None:
+    # A window with one dead letter said "1 failures: 1 dead letters".
+    one = {kind: found[:1] if kind == "dead_letters" else [] for kind, found in rows().items()}
+    packet = build_packet(one, since=SINCE, until=UNTIL, tenant="acme")
+    written = offline_postmortem(packet)
+
+    assert validate_postmortem(written, packet) == []  # the figures stay the packet's
+    impact = " ".join(s.text for s in written.impact)
+    assert "holds 1 failure: 1 dead letter, 0 unknown writes (0 recovered by lookup), " \
+           "0 quarantined events and 0 refused drafts." in impact
+    assert "0 circuit closures, 0 kill switch changes by operators and 0 dead-letter " \
+           "replay steps." in impact
+    cause = " ".join(s.text for s in written.suspected_cause)
+    assert cause.endswith(": 1 failure.") and "failures" not in cause
+
+
+def test_the_offline_draft_of_the_full_packet_says_each_count_so() -> None:
+    written = offline_postmortem(PACKET)
+    text = " ".join(s.text for section in (written.impact, written.timeline)
+                    for s in section)
+
+    assert "8 failures: 1 dead letter, 2 unknown writes" in text
+    assert "and 1 refused draft." in text
+    assert "1 circuit closure, 1 kill switch change by operators and 1 dead-letter replay " \
+           "step." in text
+    assert "after 2 signals" in text
+    assert "an event quarantined as" in text and "the first of 3 events quarantined" in text
