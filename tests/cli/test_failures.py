@@ -112,3 +112,28 @@ def test_sign_without_a_tenants_file_is_a_file_error(env: dict[str, str], tmp_pa
     event.write_text(json.dumps({"tenant_id": "acme"}))
     said = tollgate("submit", "--sign", str(event), env=env)
     assert said.code == Exit.FILE and "tenants file" in one_line_error(said)
+
+
+@pytest.mark.parametrize("argv", [
+    ["review", "list"], ["review", "show", "event/acme/k1"], ["ops", "state", "event/acme/k1"],
+])
+def test_a_fresh_state_folder_without_a_stack_names_the_key_ring_first(
+    env: dict[str, str], argv: list[str]
+) -> None:
+    # docs/cli.md: local files are checked before any server is asked, so a fresh folder with
+    # nothing running ends at 5, and the line's first remedy also starts the servers.
+    fresh = {k: v for k, v in env.items() if k not in ("TOLLGATE_KEYS_FILE", "TOLLGATE_KEYS")}
+    said = tollgate(*argv, env=fresh)
+    line = one_line_error(said)
+    assert said.code == Exit.FILE, said.text
+    assert line.startswith("tollgate: payload key ring not found: ")
+    assert "run `tollgate dev` once" in line and "TOLLGATE_KEYS_FILE" in line
+    assert env["TEMPORAL_ADDRESS"] not in line
+
+
+def test_a_postgres_only_command_needs_no_key_ring(tmp_path: Path) -> None:
+    env = {k: v for k, v in base_env(tmp_path / "state").items()
+           if k not in ("TOLLGATE_KEYS_FILE", "TOLLGATE_KEYS")}
+    said = tollgate("ops", "dlq", "list", env=env)
+    line = one_line_error(said)
+    assert said.code == Exit.UNREACHABLE and "no PostgreSQL" in line and "key ring" not in line
