@@ -28,6 +28,7 @@ from typing import Literal
 from adapters.ports.stores import ReceiptAttempts
 from adapters.ports.targets import ActionAdapter
 from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
+from contracts.actions import ReplaySettle
 from contracts.errors import (
     ErrorClass,
     RateLimited,
@@ -59,10 +60,12 @@ class Attempt:
 async def attempt_write(
     receipts: ReceiptAttempts, adapter: ActionAdapter, action: ActionRequest, *,
     from_pending: bool = False, fence: int | None = None, closing: Closing | None = None,
+    replay: ReplaySettle | None = None,
 ) -> Attempt:
     """``from_pending``: the receipt was PENDING before this attempt (see the module doc).
     ``fence``: the one this attempt holds from opening the receipt; None takes a new one.
-    ``closing``: the run's final step, recorded with a final settle (the module doc)."""
+    ``closing``: the run's final step, recorded with a final settle (the module doc).
+    ``replay``: a dead letter's replay resends; its event follows a final settle (ADR 0061)."""
     if fence is None:
         fence = await receipts.begin_attempt(action.action_key)
     try:
@@ -79,23 +82,26 @@ async def attempt_write(
     except RejectedError as exc:
         return await settle_final(receipts, action.action_key, "rejected", exc.code, fence,
                                   closing, error_class=exc.error_class.value,
-                                  error_code=exc.code)
+                                  error_code=exc.code, replay=replay)
     return await settle_final(receipts, action.action_key, "succeeded",
                               ALREADY_HELD if write.status == "already_held" else None, fence,
-                              closing, external_id=write.external_id)
+                              closing, external_id=write.external_id, replay=replay)
 
 
 async def settle_final(receipts: ReceiptAttempts, action_key: str,
                        status: Literal["succeeded", "rejected"], reason_code: str | None,
                        fence: int | None, closing: Closing | None, *,
                        external_id: str | None = None, error_class: str | None = None,
-                       error_code: str | None = None) -> Attempt:
+                       error_code: str | None = None,
+                       replay: ReplaySettle | None = None) -> Attempt:
     """Settle the receipt ``status`` (SUCCEEDED or REJECTED) with ``fence``; with ``closing``,
-    the run's final step in the same statement when the settle wins."""
+    the run's final step in the same statement when the settle wins; with ``replay``, the
+    end of the event its dead letter stopped (``ReceiptSettler.settle``)."""
     final = ReceiptStatus.SUCCEEDED if status == "succeeded" else ReceiptStatus.REJECTED
     if closing is None:
         settled = await receipts.settle(action_key, final, fence=fence, external_id=external_id,
-                                        error_class=error_class, error_code=error_code)
+                                        error_class=error_class, error_code=error_code,
+                                        replay=replay)
         return Attempt(status, settled, reason_code)
     step = closing(status, reason_code)
     assert step is not None  # a final status always ends the run

@@ -14,7 +14,12 @@ from activities.resend_guard import ResendGuard
 from adapters.ports.stores import DeadLetterQueue, ReceiptLedger
 from adapters.ports.targets import ActionAdapter
 from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
-from contracts.actions import UNRECONCILED_CODE, UNRECONCILED_OWNER, UNRECONCILED_PLAN
+from contracts.actions import (
+    UNRECONCILED_CODE,
+    UNRECONCILED_OWNER,
+    UNRECONCILED_PLAN,
+    ReplaySettle,
+)
 from contracts.errors import ErrorClass, RejectedError
 from policies.redaction import redact
 
@@ -35,6 +40,17 @@ REFUSED_PLAN = (
     "producer submits the event again under a new event id, which goes through review again.")
 
 
+def _replay(request: ReconcileRequest, how: str) -> ReplaySettle | None:
+    """The replay this run is, when it is a dead letter's (``tollgate ops dlq replay``): its
+    settle ends the event the dead letter stopped (ADR 0061). The number is its run id's
+    (``reconcile/KEY/replay-N``: ``tollgate.ops.actions.replay_workflow_id``)."""
+    if request.replay_of is None:
+        return None
+    number = (activity.info().workflow_id or "").rpartition("/replay-")[2]
+    return ReplaySettle(dead_letter=request.replay_of,
+                        number=int(number) if number.isdigit() else None, how=how)
+
+
 class ReconcileActivities:
     def __init__(
         self, receipts: ReceiptLedger, ops: DeadLetterQueue,
@@ -52,6 +68,10 @@ class ReconcileActivities:
         adapter = self.adapters[action.adapter]
         current = await self.receipts.get(action.action_key)
         if current is not None and current.status == ReceiptStatus.SUCCEEDED:
+            replay = _replay(request, "receipt found SUCCEEDED")
+            if replay is not None:  # settled since the dead letter: its event follows now
+                current = await self.receipts.settle(action.action_key, ReceiptStatus.SUCCEEDED,
+                                                     fence=None, replay=replay)
             return ReconcileResult(status="succeeded", receipt=current)
         if not adapter.supports_lookup:
             return ReconcileResult(status="unverifiable", reason_code="target_cannot_look_up")
@@ -60,7 +80,8 @@ class ReconcileActivities:
         if held is None:
             return None
         receipt = await self.receipts.settle(action.action_key, ReceiptStatus.SUCCEEDED,
-                                             fence=None, external_id=held.external_id)
+                                             fence=None, external_id=held.external_id,
+                                             replay=_replay(request, "found at the target"))
         return ReconcileResult(status="succeeded", receipt=receipt, reason_code="found_at_target")
 
     @activity.defn
@@ -74,7 +95,8 @@ class ReconcileActivities:
         if refused is not None:
             log.info("resend_write", workflow_id=action.ref.workflow_id, refused=refused)
             return ReconcileResult(status="refused", reason_code=refused)
-        attempt = await attempt_write(self.receipts, adapter, action)
+        attempt = await attempt_write(self.receipts, adapter, action,
+                                      replay=_replay(request, "resent"))
         return ReconcileResult(status=_RESEND_STATUS[attempt.status],
                                receipt=attempt.receipt, reason_code=attempt.reason_code)
 

@@ -137,6 +137,18 @@ class ReconcileRequest(Frozen):
     refused: str | None = None
 
 
+class ReplaySettle(Frozen):
+    """A dead letter's replay settling its write (``ReceiptSettler.settle``'s ``replay``):
+    replay ``number`` (None when its run id does not say) of dead letter ``dead_letter``, which
+    settles it ``how`` ("found at the target", "resent", ...). When the receipt ends SUCCEEDED
+    or REJECTED, the event that dead letter ended STOPPED follows it in the same transaction
+    (ADR 0061)."""
+
+    dead_letter: int
+    number: int | None = None
+    how: str
+
+
 #: The dead letter of a write nothing could confirm or rule out: the reconciler's, when its
 #: lookups found nothing and a resend was not safe, and ``tollgate ops close --unresolved-write``'s
 #: for a run terminated mid-send whose receipt the target does not hold. One code, owner and plan,

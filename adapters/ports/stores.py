@@ -23,6 +23,7 @@ from contracts import (
     ReviewDecision,
     StepRecord,
 )
+from contracts.actions import ReplaySettle
 from contracts.contacts import TenantContact
 from contracts.fanout import BusinessEvent
 from contracts.rollout import RolloutDecision
@@ -166,8 +167,11 @@ class ResendChecks(Protocol):
 class ReceiptSettler(Protocol):
     async def settle(self, action_key: str, status: ReceiptStatus, *, fence: int | None,
                      external_id: str | None = None, error_class: str | None = None,
-                     error_code: str | None = None) -> Receipt:
-        """``fence=None`` settles without an attempt of its own (the reconciler, the sweep)."""
+                     error_code: str | None = None,
+                     replay: ReplaySettle | None = None) -> Receipt:
+        """``fence=None`` settles without an attempt of its own (the reconciler, the sweep).
+        ``replay``: a dead letter's replay settles it; a final receipt then ends the event
+        that dead letter stopped, in the same transaction (ADR 0061)."""
         ...
 
 

@@ -14,8 +14,10 @@ from typing import Any
 import asyncpg
 
 from adapters.ports.stores import OPENING_FENCE
+from adapters.postgres.replay_settle import follow_replay
 from adapters.postgres.steps import recorded_behind, step_args
 from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
+from contracts.actions import ReplaySettle
 
 RECEIPT_COLUMNS = (
     "action_key, tenant_id, event_id, adapter, action, request_fingerprint, status, external_id,"
@@ -144,14 +146,25 @@ class ReceiptStore:
         external_id: str | None = None,
         error_class: str | None = None,
         error_code: str | None = None,
+        replay: ReplaySettle | None = None,
     ) -> Receipt:
         """Move an open receipt to ``status``; a stale fence or a final receipt wins nothing.
-        ``fence=None`` is the reconciler's settle: it holds no attempt of its own."""
-        row = await self.pool.fetchrow(
-            SETTLE_SQL, action_key, status.value, external_id, error_class, error_code, fence)
-        if row is not None:
-            return _receipt(row)
-        return await self._standing(action_key)
+        ``fence=None`` is the reconciler's settle: it holds no attempt of its own. ``replay``:
+        a dead letter's replay settles it, and the event that dead letter stopped follows a
+        final receipt (whoever settled it) in the same transaction (ADR 0061)."""
+        args = (action_key, status.value, external_id, error_class, error_code, fence)
+        if replay is None:
+            row = await self.pool.fetchrow(SETTLE_SQL, *args)
+            return _receipt(row) if row is not None else await self._standing(action_key)
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(SETTLE_SQL, *args)
+            if row is None:
+                row = await conn.fetchrow(
+                    f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key)
+                assert row is not None
+            receipt = _receipt(row)
+            await follow_replay(conn, receipt, replay)
+        return receipt
 
     async def settle_closing(self, action_key: str, status: ReceiptStatus, *,
                              fence: int | None, step: StepRecord,

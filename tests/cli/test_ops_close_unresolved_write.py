@@ -4,7 +4,8 @@ close` refused it naming the sweep, and the sweep reported it `still open` every
 once the receipt has stayed open past the sweep's window and the target (asked once more) does
 not hold the key, the event ends STOPPED `run_terminated_write_unknown` with the reconciler's
 dead letter, the receipt left UNKNOWN and nothing sent; the dead letter's replay is the
-operator's usual path. A key the target holds is left to the sweep, never guessed."""
+operator's usual path, and once it resends, the event follows its receipt to SUCCEEDED (ADR
+0061). A key the target holds is left to the sweep, never guessed."""
 
 from __future__ import annotations
 
@@ -159,5 +160,25 @@ async def test_an_unresolved_write_ends_stopped_with_one_dead_letter_and_nothing
         assert code == 0 and f"  run       {replay_run} COMPLETED" in text, text
         assert standins.messaging.posts_for(send_key(lost)) == 2
         assert standins.messaging.get_by_key(send_key(lost)) is not None
+        # The message went out, so the event's record follows its receipt: one more numbered
+        # transition, by the operator who replayed, naming the replay (ADR 0061). It used to
+        # stay STOPPED (run_terminated_write_unknown) beside a SUCCEEDED receipt.
+        assert await end_of(db, wid) == (
+            "SUCCEEDED", "dead_letter_replayed",
+            ("STOPPED", "SUCCEEDED", "operator:op.kim",
+             f"replay 1 of dead letter {letter['id']}: resent, receipt SUCCEEDED"), 1)
+        seqs = [r["seq"] for r in await db.fetch(
+            "SELECT seq FROM state_transitions WHERE workflow_id = $1 ORDER BY seq", wid)]
+        assert seqs == list(range(1, len(seqs) + 1)), seqs
+        outcome = json.loads(await db.fetchval("SELECT outcome FROM events"
+                                               " WHERE workflow_id = $1", wid))
+        assert (outcome["state"], outcome["receipt"]["status"]) == ("SUCCEEDED", "SUCCEEDED")
+        code, text = await said_by(capsys, cli, ops, "state", wid)
+        assert (code, text.strip()) == (0, "SUCCEEDED (dead_letter_replayed)"), text
+        code, text = await said_by(capsys, cli, trace, wid)
+        assert code == 0 and text.splitlines()[0] == (
+            f"{wid}  SUCCEEDED (dead_letter_replayed)"), text
+        code, text = await said_by(capsys, cli, ops, "audit", "--verify")
+        assert code == 0 and "intact" in text, text
     finally:
         await db.close()

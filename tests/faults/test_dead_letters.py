@@ -4,19 +4,29 @@ dedupe, and a lookup before anything is sent. At most one message at the target.
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import asyncpg
 import pytest
+from temporalio.client import WorkflowExecutionStatus
 
 from adapters.http.messaging import MessagingHttpAdapter
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
-from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest, ReconcileResult
+from contracts import (
+    ActionRequest,
+    EventRef,
+    EventState,
+    ReceiptStatus,
+    ReconcileRequest,
+    ReconcileResult,
+)
 from policies.keys import action_key
 from tests.cli.helpers import run_ops
-from tests.conftest import fresh_key
-from tests.faults.conftest import Rig
+from tests.conftest import fresh_key, signed_event
+from tests.faults.conftest import Rig, send_key
+from tollgate.cli.review_show import review_show
 
 
 async def seed_unreconciled(
@@ -135,3 +145,71 @@ async def test_replay_of_a_write_the_target_already_holds_finds_it_and_sends_not
     assert receipt is not None and stored is not None
     assert (receipt.status, receipt.external_id) == (ReceiptStatus.SUCCEEDED, stored["id"])
     assert (rig.posts(key), rig.messages(key)) == (1, 1)
+
+
+@pytest.mark.parametrize("lookup_window_s", [2.0])  # the target's: the reconciler's window
+async def test_a_replay_that_settles_the_reconcilers_dead_letter_ends_the_event_as_its_receipt(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fault: the target answers 504 to the send (and, deduping, to the reconciler's one
+    resend) and stores nothing: the reconciler dead-letters the write and the event's run
+    completes STOPPED (unreconciled_write), its receipt UNKNOWN. Then the write is settled by
+    the dead letter's approved replay: no_dedupe: the message surfaced at the target late and
+    the replay's lookup finds it; dedupe: the replay's one resend is refused by the target.
+    Evidence: the receipt SUCCEEDED (found) or REJECTED (refused) by that replay.
+    Invariant: the event's record follows its receipt (ADR 0061): one more numbered transition
+    STOPPED -> SUCCEEDED or REJECTED by the operator who replayed, naming the replay, shown by
+    `ops state` and `review show` though the run completed STOPPED; the audit chain intact. It
+    used to stay STOPPED (unreconciled_write) beside a settled receipt."""
+    dedupes = rig.mode == "dedupe"
+    event_key = fresh_key("r")
+    key = send_key(event_key)
+    rig.standins.messaging.inject("gateway_timeout", key=key, times=2 if dedupes else 1)
+    ack = await rig.submit(signed_event(rig.customer(), key=event_key))
+    await rig.approve(ack.workflow_id)
+    outcome = await rig.outcome(ack.workflow_id, within=90)
+    wid = ack.workflow_id
+    assert (outcome.state, outcome.reason_code) == (EventState.STOPPED, "unreconciled_write")
+    assert rig.faults_left() == [] and rig.messages(key) == 0
+    [letter] = await rig.sql("SELECT id FROM dead_letters WHERE workflow_id = $1", wid)
+    [before] = await rig.sql("SELECT last_seq FROM events WHERE workflow_id = $1", wid)
+    if dedupes:
+        rig.standins.messaging.inject("reject", key=key, code="number_blocked")
+    else:
+        target = MessagingHttpAdapter(rig.standins.messaging_url)
+        try:
+            [request] = await rig.sql("SELECT replay_input FROM dead_letters WHERE id = $1",
+                                      letter["id"])
+            await target.execute(ReconcileRequest.model_validate_json(
+                request["replay_input"]).action)
+        finally:
+            await target.aclose()
+    posts = rig.posts(key)
+    assert await ops(rig, "dlq", "approve", str(letter["id"]), "--reason", "checked") == 0
+    assert await ops(rig, "dlq", "replay", str(letter["id"])) == (1 if dedupes else 0)
+    status, to_state, how = (("REJECTED", "REJECTED", "resent") if dedupes else
+                             ("SUCCEEDED", "SUCCEEDED", "found at the target"))
+    [receipt] = await rig.sql("SELECT status FROM receipts WHERE action_key = $1", key)
+    assert receipt["status"] == status
+    assert rig.posts(key) == posts + (1 if dedupes else 0)
+    assert rig.messages(key) == (0 if dedupes else 1)
+    [event] = await rig.sql("SELECT state, reason_code, last_seq, outcome FROM events"
+                            " WHERE workflow_id = $1", wid)
+    assert (event["state"], event["reason_code"], event["last_seq"]) == (
+        to_state, "dead_letter_replayed", before["last_seq"] + 1)
+    followed = json.loads(event["outcome"])
+    assert (followed["state"], followed["receipt"]["status"]) == (to_state, status)
+    [last] = await rig.sql("SELECT seq, from_state, to_state, actor, reason"
+                           " FROM state_transitions WHERE workflow_id = $1"
+                           " ORDER BY seq DESC LIMIT 1", wid)
+    assert tuple(last) == (
+        before["last_seq"] + 1, "STOPPED", to_state, "operator:op.kim",
+        f"replay 1 of dead letter {letter['id']}: {how}, receipt {status}")
+    handle = rig.client.get_workflow_handle(wid)
+    assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
+    capsys.readouterr()
+    assert await run_ops(["state", wid], rig.settings) == 0
+    assert capsys.readouterr().out.strip() == f"{to_state} (dead_letter_replayed)"
+    assert await review_show(rig.client, rig.settings, wid) == 0
+    assert f"state {to_state} (dead_letter_replayed)" in capsys.readouterr().out
+    assert await run_ops(["audit", "--verify"], rig.settings) == 0

@@ -47,6 +47,7 @@ def state(workflow_id: str, as_json: bool) -> Command:
     """Current state of WORKFLOW_ID (event/TENANT/KEY), as the Web UI filters on it."""
 
     async def go(s: Settings) -> int:
+        from temporalio.client import WorkflowExecutionStatus
         from temporalio.service import RPCError, RPCStatusCode
 
         from contracts import TERMINAL_STATES
@@ -71,7 +72,10 @@ def state(workflow_id: str, as_json: bool) -> Command:
                  if ended or values[0] in TERMINAL_STATES else None)
         if desc is None and event is None:
             raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such event")
-        shown = str(event["state"]) if ended and event else str(values[0])
+        # So is an end recorded after a run that completed (a dead letter's replay that
+        # settled its write, ADR 0061): the search attribute keeps the run's last state.
+        over = ended or (desc is not None and desc.status == WorkflowExecutionStatus.COMPLETED)
+        shown = str(event["state"]) if over and event else str(values[0])
         status = "NOT_FOUND" if desc is None else desc.status.name if desc.status else "UNKNOWN"
         # An open run's send, or its reconciler's lookup, may wait with no timeout on a target
         # queue no worker polls.
