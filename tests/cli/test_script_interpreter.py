@@ -68,8 +68,13 @@ def installed_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     clone = copy_checkout(tmp_path_factory.mktemp("installed") / "clone")
     info = clone / "tollgate.egg-info"
     info.mkdir()
-    # The installed distribution's metadata: the same Requires-Dist lines the egg-info holds.
-    (info / "PKG-INFO").write_text(metadata.distribution("tollgate").read_text("METADATA") or "")
+    # The installed distribution's metadata, whichever form it has: a wheel-style dist-info
+    # keeps the requirements in METADATA (Requires-Dist), an egg-info (a clone `make install`
+    # ran in, first on the path here) in PKG-INFO and requires.txt.
+    dist = metadata.distribution("tollgate")
+    (info / "PKG-INFO").write_text(dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "")
+    (info / "requires.txt").write_text(dist.read_text("requires.txt") or "")
+    assert metadata.PathDistribution(info).requires, "the copy's egg-info names no requirement"
     (clone / ".venv" / "bin").mkdir(parents=True)
     (clone / ".venv" / "bin" / "python").symlink_to(sys.executable)
     return clone
