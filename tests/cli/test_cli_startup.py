@@ -61,14 +61,22 @@ def test_each_summary_is_what_its_command_s_own_help_shows() -> None:
 def test_the_help_from_the_table_is_the_help_of_the_loaded_commands(
         monkeypatch: pytest.MonkeyPatch, columns: str) -> None:
     monkeypatch.setenv("COLUMNS", columns)
-    fresh = LazyGroup(name="tollgate", lazy=cli.lazy, params=cli.params, help=cli.help,
-                      context_settings=cli.context_settings)
-    from_table = fresh.get_help(click.Context(fresh, info_name="tollgate"))
-    ctx = click.Context(cli, info_name="tollgate")
-    for name in cli.list_commands(ctx):
-        cli.get_command(ctx, name)
-    assert set(cli.commands) == set(cli.lazy)
-    assert from_table == cli.get_help(ctx)
+
+    def group() -> tuple[LazyGroup, click.Context]:
+        # Two groups of their own, each with its context made as the console script's is (the
+        # context settings applied): click caches a command's help option on first use, so the
+        # shared `cli`, used by other tests in this process, may hold one made otherwise.
+        made = LazyGroup(name="tollgate", lazy=cli.lazy, params=cli.params, help=cli.help,
+                         context_settings=cli.context_settings)
+        return made, click.Context(made, info_name="tollgate", **made.context_settings)
+
+    fresh, fresh_ctx = group()
+    from_table = fresh.get_help(fresh_ctx)
+    loaded, ctx = group()
+    for name in loaded.list_commands(ctx):
+        loaded.get_command(ctx, name)
+    assert set(loaded.commands) == set(cli.lazy)
+    assert from_table == loaded.get_help(ctx)
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["submit", "--help"], ["ops", "--help"],
