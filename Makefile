@@ -7,9 +7,12 @@ BIN    := $(VENV)/bin
 
 # Test processes (pytest-xdist). Each starts its own PostgreSQL and Temporal servers; tests of
 # one module stay on one process, so its servers start once; the longest modules go first, by
-# tests/durations.json (tests/scheduling.py says how to regenerate it).
+# tests/durations.json (tests/scheduling.py says how to regenerate it). A process that crashes
+# (the hang guard ends one after 360 s: ADR 0058) ends the run, failed, naming the test: with
+# --dist loadgroup, pytest-xdist's replacement process is handed no work and the run waits for
+# ever.
 TEST_WORKERS ?= 3
-PARALLEL := -n $(TEST_WORKERS) --dist loadgroup
+PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --max-worker-restart=0
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
