@@ -14,6 +14,8 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 
+from adapters.broker.cancel import raise_if_cancelled
+
 #: Can the handler's downstream take entries now? (For Temporal: the server answers and a
 #: worker polls the task queue.) Asked after a handler timed out, and during an outage.
 Probe = Callable[[], Awaitable[bool]]
@@ -67,7 +69,10 @@ class Outage:
 async def answers(probe: Probe) -> bool:
     try:
         return await probe()
-    except Exception:  # a probe that fails says "no"
+    except Exception as exc:  # a probe that fails says "no"
+        # ... unless the failure was this consumer's cancel in another guise: waiting out
+        # the outage would then never end (adapters/broker/cancel.py).
+        raise_if_cancelled(exc)
         return False
 
 

@@ -154,12 +154,19 @@ class RedisStreamIntake:
                             return  # the rest stays pending: another consumer reclaims it
                         await self._one(StreamEntry(raw_id.decode(), fields, self.stream,
                                                     self.group), handler, reachable)
+            # In both branches below the error may be this task's cancel in another guise (a
+            # library's own error: redis-py's TimeoutError, a RedisError, for a read; the
+            # SDK's for a handler). The cancel is then spent, and the loop would wait and read
+            # on for ever (a full run hung 360 s in a test's cleanup, cancelling at XREADGROUP):
+            # a pending cancel ends the consumer, whatever it was turned into.
             except Unreachable as exc:
+                raise_if_cancelled(exc)
                 # Entries read in this batch and not handled stay pending; the reclaim after
                 # the outage takes them (their idle time has passed by then).
                 await self.outage.wait_out(exc.code, reachable, stop)
                 last_claim = float("-inf")
             except (OSError, RedisError) as exc:
+                raise_if_cancelled(exc)
                 # Redis restarting: nothing is lost (what was read and not acked stays
                 # pending, and the next reclaim takes it over); wait and go on.
                 self._report("redis_unavailable", error=type(exc).__name__)

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from adapters.broker.cancel import cancelling, raise_if_cancelled
-from adapters.broker.redis_streams import Outcome, RedisStreamIntake, StreamEntry
+from adapters.broker.redis_outage import Outage
+from adapters.broker.redis_streams import Outcome, RedisStreamIntake, StreamEntry, StreamLimits
 
 
 class DisguisedCancel(Exception):
@@ -55,3 +57,69 @@ async def test_a_deadline_that_expired_is_no_cancel_of_the_consumer() -> None:
         raise_if_cancelled(exc)  # no cancel pending: returns
     else:
         pytest.fail("the deadline did not expire")
+
+
+class _FakeRedis:
+    """A Redis whose first XREADGROUP meets the consumer's cancel and reports it as redis-py's
+    ``TimeoutError`` (a ``RedisError``), as a read's timeout may when both land together."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    async def xautoclaim(self, *args: object, **kwargs: object) -> list[object]:
+        return [b"0-0", [], []]
+
+    async def xreadgroup(self, *args: object, **kwargs: object) -> list[object]:
+        self.reads += 1
+        if self.reads == 1:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                raise RedisTimeoutError("Timeout reading from redis") from None
+        await asyncio.sleep(0.01)
+        return []
+
+
+async def test_a_cancel_a_redis_read_turned_into_its_timeout_ends_the_consumer() -> None:
+    intake = RedisStreamIntake("redis://unused", "c1",
+                               limits=StreamLimits(retry_pause_s=0.01, block_ms=10))
+    fake = _FakeRedis()
+    intake._redis = fake  # type: ignore[assignment]
+
+    async def handler(entry: StreamEntry) -> Outcome:
+        return "accepted"
+
+    task = asyncio.create_task(intake.consume(handler))
+    done, _ = await asyncio.wait({task}, timeout=3)
+    if not done:
+        task.cancel()  # a second cancel, so this test itself does not hang
+    assert done, f"the consumer read on after its cancel ({fake.reads} reads)"
+    assert task.cancelled()
+
+
+async def test_a_probe_that_reports_the_cancel_as_a_no_ends_the_outage_wait() -> None:
+    probes = 0
+
+    async def probe() -> bool:
+        nonlocal probes
+        probes += 1
+        if probes == 1:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                raise RuntimeError("the probe's call was cancelled") from None
+        return False  # Temporal still out
+
+    outage = Outage(0.01, 0.01, lambda kind, **fields: None)
+    task = asyncio.create_task(outage.wait_out("UNAVAILABLE", probe, None))
+    done, _ = await asyncio.wait({task}, timeout=3)
+    if not done:
+        task.cancel()
+    assert done, f"the outage wait went on after its cancel ({probes} probes)"
+    assert task.cancelled()
