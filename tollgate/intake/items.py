@@ -19,6 +19,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from adapters.broker.cancel import raise_if_cancelled
 from adapters.postgres.tagging import TaggingStore
 from contracts.errors import InvalidInput
 from contracts.tagging import ItemCapture, SavedItem, TagItemRequest, TagJob
@@ -101,6 +102,7 @@ async def relay_loop(store: TaggingStore, start: Starter, every_s: float = RELAY
         try:
             await relay_unstarted(store, start)
         except Exception as exc:  # the store itself is down: say so, keep going
+            raise_if_cancelled(exc)  # ... unless it was our cancel in a library's guise
             log.warning("tagging_relay_failed", error=type(exc).__name__)
         await asyncio.sleep(every_s)
 
@@ -109,6 +111,9 @@ async def _try_start(store: TaggingStore, start: Starter, item_id: int, run: int
     try:
         await start(item_id, run)
     except Exception as exc:  # never fail a save for a start; the relay will do it
+        # A cancel of the caller that the Temporal SDK reported as its own error is no
+        # deferred start: taken as one, the relay loop would sleep and go on, never ending.
+        raise_if_cancelled(exc)
         log.warning("tagging_start_deferred", item_id=item_id, run=run,
                     error=type(exc).__name__)
         return False

@@ -1,0 +1,46 @@
+"""The tagging relay ends when cancelled, even when the start it was waiting on reported the
+cancel as an error of its own (the Temporal SDK does for a cancelled call): taken for a
+deferred start, the cancel was spent and the loop slept and went on for ever."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tollgate.intake.items import relay_loop
+
+
+class _Store:
+    def __init__(self) -> None:
+        self.passes = 0
+
+    async def unstarted(self, limit: int) -> list[tuple[int, int]]:
+        self.passes += 1
+        return [(1, 1)]
+
+    async def mark_started(self, item_id: int, run: int) -> None:
+        return None
+
+
+async def test_a_cancel_the_start_reported_as_its_own_error_ends_the_relay() -> None:
+    calls = 0
+
+    async def start(item_id: int, run: int) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                raise RuntimeError("the start call was cancelled") from None
+        raise RuntimeError("Temporal unreachable")
+
+    store = _Store()
+    task = asyncio.create_task(relay_loop(store, start, every_s=0.01))  # type: ignore[arg-type]
+    done, _ = await asyncio.wait({task}, timeout=3)
+    if not done:
+        task.cancel()  # a second cancel, so this test itself does not hang
+    assert done, f"the relay went on after its cancel ({store.passes} passes)"
+    assert task.cancelled()
