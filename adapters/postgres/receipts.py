@@ -158,11 +158,7 @@ class ReceiptStore:
             return _receipt(row) if row is not None else await self._standing(action_key)
         async with self.pool.acquire() as conn, conn.transaction():
             row = await conn.fetchrow(SETTLE_SQL, *args)
-            if row is None:
-                row = await conn.fetchrow(
-                    f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key)
-                assert row is not None
-            receipt = _receipt(row)
+            receipt = _receipt(row) if row is not None else await self._standing(action_key, conn)
             await follow_replay(conn, receipt, replay)
         return receipt
 
@@ -181,8 +177,9 @@ class ReceiptStore:
             return await self._standing(action_key), False
         return Receipt.model_validate_json(row["receipt"]), True
 
-    async def _standing(self, action_key: str) -> Receipt:
-        receipt = await self.get(action_key)  # the fence lost: the newer outcome stands
+    async def _standing(self, action_key: str, conn: Any = None) -> Receipt:
+        # The fence lost: the newer outcome stands (read in ``conn``'s transaction if given).
+        receipt = await self.get(action_key, conn)
         assert receipt is not None
         return receipt
 
@@ -195,8 +192,8 @@ class ReceiptStore:
             "INSERT INTO audit (actor, action, target, detail) VALUES ($1, $2, $3, $4::jsonb)",
             "receipt-sweep", "receipt_sweep", "receipts", json.dumps(detail))
 
-    async def get(self, action_key: str) -> Receipt | None:
-        row = await self.pool.fetchrow(
+    async def get(self, action_key: str, conn: Any = None) -> Receipt | None:
+        row = await (conn or self.pool).fetchrow(
             f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key
         )
         return _receipt(row) if row else None
