@@ -18,7 +18,7 @@ from tollgate.runtime.exits import Exit
 
 #: Every command: where it is, and its help up to the end of the first sentence, which is what
 #: `tollgate --help` shows of it. A command's module is imported only when the command is named
-#: (tollgate/cli/lazy.py says why); tests/cli/test_lazy_group.py holds this table to the
+#: (tollgate/cli/lazy.py says why); tests/cli/test_cli_startup.py holds this table to the
 #: commands' own help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "submit": ("tollgate.cli.submit:submit", "Producer: submit the events in FILE..."),

@@ -4,7 +4,7 @@ documented lazy-loading pattern (click.palletsprojects.com, "Lazily Loading Subc
 Why: a command's module pulls what its work needs (the settings tree, the Temporal SDK,
 asyncpg), and `tollgate --help`, a usage error or `tollgate submit` paid for all of them, for
 every group, before doing anything. The group's help lists each command with the one-line help
-from its table (``tests/cli/test_lazy_group.py`` holds the table to the commands' own help), so
+from its table (``tests/cli/test_cli_startup.py`` holds the table to the commands' own help), so
 listing them imports none.
 """
 
