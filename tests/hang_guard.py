@@ -25,6 +25,28 @@ from typing import Any
 import pytest
 
 
+def _frame(node: Any) -> Any:
+    return next((getattr(node, name) for name in ("cr_frame", "gi_frame", "ag_frame")
+                 if getattr(node, name, None) is not None), None)
+
+
+def _write_chain(task: asyncio.Task[Any], out: Any) -> None:
+    """Every frame from the task's coroutine down to what it waits on. ``Task.print_stack``
+    gives a suspended coroutine's outermost frame only, which says "in xreadgroup" and not
+    where in the library below it the wait is."""
+    node: Any = task.get_coro()
+    for _ in range(64):
+        frame = _frame(node)
+        if frame is None:
+            out.write(f"  awaiting {node!r}\n")
+            return
+        out.write(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}\n")
+        node = next((getattr(node, name) for name in ("cr_await", "gi_yieldfrom", "ag_await")
+                     if getattr(node, name, None) is not None), None)
+        if node is None:
+            return
+
+
 def _dump_tasks(out: Any) -> None:
     # The loop may be running in the main thread: read, never touch. gc finds tasks of every
     # loop, including ones a test's own thread started.
@@ -33,7 +55,7 @@ def _dump_tasks(out: Any) -> None:
     for task in tasks:
         out.write(f"{task!r}\n")
         try:
-            task.print_stack(limit=12, file=out)
+            _write_chain(task, out)
         except Exception as exc:  # a task mid-step can refuse; say so and go on
             out.write(f"  (stack unreadable: {type(exc).__name__})\n")
 

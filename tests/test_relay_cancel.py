@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+from tests.swallowed_cancel import answered_as_cancelled
 from tollgate.intake.items import relay_loop
 
 
@@ -42,5 +43,28 @@ async def test_a_cancel_the_start_reported_as_its_own_error_ends_the_relay() -> 
     done, _ = await asyncio.wait({task}, timeout=3)
     if not done:
         task.cancel()  # a second cancel, so this test itself does not hang
+    assert done, f"the relay went on after its cancel ({store.passes} passes)"
+    assert task.cancelled()
+
+
+async def test_a_cancel_a_library_swallowed_in_the_pass_still_ends_the_relay() -> None:
+    class SwallowingStore(_Store):
+        async def unstarted(self, limit: int) -> list[tuple[int, int]]:
+            self.passes += 1
+
+            async def nothing_due() -> list[tuple[int, int]]:
+                return []
+
+            return await answered_as_cancelled(nothing_due) if self.passes == 1 else []
+
+    store = SwallowingStore()
+
+    async def start(item_id: int, run: int) -> None:
+        raise AssertionError("nothing is due")
+
+    task = asyncio.create_task(relay_loop(store, start, every_s=0.01))  # type: ignore[arg-type]
+    done, _ = await asyncio.wait({task}, timeout=3)
+    if not done:
+        task.cancel()
     assert done, f"the relay went on after its cancel ({store.passes} passes)"
     assert task.cancelled()

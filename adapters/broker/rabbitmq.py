@@ -24,7 +24,7 @@ from typing import Any, Literal
 import aio_pika
 from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractRobustConnection
 
-from adapters.broker.cancel import raise_if_cancelled
+from adapters.broker.cancel import raise_if_cancel_pending, raise_if_cancelled
 from contracts.bus import CONSUMER_DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE
 from contracts.errors import InvalidInput, RetryableError
 
@@ -124,6 +124,7 @@ class RabbitIntake:
         async with queue.iterator() as messages:
             async for message in messages:
                 await self._one(message, handler)
+                raise_if_cancel_pending()  # a cancel the handler's libraries swallowed
                 if stop is not None and stop.is_set():
                     return
 

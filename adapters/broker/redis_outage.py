@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 
-from adapters.broker.cancel import raise_if_cancelled
+from adapters.broker.cancel import raise_if_cancel_pending, raise_if_cancelled
 
 #: Can the handler's downstream take entries now? (For Temporal: the server answers and a
 #: worker polls the task queue.) Asked after a handler timed out, and during an outage.
@@ -50,6 +50,7 @@ class Outage:
             self._pause = self.first_pause_s
             self._report("temporal_unreachable", error=code)
         while stop is None or not stop.is_set():
+            raise_if_cancel_pending()
             await _sleep(self._pause, stop)
             self._pause = min(self._pause * 2, self.max_pause_s)
             if probe is None:
@@ -81,5 +82,6 @@ async def _sleep(seconds: float, stop: asyncio.Event | None) -> None:
     if stop is None:
         await asyncio.sleep(seconds)
         return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), seconds)
+    with contextlib.suppress(TimeoutError):  # not wait_for: it can lose a cancel (cancel.py)
+        async with asyncio.timeout(seconds):
+            await stop.wait()

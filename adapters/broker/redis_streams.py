@@ -36,7 +36,7 @@ from typing import Literal
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
-from adapters.broker.cancel import cancelling, raise_if_cancelled
+from adapters.broker.cancel import cancelling, raise_if_cancel_pending, raise_if_cancelled
 from adapters.broker.redis_lag import StreamLag, stream_lag
 from adapters.broker.redis_outage import Outage, Probe, Unreachable, answers
 from adapters.broker.redis_tries import EntryTries
@@ -141,6 +141,7 @@ class RedisStreamIntake:
         redis = self._require()
         last_claim = float("-inf")
         while stop is None or not stop.is_set():
+            raise_if_cancel_pending()  # a cancel redis-py swallowed (adapters/broker/cancel.py)
             try:
                 if time.monotonic() - last_claim >= self.limits.claim_idle_s / 2:
                     await self.reclaim(handler, reachable)

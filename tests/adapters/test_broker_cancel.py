@@ -2,11 +2,14 @@
 
 The Temporal SDK turns a cancelled update call into an error of its own; a consumer took it for
 the entry's failure, paused and read on, so a cancel (a shutdown, a test's cleanup after a
-timeout) never ended the task: one full test run hung there for twenty minutes."""
+timeout) never ended the task: one full test run hung there for twenty minutes. On Python 3.11
+a cancel can also vanish with no error at all, inside a library's ``asyncio.wait_for``
+(tests/swallowed_cancel.py); the loops ask their task at their head."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -14,6 +17,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from adapters.broker.cancel import cancelling, raise_if_cancelled
 from adapters.broker.redis_outage import Outage
 from adapters.broker.redis_streams import Outcome, RedisStreamIntake, StreamEntry, StreamLimits
+from tests.swallowed_cancel import answered_as_cancelled
 
 
 class DisguisedCancel(Exception):
@@ -123,3 +127,54 @@ async def test_a_probe_that_reports_the_cancel_as_a_no_ends_the_outage_wait() ->
         task.cancel()
     assert done, f"the outage wait went on after its cancel ({probes} probes)"
     assert task.cancelled()
+
+
+async def test_a_cancel_redis_py_swallowed_while_sending_the_read_still_ends_the_consumer(
+        stream_intake: RedisStreamIntake) -> None:
+    # redis-py sends every command through wait_for when a socket timeout is set: on 3.11 a
+    # cancel landing as XREADGROUP was sent came back as the read's answer, and the consumer
+    # read on for ever (the full suite's 360-second hangs in Redis tests' clean-up).
+    redis = stream_intake._redis
+    assert redis is not None
+    read = redis.xreadgroup
+    reads = 0
+
+    async def read_as_sent_through_wait_for(*args: Any, **kwargs: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        if reads > 1:
+            return await read(*args, **kwargs)
+        return await answered_as_cancelled(lambda: read(*args, **kwargs))
+
+    redis.xreadgroup = read_as_sent_through_wait_for  # type: ignore[method-assign]
+    task = asyncio.create_task(stream_intake.consume(never_called))
+    done, _ = await asyncio.wait({task}, timeout=3)
+    if not done:
+        task.cancel()  # a second cancel, so this test itself does not hang
+    assert done, f"the consumer read on after its cancel ({reads} reads)"
+    assert task.cancelled()
+
+
+async def test_a_cancel_the_probe_swallowed_still_ends_the_outage_wait() -> None:
+    probes = 0
+
+    async def probe() -> bool:
+        nonlocal probes
+        probes += 1
+
+        async def still_out() -> bool:
+            return False
+
+        return await answered_as_cancelled(still_out) if probes == 1 else False
+
+    outage = Outage(0.01, 0.01, lambda kind, **fields: None)
+    task = asyncio.create_task(outage.wait_out("UNAVAILABLE", probe, None))
+    done, _ = await asyncio.wait({task}, timeout=3)
+    if not done:
+        task.cancel()
+    assert done, f"the outage wait went on after its cancel ({probes} probes)"
+    assert task.cancelled()
+
+
+async def never_called(entry: StreamEntry) -> Outcome:
+    raise AssertionError("nothing was published")

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import structlog
 
+from adapters.broker.cancel import raise_if_cancel_pending, raise_if_cancelled
 from adapters.notify.channels import LocalSink
 from adapters.ports.notify import NoticeChannel, NoticeNotSent, NoticeUnknown
 from adapters.postgres.notices import DueNotice, NoticeStore
@@ -113,8 +114,10 @@ async def run_notifier(store: NoticeStore, channels: Mapping[str, NoticeChannel]
                        fallback: LocalSink, inbox_url: str, every_s: float = 5.0) -> None:
     """Run until cancelled; a failing pass is logged and the next one tries again."""
     while True:
+        raise_if_cancel_pending()  # a cancel a library swallowed (adapters/broker/cancel.py)
         try:
             await notify_once(store, channels, fallback, inbox_url)
         except Exception as exc:  # the loop must outlive a database blip
+            raise_if_cancelled(exc)  # ... unless it is this loop's cancel in a library's guise
             log.warning("notify_pass_failed", error=type(exc).__name__)
         await asyncio.sleep(every_s)

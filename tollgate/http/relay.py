@@ -23,6 +23,7 @@ from fastapi import HTTPException
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from adapters.broker.cancel import raise_if_cancel_pending, raise_if_cancelled
 from adapters.postgres.outbox import OutboxStore
 from contracts import IntakeAck
 from tollgate.http.deps import TemporalLink
@@ -129,9 +130,11 @@ async def _send_loop(outbox: OutboxStore, temporal: TemporalLink, task_queue: st
                      policy: RelayPolicy) -> None:
     backoff = policy.backoff_s
     while True:
+        raise_if_cancel_pending()  # a cancel a library swallowed (adapters/broker/cancel.py)
         try:
             sent = await relay_once(outbox, temporal, task_queue, policy)
         except Exception as exc:  # PostgreSQL itself is away: the loop must outlive it
+            raise_if_cancelled(exc)  # ... unless it is this loop's cancel in a library's guise
             log.warning("relay_store_unreachable", error=type(exc).__name__)
             sent = False
         if sent is None:

@@ -19,7 +19,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from adapters.broker.cancel import raise_if_cancelled
+from adapters.broker.cancel import raise_if_cancel_pending, raise_if_cancelled
 from adapters.postgres.tagging import TaggingStore
 from contracts.errors import InvalidInput
 from contracts.tagging import ItemCapture, SavedItem, TagItemRequest, TagJob
@@ -99,6 +99,7 @@ async def relay_unstarted(store: TaggingStore, start: Starter, limit: int = 100)
 async def relay_loop(store: TaggingStore, start: Starter, every_s: float = RELAY_EVERY_S) -> None:
     """Run the relay until cancelled (``tollgate dev`` / the worker start it beside the worker)."""
     while True:
+        raise_if_cancel_pending()  # a cancel a library swallowed (adapters/broker/cancel.py)
         try:
             await relay_unstarted(store, start)
         except Exception as exc:  # the store itself is down: say so, keep going

@@ -1,0 +1,29 @@
+"""A cancel that Python 3.11's ``asyncio.wait_for`` swallows, made on purpose.
+
+On 3.11 ``wait_for`` returns its call's result when that call finished just as the caller was
+cancelled; the caller's task still counts the cancel, and nothing raises it (CPython gh-86296,
+adapters/broker/cancel.py). ``answered_as_cancelled`` runs ``call`` through the real
+``wait_for`` and cancels the calling task the moment the call has its answer, which is that
+race, every time. On 3.12 and later ``wait_for`` raises the cancel instead, and a test that
+uses this holds all the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+async def answered_as_cancelled(call: Callable[[], Awaitable[T]]) -> T:
+    caller = asyncio.current_task()
+    assert caller is not None
+
+    async def answer_then_cancel() -> T:
+        answer = await call()
+        asyncio.get_running_loop().call_soon(caller.cancel)
+        return answer
+
+    return await asyncio.wait_for(answer_then_cancel(), 10)
