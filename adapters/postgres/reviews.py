@@ -153,6 +153,13 @@ class ReviewRecords:
             LISTED_FLAGS_SQL, [w for w, _ in drafts], [v for _, v in drafts])
         return {(r["workflow_id"], r["version"]): int(r["flags"]) for r in rows}
 
+    async def quarantined(self, workflow_id: str) -> dict[str, Any] | None:
+        """A quarantined delivery's end as ``events`` would hold it (``state``, ``reason_code``):
+        it has no events row, only its quarantine row."""
+        reason = await self.pool.fetchval(
+            "SELECT reason_code FROM quarantine WHERE workflow_id = $1", workflow_id)
+        return None if reason is None else {"state": "QUARANTINED", "reason_code": reason}
+
     async def review_record(self, workflow_id: str) -> ReviewRecord | None:
         """What ``tollgate review show`` prints from PostgreSQL: the event, its newest draft and
         every decision, accepted and refused, oldest first."""

@@ -131,8 +131,10 @@ def test_oversized_event_is_quarantined_and_the_batch_goes_on(
     assert second == "accepted  event/globex/after-big-1"
     assert marker not in said.text
     quarantined = first.split()[1].rstrip(":")
-    state = tollgate("ops", "state", quarantined, env=env)
-    assert state.out.strip() == "QUARANTINED" and marker not in state.text
+    state = tollgate("ops", "state", quarantined, env=env)  # why, as `trace` says it
+    assert state.out.strip() == "QUARANTINED (too_large)" and marker not in state.text
+    state = tollgate("ops", "state", quarantined, "--json", env=env)
+    assert json.loads(state.out)["reason_code"] == "too_large", state.text
 
 
 async def test_a_decision_answers_the_version_and_request_it_was_shown(env: dict[str, str]) -> None:

@@ -48,10 +48,10 @@ async def test_state_of_a_stopped_event_says_why(
     assert code == 0 and text.startswith(f"{wid}  STOPPED ({reason})"), text
     code, text = await said_by(capsys, s, review, "show", wid)
     assert code == 0 and f"state STOPPED ({reason})" in text, text
-    # The JSON keeps the state a script compares alone.
+    # The JSON keeps the state a script compares alone, the reason beside it.
     code, text = await said_by(capsys, s, ops, "state", wid, "--json")
     assert json.loads(text[text.index("{"):]) == {
-        "workflow_id": wid, "state": "STOPPED", "status": "COMPLETED"}
+        "workflow_id": wid, "state": "STOPPED", "status": "COMPLETED", "reason_code": reason}
     # Without PostgreSQL the search attribute still answers, without a reason.
     bare = s.model_copy(update={"database": s.database.model_copy(update={"url": None})})
     code, text = await said_by(capsys, bare, ops, "state", wid)

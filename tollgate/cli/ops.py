@@ -52,7 +52,7 @@ def state(workflow_id: str, as_json: bool) -> Command:
 
         from contracts import TERMINAL_STATES
         from tollgate.intake.repeat import ended_without_outcome
-        from tollgate.ops.review_ticket import ended_state, with_reason
+        from tollgate.ops.review_ticket import ended_state, recorded_reason, with_reason
         from tollgate.ops.target_queues import said, waits_within
 
         client = await connect(s)
@@ -81,7 +81,10 @@ def state(workflow_id: str, as_json: bool) -> Command:
         # queue no worker polls.
         waits = await waits_within(client, desc) if status == "RUNNING" and desc else None
         if as_json:
+            # The state alone, for a script to compare; the reason beside it when there is one.
+            reason = recorded_reason(shown, event or {})
             emit_json({"workflow_id": workflow_id, "state": shown, "status": status}
+                      | ({"reason_code": reason} if reason else {})
                       | ({"waits_for": waits} if status == "RUNNING" else {}))
         else:
             click.echo(f"{with_reason(ended_state(shown, ended), shown, event or {})}"
@@ -92,18 +95,22 @@ def state(workflow_id: str, as_json: bool) -> Command:
 
 
 async def _recorded_event(s: Settings, workflow_id: str) -> dict[str, Any] | None:
-    """The event PostgreSQL holds for ``workflow_id`` (its ``state`` and ``reason_code``); None
-    without a database, or when it does not answer (Temporal's answer then stands)."""
+    """The event PostgreSQL holds for ``workflow_id`` (its ``state`` and ``reason_code``), or
+    the quarantined delivery's; None without a database, or when it does not answer (Temporal's
+    answer then stands)."""
     from adapters.postgres.store import PostgresStore
 
     if not s.dsn:
         return None
     try:
         async with pool(s) as p:
-            record = await PostgresStore(p).review_record(workflow_id)
+            store = PostgresStore(p)
+            record = await store.review_record(workflow_id)
+            if record is None:
+                return await store.quarantined(workflow_id)
     except Failure:
         return None
-    return record.event if record and record.event else None
+    return record.event if record.event else None
 
 
 def _switch_command(name: str, closing: bool) -> click.Command:

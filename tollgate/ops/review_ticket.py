@@ -61,10 +61,16 @@ def with_reason(shown: str | None, state: str | None, event: dict[str, Any]) -> 
     state the record holds too: a bare STOPPED never said why. A run that ended with no outcome
     is not final (its state is shown with how it ended instead). ``review show`` and
     ``ops state`` say it so."""
+    reason = recorded_reason(state, event)
+    return shown if reason is None else f"{shown} ({reason})"
+
+
+def recorded_reason(state: str | None, event: dict[str, Any]) -> str | None:
+    """The reason the event's record gives for ``state``, when that is its final state."""
     reason = event.get("reason_code")
     if state not in TERMINAL_STATES or not reason or event.get("state") != state:
-        return shown
-    return f"{shown} ({reason})"
+        return None
+    return str(reason)
 
 
 class RunEnd(NamedTuple):
