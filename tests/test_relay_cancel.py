@@ -1,6 +1,8 @@
 """The tagging relay ends when cancelled, even when the start it was waiting on reported the
 cancel as an error of its own (the Temporal SDK does for a cancelled call): taken for a
-deferred start, the cancel was spent and the loop slept and went on for ever."""
+deferred start, the cancel was spent and the loop slept and went on for ever. It and the
+identity provider's key refresh also end on a cancel a library swallowed with no error at all
+(tests/swallowed_cancel.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import asyncio
 
 from tests.swallowed_cancel import answered_as_cancelled
 from tollgate.intake.items import relay_loop
+from tollgate.runtime.jwks import KeySet
 
 
 class _Store:
@@ -67,4 +70,27 @@ async def test_a_cancel_a_library_swallowed_in_the_pass_still_ends_the_relay() -
     if not done:
         task.cancel()
     assert done, f"the relay went on after its cancel ({store.passes} passes)"
+    assert task.cancelled()
+
+
+async def test_a_cancel_a_key_fetch_swallowed_still_ends_the_key_refresh() -> None:
+    keys = KeySet("https://issuer.invalid")
+    fetches = 0
+
+    async def refresh(*, force: bool = True) -> None:
+        nonlocal fetches
+        fetches += 1
+
+        async def fetched() -> None:
+            return None
+
+        if fetches == 1:
+            await answered_as_cancelled(fetched)
+
+    keys.refresh = refresh  # type: ignore[method-assign]
+    task = asyncio.create_task(keys.keep_fresh(0.01))
+    done, _ = await asyncio.wait({task}, timeout=3)
+    if not done:
+        task.cancel()
+    assert done, f"the key refresh went on after its cancel ({fetches} fetches)"
     assert task.cancelled()

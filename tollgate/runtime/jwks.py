@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import jwt
 
+from adapters.broker.cancel import raise_if_cancel_pending
 from contracts.identity import IdentityRefused
 
 #: Discovery documents and key sets are a few KiB; a larger answer is refused unread.
@@ -79,6 +80,7 @@ class KeySet:
         """Refetch every ``every_s`` until cancelled, so a process that only verifies without
         I/O (the workflow validator) follows a rollover too; a failed fetch keeps the keys."""
         while True:
+            raise_if_cancel_pending()  # a cancel a library swallowed (adapters/broker/cancel.py)
             await asyncio.sleep(every_s)
             try:
                 await self.refresh(force=True)
