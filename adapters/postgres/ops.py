@@ -200,12 +200,21 @@ class OpsStore:
         SUCCEEDED (the replay metric counts only those, whatever the operator's reason says).
         """
         async with self.pool.acquire() as conn, conn.transaction():
-            done = await conn.fetchval(
-                "UPDATE dead_letters SET status = 'CLOSED', closed_by = $2, closed_at = now(),"
-                " closed_reason = $3, updated_at = now() WHERE id = $1 AND status <> 'CLOSED'"
-                " AND ($4::int IS NULL OR replays = $4) RETURNING id",
-                dl_id, actor, pg_text(reason), replays)
-            if done is not None:
-                await _audit(conn, actor, "dlq_close", f"dead_letter/{dl_id}",
-                             {"reason": reason, **({"by_hand": True} if by_hand else {})})
-        return done is not None
+            return await close_dead_letter_in(conn, dl_id, actor=actor, reason=reason,
+                                              replays=replays, by_hand=by_hand)
+
+
+async def close_dead_letter_in(conn: PoolConnectionProxy, dl_id: int, *, actor: str,
+                               reason: str, replays: int | None = None,
+                               by_hand: bool = False) -> bool:
+    """``OpsStore.close_dead_letter`` in the caller's transaction (``conn``): the row's
+    ``closed_*`` columns and one ``dlq_close`` audit row, or nothing when it was closed."""
+    done = await conn.fetchval(
+        "UPDATE dead_letters SET status = 'CLOSED', closed_by = $2, closed_at = now(),"
+        " closed_reason = $3, updated_at = now() WHERE id = $1 AND status <> 'CLOSED'"
+        " AND ($4::int IS NULL OR replays = $4) RETURNING id",
+        dl_id, actor, pg_text(reason), replays)
+    if done is not None:
+        await _audit(conn, actor, "dlq_close", f"dead_letter/{dl_id}",
+                     {"reason": reason, **({"by_hand": True} if by_hand else {})})
+    return done is not None
