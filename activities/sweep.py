@@ -11,7 +11,6 @@ from temporalio import activity
 from activities.circuit import Circuit
 from adapters.ports.stores import ReceiptSweep
 from adapters.ports.targets import ActionAdapter
-from contracts import ReceiptStatus
 from contracts.sweep import SweepReport, SweepRequest
 
 log = structlog.get_logger("tollgate.sweep")
@@ -35,8 +34,8 @@ class SweepActivities:
             if held is None:
                 still_open.append(row["action_key"])
                 continue
-            await self.receipts.settle(row["action_key"], ReceiptStatus.SUCCEEDED,
-                                       fence=None, external_id=held)
+            # The event a dead letter of this write stopped follows it (ADR 0063).
+            await self.receipts.settle_swept(row["action_key"], external_id=held)
             found.append(row["action_key"])
         for row in recent:
             if await self._lookup(row["adapter"], row["action_key"]) is None:

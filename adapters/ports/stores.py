@@ -169,7 +169,7 @@ class ReceiptSettler(Protocol):
                      external_id: str | None = None, error_class: str | None = None,
                      error_code: str | None = None,
                      replay: ReplaySettle | None = None) -> Receipt:
-        """``fence=None`` settles without an attempt of its own (the reconciler, the sweep).
+        """``fence=None`` settles without an attempt of its own (the reconciler).
         ``replay``: a dead letter's replay settles it; a final receipt then ends the event
         that dead letter stopped, in the same transaction (ADR 0061)."""
         ...
@@ -204,8 +204,13 @@ class SendReceipts(ReceiptLedger, Protocol):
                            reason_code: str | None = None) -> Receipt: ...
 
 
-class ReceiptSweep(ReceiptSettler, Protocol):
+class ReceiptSweep(Protocol):
     async def stale_open(self, older_than: datetime, limit: int) -> list[dict[str, Any]]: ...
+
+    async def settle_swept(self, action_key: str, *, external_id: str) -> Receipt:
+        """SUCCEEDED, the target holding ``external_id``; the event a dead letter of the write
+        stopped follows and those dead letters close, in one transaction (ADR 0063)."""
+        ...
 
     async def recent_succeeded(self, limit: int) -> list[dict[str, Any]]: ...
 

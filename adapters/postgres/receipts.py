@@ -14,7 +14,7 @@ from typing import Any
 import asyncpg
 
 from adapters.ports.stores import OPENING_FENCE
-from adapters.postgres.replay_settle import follow_replay
+from adapters.postgres.replay_settle import follow_found_settled, follow_replay, follow_sweep
 from adapters.postgres.steps import recorded_behind, step_args
 from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
 from contracts.actions import ReplaySettle
@@ -162,6 +162,30 @@ class ReceiptStore:
             await follow_replay(conn, receipt, replay)
         return receipt
 
+    async def settle_swept(self, action_key: str, *, external_id: str) -> Receipt:
+        """The receipt sweep's settle: the target holds the write (``external_id``), so
+        SUCCEEDED; the event its dead letter stopped follows it and that write's dead letters
+        close, in the same transaction (ADR 0063). A receipt settled meanwhile stands."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(SETTLE_SQL, action_key, ReceiptStatus.SUCCEEDED.value,
+                                      external_id, None, None, None)
+            receipt = _receipt(row) if row is not None else await self._standing(action_key, conn)
+            await follow_sweep(conn, receipt)
+        return receipt
+
+    async def close_found_settled(self, dead_letter: int, action_key: str, *,
+                                  operator: str) -> Receipt | None:
+        """A replay of ``dead_letter`` by ``operator`` finding its receipt already SUCCEEDED
+        runs nothing: the dead letter closes and the event it stopped follows the receipt, in
+        one transaction (ADR 0063). Returns that receipt; None (nothing written) when the
+        receipt is not SUCCEEDED: the replay runs."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            receipt = await self.get(action_key, conn, lock=True)
+            if receipt is None or receipt.status is not ReceiptStatus.SUCCEEDED:
+                return None
+            await follow_found_settled(conn, receipt, dead_letter, operator)
+        return receipt
+
     async def settle_closing(self, action_key: str, status: ReceiptStatus, *,
                              fence: int | None, step: StepRecord,
                              external_id: str | None = None, error_class: str | None = None,
@@ -192,9 +216,12 @@ class ReceiptStore:
             "INSERT INTO audit (actor, action, target, detail) VALUES ($1, $2, $3, $4::jsonb)",
             "receipt-sweep", "receipt_sweep", "receipts", json.dumps(detail))
 
-    async def get(self, action_key: str, conn: Any = None) -> Receipt | None:
+    async def get(self, action_key: str, conn: Any = None, *,
+                  lock: bool = False) -> Receipt | None:
+        """``lock``: hold the row until ``conn``'s transaction ends (before an events row)."""
         row = await (conn or self.pool).fetchrow(
-            f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1", action_key
+            f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE action_key = $1"
+            + (" FOR UPDATE" if lock else ""), action_key
         )
         return _receipt(row) if row else None
 

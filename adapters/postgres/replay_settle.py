@@ -15,12 +15,20 @@ Only from that stop: an event in any other state (still RECONCILING, say, its ru
 record the end itself) is left as it is, and so is one that already followed (a retried
 activity finds it SUCCEEDED and writes nothing). The events row is locked after the receipt,
 the order the send's own settle takes (``SETTLE_AND_RECORD_SQL``).
+
+The same end is recorded, by the same SQL (``follow``), when the write is found settled another
+way (ADR 0063): the receipt sweep finds it at the target (``follow_sweep``: actor ``sweep``,
+reason code ``receipt_swept``, the write's open ``unreconciled_write`` dead letters closed, as
+there is nothing left to replay), or ``tollgate ops dlq replay`` finds its receipt already
+SUCCEEDED and closes the dead letter without a run (``follow_found_settled``: the operator,
+reason code ``receipt_already_settled``).
 """
 
 from __future__ import annotations
 
 from asyncpg.pool import PoolConnectionProxy
 
+from adapters.postgres.ops import close_dead_letter_in
 from adapters.postgres.pgtext import pg_text
 from adapters.postgres.steps import TRANSITION_SQL, step_args
 from contracts import EventRef, EventState, FinalOutcome, Receipt, StepRecord, Transition
@@ -28,6 +36,13 @@ from contracts.actions import UNRECONCILED_CODE, ReceiptStatus, ReplaySettle
 
 #: The events row's reason code once a replay settled its write.
 REPLAYED_CODE = "dead_letter_replayed"
+#: ... once the receipt sweep found its write at the target (ADR 0063).
+SWEPT_CODE = "receipt_swept"
+#: ... once a replay of its dead letter found the receipt already settled and ran nothing.
+FOUND_SETTLED_CODE = "receipt_already_settled"
+#: The transition's actor when the sweep settled the write: no person runs it (the schedule,
+#: or ``tollgate ops sweep``, which takes no token), so there is no name to give.
+SWEEP_ACTOR = "sweep"
 #: A settled receipt -> the state the event follows it to.
 FOLLOWS_TO = {ReceiptStatus.SUCCEEDED: EventState.SUCCEEDED,
               ReceiptStatus.REJECTED: EventState.REJECTED}
@@ -49,6 +64,12 @@ _REPLAYED_BY_SQL = """
 SELECT actor FROM audit WHERE action = 'dlq_replay' AND target = $1
   AND detail->>'replay' = $2 ORDER BY id DESC LIMIT 1
 """
+#: The write's dead letters a replay could still be asked of (``tollgate.ops.actions``'
+#: ``REPLAYABLE``): once the write is settled there is nothing left to replay.
+_REPLAYABLE_OPEN_SQL = """
+SELECT id FROM dead_letters WHERE action_key = $1 AND error_code = $2 AND status <> 'CLOSED'
+ORDER BY id FOR UPDATE
+"""
 
 
 async def follow_replay(conn: PoolConnectionProxy, receipt: Receipt,
@@ -56,32 +77,76 @@ async def follow_replay(conn: PoolConnectionProxy, receipt: Receipt,
     """Record the end of the event ``receipt``'s dead letter stopped, now that ``replay``
     settled it. Returns the transition's number, or None when nothing follows (no such stop,
     or an open receipt). Call it in the settle's transaction."""
-    to_state = FOLLOWS_TO.get(receipt.status)
-    if to_state is None:
-        return None
-    row = await conn.fetchrow(_EVENT_SQL, receipt.action_key, UNRECONCILED_CODE)
-    if row is None:
+    if receipt.status not in FOLLOWS_TO:
         return None
     by = None
     if replay.number is not None:
         by = await conn.fetchval(_REPLAYED_BY_SQL, f"dead_letter/{replay.dead_letter}",
                                  str(replay.number))
     number = f"replay {replay.number}" if replay.number is not None else "a replay"
-    reason = (f"{number} of dead letter {replay.dead_letter}: {replay.how},"
-              f" receipt {receipt.status.value}")
+    return await follow(
+        conn, receipt, actor=f"operator:{pg_text(by)}" if by else "replay",
+        reason=(f"{number} of dead letter {replay.dead_letter}: {replay.how},"
+                f" receipt {receipt.status.value}"), reason_code=REPLAYED_CODE)
+
+
+async def follow_sweep(conn: PoolConnectionProxy, receipt: Receipt) -> int | None:
+    """The receipt sweep found ``receipt``'s write at the target (SUCCEEDED): record the end
+    of the event its dead letter stopped, and close that write's dead letters still open to a
+    replay, saying why (ADR 0063). Call it in the settle's transaction, after the receipt's
+    row is locked. Returns the transition's number, or None when no event follows."""
+    if receipt.status is not ReceiptStatus.SUCCEEDED:
+        return None
+    seq = await follow(conn, receipt, actor=SWEEP_ACTOR, reason=(
+        f"the receipt sweep found the write at the target, receipt {receipt.status.value}"),
+        reason_code=SWEPT_CODE)
+    for letter in await conn.fetch(_REPLAYABLE_OPEN_SQL, receipt.action_key, UNRECONCILED_CODE):
+        await close_dead_letter_in(
+            conn, int(letter["id"]), actor=SWEEP_ACTOR,
+            reason=(f"the receipt sweep found the write at the target: receipt "
+                    f"{receipt.status.value}, nothing to replay"))
+    return seq
+
+
+async def follow_found_settled(conn: PoolConnectionProxy, receipt: Receipt, dead_letter: int,
+                               operator: str) -> int | None:
+    """``tollgate ops dlq replay`` of ``dead_letter`` found ``receipt`` already SUCCEEDED and
+    runs nothing: the event its dead letter stopped follows the receipt, by ``operator``, and
+    the dead letter closes (its reason as before ADR 0063, which the replay metric counts).
+    Call it in one transaction, after the receipt's row is locked."""
+    seq = await follow(conn, receipt, actor=f"operator:{pg_text(operator)}", reason=(
+        f"dead letter {dead_letter}: not replayed, receipt already {receipt.status.value}"),
+        reason_code=FOUND_SETTLED_CODE)
+    await close_dead_letter_in(conn, dead_letter, actor=operator,
+                               reason=f"receipt already {receipt.status.value}")
+    return seq
+
+
+async def follow(conn: PoolConnectionProxy, receipt: Receipt, *, actor: str, reason: str,
+                 reason_code: str) -> int | None:
+    """Record the end of the event ``receipt``'s dead letter stopped (``STOPPED ->`` the
+    receipt's final state) as one numbered transition by ``actor`` for ``reason``, the events
+    row's reason code ``reason_code``. None when nothing follows: an open receipt, or no event
+    in that stop (any other state, or one that followed already)."""
+    to_state = FOLLOWS_TO.get(receipt.status)
+    if to_state is None:
+        return None
+    row = await conn.fetchrow(_EVENT_SQL, receipt.action_key, UNRECONCILED_CODE)
+    if row is None:
+        return None
     ref = EventRef(workflow_id=row["workflow_id"], tenant_id=row["tenant_id"],
                    event_id=row["event_id"], event_type=row["event_type"],
                    entity_id=row["entity_id"], correlation_id=row["correlation_id"],
                    schema_version=row["schema_version"])
     outcome = FinalOutcome(workflow_id=ref.workflow_id, tenant_id=ref.tenant_id,
                            event_id=ref.event_id, state=to_state, receipt=receipt,
-                           reason_code=REPLAYED_CODE, policy_version=row["policy_version"],
+                           reason_code=reason_code, policy_version=row["policy_version"],
                            payload_fingerprint=row["payload_fingerprint"])
     seq = int(row["last_seq"]) + 1
     step = StepRecord(
-        ref=ref, reason_code=REPLAYED_CODE, policy_version=row["policy_version"],
+        ref=ref, reason_code=reason_code, policy_version=row["policy_version"],
         outcome=outcome, transitions=[Transition(
             seq=seq, from_state=EventState.STOPPED, to_state=to_state,
-            actor=f"operator:{pg_text(by)}" if by else "replay", reason=reason)])
+            actor=actor, reason=reason)])
     await conn.fetchval(TRANSITION_SQL, *step_args(step))
     return seq

@@ -11,7 +11,6 @@ from temporalio.client import Client
 
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
-from contracts import ReceiptStatus
 from tollgate.runtime.exits import Exit, Failure
 
 #: Dead letters whose replay is a new attempt of the same action; others are fixed upstream.
@@ -70,9 +69,11 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
         raise Failure(Exit.REFUSED, refused)
     if row["status"] == "CLOSED":  # taken off the books by a person: never tried again
         raise Failure(Exit.REFUSED, f"dead letter {dl_id} is closed: nothing is replayed")
-    receipt = await ReceiptStore(pool).get(row["action_key"])
-    if receipt is not None and receipt.status == ReceiptStatus.SUCCEEDED:
-        await ops.close_dead_letter(dl_id, actor=operator, reason="receipt already SUCCEEDED")
+    # The receipt already says it happened: the dead letter closes and the event it stopped
+    # follows the receipt, with no run (ADR 0063).
+    receipt = await ReceiptStore(pool).close_found_settled(dl_id, row["action_key"],
+                                                           operator=operator)
+    if receipt is not None:
         return Exit.OK, (f"not replayed: the action already happened (receipt "
                          f"{receipt.action_key} SUCCEEDED, external id {receipt.external_id})")
     number = await ops.claim_replay(dl_id, actor=operator)

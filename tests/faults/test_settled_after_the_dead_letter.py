@@ -1,0 +1,179 @@
+"""A dead letter's write settled without a replay that settles it (ADR 0063): the receipt sweep
+finds it at the target, or a replay finds the receipt already SUCCEEDED and runs nothing. The
+event the dead letter stopped follows its receipt either way, as it does after a replay that
+settles the write (ADR 0061); it used to stay STOPPED for good beside a SUCCEEDED receipt, so
+`ops state`, `trace`, `review show` and `ops status` said it stopped while its message went
+out."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import asyncpg
+import pytest
+
+from adapters.http.messaging import MessagingHttpAdapter
+from adapters.postgres.receipts import ReceiptStore
+from contracts import EventState, ReceiptStatus, ReconcileRequest
+from contracts.sweep import SweepReport, SweepRequest
+from tests.cli.helpers import run_ops
+from tests.conftest import fresh_key, signed_event
+from tests.faults.conftest import Rig, send_key
+from tollgate.cli.review_show import review_show
+from workflows.sweep import ReceiptSweepWorkflow
+
+pytestmark = pytest.mark.parametrize("lookup_window_s", [1.0])  # the reconciler's window
+
+
+async def ops(rig: Rig, *argv: str, role: str = "change_owner") -> int:
+    """``tollgate ops ARGV`` as op.kim, holding a token of ``role`` for acme."""
+    return await run_ops(list(argv), rig.settings, role=role)
+
+
+async def stopped_on_its_dead_letter(rig: Rig) -> tuple[str, str, int, int]:
+    """An event whose write the reconciler could neither find nor resend: the target answers
+    504 to the send (and, deduping, to the one resend) and stores nothing. Its run completes
+    STOPPED (unreconciled_write), the receipt UNKNOWN, one dead letter. Returns the event's
+    workflow id, the action key, the dead letter's id and the event's last transition."""
+    event_key = fresh_key("s")
+    key = send_key(event_key)
+    rig.standins.messaging.inject("gateway_timeout", key=key,
+                                  times=2 if rig.mode == "dedupe" else 1)
+    ack = await rig.submit(signed_event(rig.customer(), key=event_key))
+    await rig.approve(ack.workflow_id)
+    outcome = await rig.outcome(ack.workflow_id, within=90)
+    assert (outcome.state, outcome.reason_code) == (EventState.STOPPED, "unreconciled_write")
+    [letter] = await rig.sql("SELECT id FROM dead_letters WHERE workflow_id = $1",
+                             ack.workflow_id)
+    [event] = await rig.sql("SELECT last_seq FROM events WHERE workflow_id = $1",
+                            ack.workflow_id)
+    return ack.workflow_id, key, int(letter["id"]), int(event["last_seq"])
+
+
+async def surfaces_at_the_target(rig: Rig, dead_letter: int) -> str:
+    """The write the target never confirmed turns up there late; returns its id."""
+    [row] = await rig.sql("SELECT replay_input FROM dead_letters WHERE id = $1", dead_letter)
+    target = MessagingHttpAdapter(rig.standins.messaging_url)
+    try:
+        written = await target.execute(
+            ReconcileRequest.model_validate_json(row["replay_input"]).action)
+    finally:
+        await target.aclose()
+    return written.external_id
+
+
+async def followed(rig: Rig, wid: str, before: int) -> tuple[object, ...]:
+    """The event's state, reason code and outcome's receipt, and the transitions after
+    ``before`` as (seq, from, to, actor, reason)."""
+    [event] = await rig.sql("SELECT state, reason_code, outcome FROM events"
+                            " WHERE workflow_id = $1", wid)
+    after = await rig.sql("SELECT seq, from_state, to_state, actor, reason"
+                          " FROM state_transitions WHERE workflow_id = $1 AND seq > $2"
+                          " ORDER BY seq", wid, before)
+    outcome = json.loads(event["outcome"])
+    return (event["state"], event["reason_code"], outcome["state"],
+            (outcome["receipt"] or {}).get("status"), [tuple(t) for t in after])
+
+
+async def says(rig: Rig, capsys: pytest.CaptureFixture[str], wid: str) -> tuple[str, str]:
+    """What `ops state` says of the event, and all `review show` says."""
+    capsys.readouterr()
+    assert await run_ops(["state", wid], rig.settings) == 0
+    state = capsys.readouterr().out.strip()
+    assert await review_show(rig.client, rig.settings, wid) == 0
+    return state, capsys.readouterr().out
+
+
+async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fault: the write the reconciler dead-lettered; its approved replay stops too (a 504 to
+    the resend, or no resend to a target that does not dedupe), leaving the write live
+    (REPLAYED); the message then surfaces at the target and the receipt sweep finds it.
+    Evidence: the sweep reports the key settled; the receipt SUCCEEDED with the target's id.
+    Invariant: the event follows in the sweep's transaction, one numbered transition by
+    `sweep`; the dead letter closes saying why, so a replay is refused rather than asked
+    for; nothing is sent; the audit chain holds."""
+    wid, key, letter, before = await stopped_on_its_dead_letter(rig)
+    assert await ops(rig, "dlq", "approve", str(letter), "--reason", "checked") == 0
+    if rig.mode == "dedupe":
+        rig.standins.messaging.inject("gateway_timeout", key=key)
+    assert await ops(rig, "dlq", "replay", str(letter)) == 1  # stopped again
+    assert rig.faults_left() == [] and rig.messages(key) == 0
+    [row] = await rig.sql("SELECT status FROM dead_letters WHERE id = $1", letter)
+    assert row["status"] == "REPLAYED"
+    [event] = await rig.sql("SELECT state, last_seq FROM events WHERE workflow_id = $1", wid)
+    assert (event["state"], event["last_seq"]) == ("STOPPED", before)
+    external_id = await surfaces_at_the_target(rig, letter)
+    posts = rig.posts(key)
+    await rig.sql("UPDATE receipts SET updated_at = now() - interval '20 minutes'"
+                  " WHERE action_key = $1", key)
+
+    report: SweepReport = await rig.client.execute_workflow(
+        ReceiptSweepWorkflow.run, SweepRequest(recheck_recent=0),
+        id=f"sweep-{uuid.uuid4().hex[:6]}", task_queue=rig.queue)
+
+    assert key in report.settled_found_at_target
+    [receipt] = await rig.sql("SELECT status, external_id FROM receipts WHERE action_key = $1",
+                              key)
+    assert tuple(receipt) == ("SUCCEEDED", external_id)
+    assert await followed(rig, wid, before) == (
+        "SUCCEEDED", "receipt_swept", "SUCCEEDED", "SUCCEEDED",
+        [(before + 1, "STOPPED", "SUCCEEDED", "sweep",
+          "the receipt sweep found the write at the target, receipt SUCCEEDED")])
+    state, shown = await says(rig, capsys, wid)
+    assert state == "SUCCEEDED (receipt_swept)"
+    assert "state SUCCEEDED (receipt_swept)" in shown, shown
+    [row] = await rig.sql("SELECT status, closed_by, closed_reason FROM dead_letters"
+                          " WHERE id = $1", letter)
+    assert tuple(row) == ("CLOSED", "sweep", "the receipt sweep found the write at the"
+                          " target: receipt SUCCEEDED, nothing to replay")
+    # The dead letter is settled: approving or replaying it is refused, and sends nothing.
+    assert await ops(rig, "dlq", "approve", str(letter), "--reason", "again") == 1
+    assert await ops(rig, "dlq", "replay", str(letter)) == 1
+    # A second sweep finds nothing open and records nothing more.
+    await rig.client.execute_workflow(
+        ReceiptSweepWorkflow.run, SweepRequest(recheck_recent=0),
+        id=f"sweep-{uuid.uuid4().hex[:6]}", task_queue=rig.queue)
+    assert len((await followed(rig, wid, before))[4]) == 1  # type: ignore[arg-type]
+    assert (rig.posts(key), rig.messages(key)) == (posts, 1)
+    assert await run_ops(["audit", "--verify"], rig.settings) == 0
+
+
+async def test_a_replay_finding_the_receipt_settled_ends_the_event_without_a_run(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fault: the dead-lettered write surfaced at the target and its receipt was settled
+    SUCCEEDED by a settle that let the event be (as the sweep did before ADR 0063); the
+    operator approves and replays the dead letter.
+    Evidence: the replay says the action already happened and starts no run.
+    Invariant: the event follows its receipt in the close's transaction, one numbered
+    transition by the operator; the dead letter closes; nothing is sent; the chain holds."""
+    wid, key, letter, before = await stopped_on_its_dead_letter(rig)
+    external_id = await surfaces_at_the_target(rig, letter)
+    pool = await asyncpg.create_pool(rig.database_url, min_size=1, max_size=1)
+    try:
+        await ReceiptStore(pool).settle(key, ReceiptStatus.SUCCEEDED, fence=None,
+                                        external_id=external_id)
+    finally:
+        await pool.close()
+    posts = rig.posts(key)
+    assert await ops(rig, "dlq", "approve", str(letter), "--reason", "checked") == 0
+    capsys.readouterr()
+    assert await ops(rig, "dlq", "replay", str(letter)) == 0
+    assert "not replayed: the action already happened" in capsys.readouterr().out
+    assert await rig.sql("SELECT 1 FROM dead_letters WHERE id = $1"
+                         " AND replayed_workflow_id IS NOT NULL", letter) == []
+    assert await followed(rig, wid, before) == (
+        "SUCCEEDED", "receipt_already_settled", "SUCCEEDED", "SUCCEEDED",
+        [(before + 1, "STOPPED", "SUCCEEDED", "operator:op.kim",
+          f"dead letter {letter}: not replayed, receipt already SUCCEEDED")])
+    state, shown = await says(rig, capsys, wid)
+    assert state == "SUCCEEDED (receipt_already_settled)"
+    assert "state SUCCEEDED (receipt_already_settled)" in shown, shown
+    [row] = await rig.sql("SELECT status, closed_by, closed_reason FROM dead_letters"
+                          " WHERE id = $1", letter)
+    assert tuple(row) == ("CLOSED", "op.kim", "receipt already SUCCEEDED")
+    assert (rig.posts(key), rig.messages(key)) == (posts, 1)
+    assert await run_ops(["audit", "--verify"], rig.settings) == 0
