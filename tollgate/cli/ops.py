@@ -72,8 +72,9 @@ def state(workflow_id: str, as_json: bool) -> Command:
                  if ended or values[0] in TERMINAL_STATES else None)
         if desc is None and event is None:
             raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such event")
-        # So is an end recorded after a run that completed (a dead letter's replay that
-        # settled its write, ADR 0061): the search attribute keeps the run's last state.
+        # So is an end recorded after a run that completed (its dead letter's write settled
+        # by a replay or the sweep, ADRs 0061, 0063): the search attribute keeps the run's
+        # last state.
         over = ended or (desc is not None and desc.status == WorkflowExecutionStatus.COMPLETED)
         shown = str(event["state"]) if over and event else str(values[0])
         status = "NOT_FOUND" if desc is None else desc.status.name if desc.status else "UNKNOWN"

@@ -49,8 +49,9 @@ async def review_show(client: Client, s: Settings, workflow_id: str, *,
     if ticket is None and (record is None or not record.event) and shown is None:
         raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such event")
     event = record.event if record and record.event else {}
-    # A run that is over may have had its end recorded after it (a dead letter's replay that
-    # settled its write, ADR 0061): then PostgreSQL's state is the last word, not the run's.
+    # A run that is over may have had its end recorded after it (its dead letter's write
+    # settled by a replay or the sweep, ADRs 0061, 0063): then PostgreSQL's state is the last
+    # word, not the run's.
     state = (event["state"] if event.get("state") and not run.running
              else ticket.state.value if ticket else event.get("state") or shown)
     open_review = (ticket is not None and ticket.request_id is not None
