@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import UTC, datetime
 
 import asyncpg
 import pytest
 
 from adapters.http.messaging import MessagingHttpAdapter
 from adapters.postgres.receipts import ReceiptStore
+from adapters.postgres.status import StatusStore
 from contracts import EventState, ReceiptStatus, ReconcileRequest
 from contracts.sweep import SweepReport, SweepRequest
-from tests.cli.helpers import run_ops
+from tests.cli.helpers import run_ops, said_by
 from tests.conftest import fresh_key, signed_event
 from tests.faults.conftest import Rig, send_key
 from tollgate.cli.review_show import review_show
+from tollgate.cli.trace import trace
 from workflows.sweep import ReceiptSweepWorkflow
 
 pytestmark = pytest.mark.parametrize("lookup_window_s", [1.0])  # the reconciler's window
@@ -76,13 +79,25 @@ async def followed(rig: Rig, wid: str, before: int) -> tuple[object, ...]:
             (outcome["receipt"] or {}).get("status"), [tuple(t) for t in after])
 
 
-async def says(rig: Rig, capsys: pytest.CaptureFixture[str], wid: str) -> tuple[str, str]:
-    """What `ops state` says of the event, and all `review show` says."""
+async def says(rig: Rig, capsys: pytest.CaptureFixture[str], wid: str) -> tuple[str, str, str]:
+    """What `ops state` says of the event, `trace`'s first line, and all `review show` says."""
     capsys.readouterr()
     assert await run_ops(["state", wid], rig.settings) == 0
     state = capsys.readouterr().out.strip()
+    code, traced = await said_by(capsys, rig.settings, trace, wid)
+    assert code == 0, traced
     assert await review_show(rig.client, rig.settings, wid) == 0
-    return state, capsys.readouterr().out
+    return state, traced.splitlines()[0], capsys.readouterr().out
+
+
+async def states(rig: Rig) -> dict[str, int]:
+    """Events per state as `ops status` counts them."""
+    pool = await asyncpg.create_pool(rig.database_url, min_size=1, max_size=1)
+    try:
+        snap = await StatusStore(pool).snapshot(datetime.now(UTC))
+    finally:
+        await pool.close()
+    return {row["state"]: row["count"] for row in snap["states"]}
 
 
 async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
@@ -109,6 +124,7 @@ async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
     posts = rig.posts(key)
     await rig.sql("UPDATE receipts SET updated_at = now() - interval '20 minutes'"
                   " WHERE action_key = $1", key)
+    counted = await states(rig)
 
     report: SweepReport = await rig.client.execute_workflow(
         ReceiptSweepWorkflow.run, SweepRequest(recheck_recent=0),
@@ -122,9 +138,12 @@ async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
         "SUCCEEDED", "receipt_swept", "SUCCEEDED", "SUCCEEDED",
         [(before + 1, "STOPPED", "SUCCEEDED", "sweep",
           "the receipt sweep found the write at the target, receipt SUCCEEDED")])
-    state, shown = await says(rig, capsys, wid)
-    assert state == "SUCCEEDED (receipt_swept)"
+    state, first, shown = await says(rig, capsys, wid)
+    assert (state, first) == ("SUCCEEDED (receipt_swept)", f"{wid}  SUCCEEDED (receipt_swept)")
     assert "state SUCCEEDED (receipt_swept)" in shown, shown
+    now = await states(rig)  # `ops status` counts it where it is now
+    assert (now.get("STOPPED", 0), now["SUCCEEDED"]) == (
+        counted["STOPPED"] - 1, counted.get("SUCCEEDED", 0) + 1)
     [row] = await rig.sql("SELECT status, closed_by, closed_reason FROM dead_letters"
                           " WHERE id = $1", letter)
     assert tuple(row) == ("CLOSED", "sweep", "the receipt sweep found the write at the"
@@ -169,8 +188,9 @@ async def test_a_replay_finding_the_receipt_settled_ends_the_event_without_a_run
         "SUCCEEDED", "receipt_already_settled", "SUCCEEDED", "SUCCEEDED",
         [(before + 1, "STOPPED", "SUCCEEDED", "operator:op.kim",
           f"dead letter {letter}: not replayed, receipt already SUCCEEDED")])
-    state, shown = await says(rig, capsys, wid)
-    assert state == "SUCCEEDED (receipt_already_settled)"
+    state, first, shown = await says(rig, capsys, wid)
+    assert (state, first) == ("SUCCEEDED (receipt_already_settled)",
+                              f"{wid}  SUCCEEDED (receipt_already_settled)")
     assert "state SUCCEEDED (receipt_already_settled)" in shown, shown
     [row] = await rig.sql("SELECT status, closed_by, closed_reason FROM dead_letters"
                           " WHERE id = $1", letter)
