@@ -43,7 +43,7 @@ def delivered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Keys the fake Temporal accepted, in order; a key starting ``poison`` always fails."""
     seen: list[str] = []
 
-    async def submit(_client: Any, raw: str, *, task_queue: str) -> IntakeAck:
+    async def submit(_client: Any, raw: str, *, task_queue: str, recorded: Any) -> IntakeAck:
         key = json.loads(raw)["idempotency_key"]
         if key.startswith("poison"):
             raise ValueError("the workflow refuses this row")

@@ -29,6 +29,7 @@ from contracts import IntakeAck
 from tollgate.http.deps import TemporalLink
 from tollgate.intake import submit as intake
 from tollgate.intake.reach import unreachable_status, why_not_taking
+from tollgate.intake.recorded import RecordedEnd, recorded_ends
 
 log = structlog.get_logger("tollgate.relay")
 
@@ -70,7 +71,7 @@ async def relay_once(outbox: OutboxStore, temporal: TemporalLink, task_queue: st
                 client = await temporal.client()
             except HTTPException as exc:
                 raise Unreachable("connect") from exc
-            ack = await _send(client, row.raw, task_queue)
+            ack = await _send(client, row.raw, task_queue, recorded_ends(outbox.pool))
         except Unreachable as exc:
             temporal.forget()
             await settle.unreachable(f"unreachable:{exc}")
@@ -89,12 +90,14 @@ async def relay_once(outbox: OutboxStore, temporal: TemporalLink, task_queue: st
         return True
 
 
-async def _send(client: Client, raw: str, task_queue: str) -> IntakeAck:
+async def _send(client: Client, raw: str, task_queue: str,
+                recorded: RecordedEnd | None = None) -> IntakeAck:
     # Whether a failure is an outage or the row's own is the intake's shared rule
     # (tollgate/intake/reach.py), read here exactly as the Redis stream consumer reads it.
     try:
-        return await asyncio.wait_for(intake.submit(client, raw, task_queue=task_queue),
-                                      SEND_TIMEOUT_S)
+        return await asyncio.wait_for(
+            intake.submit(client, raw, task_queue=task_queue, recorded=recorded),
+            SEND_TIMEOUT_S)
     except TimeoutError:
         # Nobody answered the update in time: with a worker polling, it is stuck on this row
         # (its workflow keeps failing on it); without one, it is an outage.

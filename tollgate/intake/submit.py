@@ -2,7 +2,9 @@
 
 ``submit()`` answers one event: accepted (with its workflow id), duplicate (with the earlier
 outcome), or invalid (with the reason; the event is quarantined, never dropped). Nobody waits
-for a model. ``starter.py`` and ``tollgate submit`` are thin callers of this module.
+for a model. Where there is PostgreSQL, a ``recorded`` lookup lets a repeat of a closed run be
+answered with an end recorded after the run (``intake.recorded``, ADR 0062). ``starter.py``
+and ``tollgate submit`` are thin callers of this module.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from contracts.events import DUPLICATE_REFUSAL, MAX_EVENT_CHARS, STARTED_SHAPE, 
 from policies.keys import event_workflow_id, quarantine_workflow_id
 from policies.redaction import personal_data_kind
 from tollgate.intake.edge import refusal_of, text_refusal
+from tollgate.intake.recorded import RecordedEnd
 from tollgate.intake.repeat import ENDED_WITHOUT_OUTCOME, answer_closed
 from tollgate.intake.source import read_source as read_source  # moved; starter.py's name
 from tollgate.intake.source import split_events as split_events
@@ -83,15 +86,18 @@ def intake_request(raw: str, refusal: IntakeRefusal | None = None) -> IntakeRequ
 
 
 async def submit(client: Client, raw: str, *, task_queue: str,
-                 tenant_secrets: Mapping[str, str] | None = None) -> IntakeAck:
+                 tenant_secrets: Mapping[str, str] | None = None,
+                 recorded: RecordedEnd | None = None) -> IntakeAck:
     """Hand one event to Tollgate and return the intake answer (no model is waited for).
 
     An event the edge refuses (its text, or unsigned; with ``tenant_secrets``, a wrong
-    signature or tenant too) goes to its quarantine id, never its key's (``intake.edge``)."""
+    signature or tenant too) goes to its quarantine id, never its key's (``intake.edge``).
+    ``recorded`` (``intake.recorded``) is PostgreSQL's end of an event, asked only for a
+    repeat whose run has closed."""
     refusal = refusal_of(raw, tenant_secrets)
     wf_id = quarantine_workflow_id(raw) if refusal else workflow_id_for(raw)
     with submit_span("" if refusal else raw, wf_id):  # the trace root (a no-op when off)
-        ack = await _deliver(client, raw, wf_id, task_queue, refusal)
+        ack = await _deliver(client, raw, wf_id, task_queue, refusal, recorded)
     if ack.reason_code == "idempotency_conflict" and ack.workflow_id != quarantine_workflow_id(raw):
         # Same key, other payload: quarantine this delivery through the ordinary intake path,
         # whose gate sees the conflict and records it; the first delivery is untouched.
@@ -129,14 +135,15 @@ async def _lane(wf_id: str) -> AsyncIterator[None]:
 
 
 async def _deliver(client: Client, raw: str, wf_id: str, task_queue: str,
-                   refusal: IntakeRefusal | None = None) -> IntakeAck:
+                   refusal: IntakeRefusal | None = None,
+                   recorded: RecordedEnd | None = None) -> IntakeAck:
     request = intake_request(raw, refusal)
     async with _lane(wf_id):
         ack = await _offer(client, request, wf_id, task_queue)
     if ack is not None:
         return ack
     # The first delivery already finished: answer with its outcome.
-    return await answer_closed(client, wf_id, request)
+    return await answer_closed(client, wf_id, request, recorded)
 
 
 async def _offer(client: Client, request: IntakeRequest, wf_id: str,
@@ -215,18 +222,22 @@ def describe(ack: IntakeAck) -> str:
         if ack.reason_code == ENDED_WITHOUT_OUTCOME:
             return f"duplicate {ack.workflow_id} ({ack.message})"
         if ack.previous:
-            return f"duplicate {ack.workflow_id} (earlier outcome: {ack.previous.state})"
+            # With its reason, as `ops state` shows an end: SUCCEEDED (dead_letter_replayed).
+            why = f" ({ack.previous.reason_code})" if ack.previous.reason_code else ""
+            return f"duplicate {ack.workflow_id} (earlier outcome: {ack.previous.state}{why})"
         return f"duplicate {ack.workflow_id} (first delivery in progress: {ack.state})"
     return f"invalid   {ack.workflow_id}: {ack.reason_code}: {ack.message or ''}".rstrip(": ")
 
 
 async def submit_all(client: Client, raws: Iterable[str], *, task_queue: str,
                      on_ack: Callable[[IntakeAck], None] | None = None,
-                     tenant_secrets: Mapping[str, str] | None = None) -> list[IntakeAck]:
+                     tenant_secrets: Mapping[str, str] | None = None,
+                     recorded: RecordedEnd | None = None) -> list[IntakeAck]:
     """Submit each event in order; one event's rejection never stops the ones after it."""
     acks = []
     for raw in raws:
-        ack = await submit(client, raw, task_queue=task_queue, tenant_secrets=tenant_secrets)
+        ack = await submit(client, raw, task_queue=task_queue, tenant_secrets=tenant_secrets,
+                           recorded=recorded)
         if on_ack is not None:
             on_ack(ack)
         acks.append(ack)
