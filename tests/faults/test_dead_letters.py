@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 import asyncpg
+import httpx
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 
@@ -23,10 +26,15 @@ from contracts import (
     ReconcileResult,
 )
 from policies.keys import action_key
-from tests.cli.helpers import run_ops
-from tests.conftest import fresh_key, signed_event
+from tests.cli.helpers import run_ops, said_by
+from tests.conftest import TENANT_SECRETS, fresh_key, signed_event
 from tests.faults.conftest import Rig, send_key
+from tests.http.conftest import http_settings, post_events
 from tollgate.cli.review_show import review_show
+from tollgate.cli.submit import submit as submit_command
+from tollgate.http.app import create_app
+from tollgate.http.deps import Services, TemporalLink
+from tollgate.http.ratelimit import TenantRateLimiter
 
 
 async def seed_unreconciled(
@@ -60,6 +68,20 @@ async def seed_unreconciled(
         replay_input=request.model_dump(mode="json"))
     dl_id = await pool.fetchval("SELECT id FROM dead_letters WHERE action_key = $1", key)
     return int(dl_id), key
+
+
+async def http_answer(rig: Rig, raw: str, state_dir: Path) -> dict[str, Any]:
+    """The HTTP intake's answer to ``raw`` posted by its tenant (no relay runs)."""
+    settings = http_settings(rig.database_url, state_dir)
+    async with asyncpg.create_pool(rig.database_url, min_size=1, max_size=2) as pool:
+        svc = Services(settings=settings, pool=pool, tenant_secrets=TENANT_SECRETS,
+                       limiter=TenantRateLimiter(rate=100, burst=100),
+                       temporal=TemporalLink(settings.temporal_address, settings.namespace,
+                                             settings.env))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(svc)),
+                                     base_url="http://tollgate.test") as api:
+            answer: dict[str, Any] = (await post_events(api, raw)).json()
+    return answer
 
 
 async def ops(rig: Rig, *argv: str, role: str = "change_owner") -> int:
@@ -149,7 +171,7 @@ async def test_replay_of_a_write_the_target_already_holds_finds_it_and_sends_not
 
 @pytest.mark.parametrize("lookup_window_s", [2.0])  # the target's: the reconciler's window
 async def test_a_replay_that_settles_the_reconcilers_dead_letter_ends_the_event_as_its_receipt(
-    rig: Rig, capsys: pytest.CaptureFixture[str]
+    rig: Rig, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """Fault: the target answers 504 to the send (and, deduping, to the reconciler's one
     resend) and stores nothing: the reconciler dead-letters the write and the event's run
@@ -160,12 +182,15 @@ async def test_a_replay_that_settles_the_reconcilers_dead_letter_ends_the_event_
     Invariant: the event's record follows its receipt (ADR 0061): one more numbered transition
     STOPPED -> SUCCEEDED or REJECTED by the operator who replayed, naming the replay, shown by
     `ops state` and `review show` though the run completed STOPPED; the audit chain intact. It
-    used to stay STOPPED (unreconciled_write) beside a settled receipt."""
+    used to stay STOPPED (unreconciled_write) beside a settled receipt. The producer's repeat
+    of the event (`tollgate submit`) is answered with that end too (ADR 0062): it used to name
+    the run's result, STOPPED."""
     dedupes = rig.mode == "dedupe"
     event_key = fresh_key("r")
     key = send_key(event_key)
     rig.standins.messaging.inject("gateway_timeout", key=key, times=2 if dedupes else 1)
-    ack = await rig.submit(signed_event(rig.customer(), key=event_key))
+    raw = signed_event(rig.customer(), key=event_key)
+    ack = await rig.submit(raw)
     await rig.approve(ack.workflow_id)
     outcome = await rig.outcome(ack.workflow_id, within=90)
     wid = ack.workflow_id
@@ -213,3 +238,20 @@ async def test_a_replay_that_settles_the_reconcilers_dead_letter_ends_the_event_
     assert await review_show(rig.client, rig.settings, wid) == 0
     assert f"state {to_state} (dead_letter_replayed)" in capsys.readouterr().out
     assert await run_ops(["audit", "--verify"], rig.settings) == 0
+    # The producer sends the event again: answered at once with the recorded end.
+    again = tmp_path / "again.json"
+    again.write_text(raw)
+    capsys.readouterr()
+    code, text = await said_by(capsys, rig.settings, submit_command, str(again))
+    assert (code, text.strip()) == (
+        0, f"duplicate {wid} (earlier outcome: {to_state} (dead_letter_replayed))"), text
+    code, text = await said_by(capsys, rig.settings, submit_command, "--json", str(again))
+    answer = json.loads(text)
+    assert (answer["status"], answer["state"], answer["previous"]["reason_code"],
+            answer["previous"]["receipt"]["status"]) == (
+        "duplicate", to_state, "dead_letter_replayed", status), text
+    # Over HTTP too (answered from PostgreSQL's row, as it always was).
+    (tmp_path / "http").mkdir()
+    answer = await http_answer(rig, raw, tmp_path / "http")
+    assert (answer["status"], answer["state"], answer["previous"]["reason_code"]) == (
+        "duplicate", to_state, "dead_letter_replayed"), answer

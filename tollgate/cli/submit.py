@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from contracts import IntakeAck
     from tollgate.config.settings import Settings
+    from tollgate.intake.recorded import RecordedEnd
 
 
 def read_events(paths: tuple[str, ...]) -> list[str]:
@@ -95,22 +96,27 @@ def submit(files: tuple[str, ...], sign: bool, as_json: bool) -> Command:
         except SystemExit:
             known = None
         client = await connect(s)
+        from tollgate.intake.recorded import recorded_ends_at
         from tollgate.intake.submit import describe  # the SDK, once there is a server to talk to
 
         def show(ack: IntakeAck) -> None:
             click.echo(ack.model_dump_json(exclude_none=True) if as_json else describe(ack))
 
         acks: list[IntakeAck] = []
-        for n, raw in enumerate(raws, 1):
-            acks.append(await answered(client, s, raw, known, n, len(raws), SUBMIT_PATIENCE))
-            show(acks[-1])
+        # PostgreSQL, when there is one, for a repeat's end recorded after its run (ADR 0062).
+        async with recorded_ends_at(s.dsn) as recorded:
+            for n, raw in enumerate(raws, 1):
+                acks.append(await answered(client, s, raw, known, n, len(raws),
+                                           SUBMIT_PATIENCE, recorded))
+                show(acks[-1])
         return Exit.OK if all(a.status != "invalid" for a in acks) else Exit.REFUSED
 
     return go
 
 
 async def answered(client: Client, s: Settings, raw: str, known: dict[str, str] | None, n: int,
-                   total: int, patience: timedelta) -> IntakeAck:
+                   total: int, patience: timedelta,
+                   recorded: RecordedEnd | None = None) -> IntakeAck:
     """Event ``n``'s answer, or exit 3 in one line when none comes within ``patience``: the
     line says why when it can tell (no worker polls the task queue, the server does not
     answer) and that sending again is safe (the key dedupes: a taken event answers as a
@@ -120,7 +126,8 @@ async def answered(client: Client, s: Settings, raw: str, known: dict[str, str] 
 
     try:
         return await asyncio.wait_for(
-            submit(client, raw, task_queue=s.task_queue, tenant_secrets=known),
+            submit(client, raw, task_queue=s.task_queue, tenant_secrets=known,
+                   recorded=recorded),
             patience.total_seconds())
     except TimeoutError:
         why = await why_not_taking(client, s.task_queue)

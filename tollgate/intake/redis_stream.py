@@ -43,6 +43,7 @@ from tollgate.config.settings import Settings
 from tollgate.intake import ce_mapping
 from tollgate.intake.edge import text_refusal
 from tollgate.intake.reach import takes_events, unreachable_status
+from tollgate.intake.recorded import RecordedEnd
 from tollgate.intake.submit import submit
 from tollgate.observability.messaging import stream_span
 
@@ -118,14 +119,14 @@ def _cloudevent_envelope(entry: StreamEntry, fields: Mapping[str, str],
     return raw
 
 
-def entry_handler(client: Client, task_queue: str,
-                  tenant_secrets: Mapping[str, str]) -> Handler:
+def entry_handler(client: Client, task_queue: str, tenant_secrets: Mapping[str, str],
+                  recorded: RecordedEnd | None = None) -> Handler:
     async def handle(entry: StreamEntry) -> Outcome:
         with stream_span(entry) as span:  # a no-op while tracing is off
             raw = entry_event(entry, tenant_secrets)
             try:
                 ack = await submit(client, raw, task_queue=task_queue,
-                                   tenant_secrets=tenant_secrets)
+                                   tenant_secrets=tenant_secrets, recorded=recorded)
             except Exception as exc:
                 if (status := unreachable_status(exc)) is not None:
                     raise Unreachable(status) from None  # an outage: the try is not counted

@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack
 
 from contracts.errors import RetryableError
 from tollgate.config.settings import Settings
+from tollgate.intake.recorded import recorded_ends_at
 from tollgate.intake.redis_stream import entry_handler, intake_for, temporal_probe
 from tollgate.observability.logs import configure_logging
 from tollgate.runtime.client import build_client
@@ -52,8 +53,10 @@ async def run(settings: Settings) -> None:
             except OSError as exc:
                 raise SystemExit(f"TOLLGATE_REDIS_HEALTH_PORT: cannot listen on "
                                  f"{settings.redis.health_port} ({exc.strerror})") from None
-        await intake.consume(entry_handler(client, settings.task_queue, secrets), stop=stop,
-                             reachable=temporal_probe(client, settings.task_queue))
+        # PostgreSQL, when configured, for a repeat's end recorded after its run (ADR 0062).
+        recorded = await exits.enter_async_context(recorded_ends_at(settings.dsn))
+        await intake.consume(entry_handler(client, settings.task_queue, secrets, recorded),
+                             stop=stop, reachable=temporal_probe(client, settings.task_queue))
 
 
 def main() -> None:
