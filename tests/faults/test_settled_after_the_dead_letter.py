@@ -3,13 +3,15 @@ finds it at the target, or a replay finds the receipt already SUCCEEDED and runs
 event the dead letter stopped follows its receipt either way, as it does after a replay that
 settles the write (ADR 0061); it used to stay STOPPED for good beside a SUCCEEDED receipt, so
 `ops state`, `trace`, `review show` and `ops status` said it stopped while its message went
-out."""
+out. A producer's repeat of the event (`tollgate submit`) is answered with that end too (ADR
+0062): it used to name the run's result, STOPPED."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -23,6 +25,7 @@ from tests.cli.helpers import run_ops, said_by
 from tests.conftest import fresh_key, signed_event
 from tests.faults.conftest import Rig, send_key
 from tollgate.cli.review_show import review_show
+from tollgate.cli.submit import submit as submit_command
 from tollgate.cli.trace import trace
 from workflows.sweep import ReceiptSweepWorkflow
 
@@ -34,16 +37,18 @@ async def ops(rig: Rig, *argv: str, role: str = "change_owner") -> int:
     return await run_ops(list(argv), rig.settings, role=role)
 
 
-async def stopped_on_its_dead_letter(rig: Rig) -> tuple[str, str, int, int]:
+async def stopped_on_its_dead_letter(rig: Rig) -> tuple[str, str, int, int, str]:
     """An event whose write the reconciler could neither find nor resend: the target answers
     504 to the send (and, deduping, to the one resend) and stores nothing. Its run completes
     STOPPED (unreconciled_write), the receipt UNKNOWN, one dead letter. Returns the event's
-    workflow id, the action key, the dead letter's id and the event's last transition."""
+    workflow id, the action key, the dead letter's id, the event's last transition and the
+    event as the producer sent it."""
     event_key = fresh_key("s")
     key = send_key(event_key)
     rig.standins.messaging.inject("gateway_timeout", key=key,
                                   times=2 if rig.mode == "dedupe" else 1)
-    ack = await rig.submit(signed_event(rig.customer(), key=event_key))
+    raw = signed_event(rig.customer(), key=event_key)
+    ack = await rig.submit(raw)
     await rig.approve(ack.workflow_id)
     outcome = await rig.outcome(ack.workflow_id, within=90)
     assert (outcome.state, outcome.reason_code) == (EventState.STOPPED, "unreconciled_write")
@@ -51,7 +56,7 @@ async def stopped_on_its_dead_letter(rig: Rig) -> tuple[str, str, int, int]:
                              ack.workflow_id)
     [event] = await rig.sql("SELECT last_seq FROM events WHERE workflow_id = $1",
                             ack.workflow_id)
-    return ack.workflow_id, key, int(letter["id"]), int(event["last_seq"])
+    return ack.workflow_id, key, int(letter["id"]), int(event["last_seq"]), raw
 
 
 async def surfaces_at_the_target(rig: Rig, dead_letter: int) -> str:
@@ -90,6 +95,17 @@ async def says(rig: Rig, capsys: pytest.CaptureFixture[str], wid: str) -> tuple[
     return state, traced.splitlines()[0], capsys.readouterr().out
 
 
+async def resubmitted(rig: Rig, capsys: pytest.CaptureFixture[str], raw: str,
+                      folder: Path) -> str:
+    """What `tollgate submit` tells the producer who sends ``raw`` again."""
+    again = folder / "again.json"
+    again.write_text(raw)
+    capsys.readouterr()
+    code, text = await said_by(capsys, rig.settings, submit_command, str(again))
+    assert code == 0, text
+    return text.strip()
+
+
 async def states(rig: Rig) -> dict[str, int]:
     """Events per state as `ops status` counts them."""
     pool = await asyncpg.create_pool(rig.database_url, min_size=1, max_size=1)
@@ -101,7 +117,7 @@ async def states(rig: Rig) -> dict[str, int]:
 
 
 async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
-    rig: Rig, capsys: pytest.CaptureFixture[str]
+    rig: Rig, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """Fault: the write the reconciler dead-lettered; its approved replay stops too (a 504 to
     the resend, or no resend to a target that does not dedupe), leaving the write live
@@ -110,7 +126,7 @@ async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
     Invariant: the event follows in the sweep's transaction, one numbered transition by
     `sweep`; the dead letter closes saying why, so a replay is refused rather than asked
     for; nothing is sent; the audit chain holds."""
-    wid, key, letter, before = await stopped_on_its_dead_letter(rig)
+    wid, key, letter, before, raw = await stopped_on_its_dead_letter(rig)
     assert await ops(rig, "dlq", "approve", str(letter), "--reason", "checked") == 0
     if rig.mode == "dedupe":
         rig.standins.messaging.inject("gateway_timeout", key=key)
@@ -141,6 +157,8 @@ async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
     state, first, shown = await says(rig, capsys, wid)
     assert (state, first) == ("SUCCEEDED (receipt_swept)", f"{wid}  SUCCEEDED (receipt_swept)")
     assert "state SUCCEEDED (receipt_swept)" in shown, shown
+    assert await resubmitted(rig, capsys, raw, tmp_path) == (
+        f"duplicate {wid} (earlier outcome: SUCCEEDED (receipt_swept))")
     now = await states(rig)  # `ops status` counts it where it is now
     assert (now.get("STOPPED", 0), now["SUCCEEDED"]) == (
         counted["STOPPED"] - 1, counted.get("SUCCEEDED", 0) + 1)
@@ -161,7 +179,7 @@ async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
 
 
 async def test_a_replay_finding_the_receipt_settled_ends_the_event_without_a_run(
-    rig: Rig, capsys: pytest.CaptureFixture[str]
+    rig: Rig, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """Fault: the dead-lettered write surfaced at the target and its receipt was settled
     SUCCEEDED by a settle that let the event be (as the sweep did before ADR 0063); the
@@ -169,7 +187,7 @@ async def test_a_replay_finding_the_receipt_settled_ends_the_event_without_a_run
     Evidence: the replay says the action already happened and starts no run.
     Invariant: the event follows its receipt in the close's transaction, one numbered
     transition by the operator; the dead letter closes; nothing is sent; the chain holds."""
-    wid, key, letter, before = await stopped_on_its_dead_letter(rig)
+    wid, key, letter, before, raw = await stopped_on_its_dead_letter(rig)
     external_id = await surfaces_at_the_target(rig, letter)
     pool = await asyncpg.create_pool(rig.database_url, min_size=1, max_size=1)
     try:
@@ -192,6 +210,8 @@ async def test_a_replay_finding_the_receipt_settled_ends_the_event_without_a_run
     assert (state, first) == ("SUCCEEDED (receipt_already_settled)",
                               f"{wid}  SUCCEEDED (receipt_already_settled)")
     assert "state SUCCEEDED (receipt_already_settled)" in shown, shown
+    assert await resubmitted(rig, capsys, raw, tmp_path) == (
+        f"duplicate {wid} (earlier outcome: SUCCEEDED (receipt_already_settled))")
     [row] = await rig.sql("SELECT status, closed_by, closed_reason FROM dead_letters"
                           " WHERE id = $1", letter)
     assert tuple(row) == ("CLOSED", "op.kim", "receipt already SUCCEEDED")

@@ -3,8 +3,8 @@ its outcome ("duplicate" with the earlier outcome, "invalid" when it ended refus
 producer's ``idempotency_conflict``), or, for a run that closed with no outcome (terminated by
 hand, failed, timed out), a duplicate saying how it ended. Never a second run: the key is spent.
 
-An end PostgreSQL recorded after the run closed (a dead letter's replay that settled the write,
-ADR 0061) is the event's, not the run's result: with a ``recorded`` lookup it is the answer's
+An end PostgreSQL recorded after the run closed (a dead letter's write settled afterwards, ADRs
+0061 and 0063) is the event's, not the run's result: with a ``recorded`` lookup it is the answer's
 earlier outcome (ADR 0062). Without one, or when PostgreSQL does not answer, the run's stands.
 """
 
@@ -19,7 +19,7 @@ from temporalio.client import (
     WorkflowHandle,
 )
 
-from adapters.postgres.replay_settle import REPLAYED_CODE
+from adapters.postgres.replay_settle import FOUND_SETTLED_CODE, REPLAYED_CODE, SWEPT_CODE
 from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
 from policies.keys import payload_fingerprint
 from tollgate.intake.recorded import RecordedEnd
@@ -29,6 +29,10 @@ from workflows.search_attributes import STATE
 ENDED_WITHOUT_OUTCOME = "ended_without_outcome"
 #: Earlier outcomes that make a repeat "invalid" (the producer must send a corrected event).
 _INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUPERSEDED}
+#: The ends PostgreSQL records after the event's run closed: its dead letter's write settled by
+#: a replay (ADR 0061), by the receipt sweep, or found settled by a replay that ran nothing
+#: (ADR 0063). A closed run's result cannot show them.
+_RECORDED_AFTER_THE_RUN = frozenset({REPLAYED_CODE, SWEPT_CODE, FOUND_SETTLED_CODE})
 
 
 def ended_without_outcome(status: WorkflowExecutionStatus | None) -> str | None:
@@ -60,13 +64,13 @@ async def answer_closed(client: Client, wf_id: str, request: IntakeRequest,
 
 
 async def _recorded_after(wf_id: str, recorded: RecordedEnd | None) -> FinalOutcome | None:
-    """The end PostgreSQL recorded after the run closed, when it did (ADR 0061's replay): the
-    only end a closed run's result cannot show. Asked after the payload matched, so the
+    """The end PostgreSQL recorded after the run closed, when it did (ADRs 0061, 0063): the
+    only ends a closed run's result cannot show. Asked after the payload matched, so the
     producer's conflict is still decided by the run alone."""
     if recorded is None:
         return None
     end = await recorded(wf_id)
-    return end if end is not None and end.reason_code == REPLAYED_CODE else None
+    return end if end is not None and end.reason_code in _RECORDED_AFTER_THE_RUN else None
 
 
 def _answer(wf_id: str, previous: FinalOutcome) -> IntakeAck:
