@@ -106,7 +106,8 @@ async def test_close_records_the_end_of_a_terminated_review(
         assert (code, text.strip()) == (0, "STOPPED (run_terminated)"), text
         code, text = await said_by(capsys, s, ops, "state", wid, "--json")
         assert json.loads(text[text.index("{"):]) == {
-            "workflow_id": wid, "state": "STOPPED", "status": "TERMINATED"}
+            "workflow_id": wid, "state": "STOPPED", "status": "TERMINATED",
+            "reason_code": "run_terminated"}
         row = await db.fetchrow("SELECT state, reason_code, outcome FROM events"
                                 " WHERE workflow_id = $1", wid)
         assert row is not None and (row["state"], row["reason_code"]) == (

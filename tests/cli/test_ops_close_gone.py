@@ -91,7 +91,8 @@ async def test_close_records_the_end_of_a_run_temporal_no_longer_knows(
             ("lan.ops", "not found")]
         code, text = await said_by(capsys, s, ops, "state", wid, "--json")
         assert json.loads(text[text.index("{"):]) == {
-            "workflow_id": wid, "state": "STOPPED", "status": "NOT_FOUND"}
+            "workflow_id": wid, "state": "STOPPED", "status": "NOT_FOUND",
+            "reason_code": "run_not_found"}
         code, text = await said_by(capsys, s, ops, "close", wid, *closing(s))
         assert (code, text.strip()) == (
             0, f"{wid}: already ended STOPPED (run_not_found): nothing to do")
