@@ -11,8 +11,8 @@ uses this holds all the same.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -27,3 +27,15 @@ async def answered_as_cancelled(call: Callable[[], Awaitable[T]]) -> T:
         return answer
 
     return await asyncio.wait_for(answer_then_cancel(), 10)
+
+
+async def ends_cancelled(run: Coroutine[Any, Any, Any], what: str,
+                         went_on: Callable[[], str]) -> None:
+    """Run ``run``, which is cancelled from within (a swallowed cancel, or one in a library's
+    guise): it must end cancelled within 3 s. ``went_on`` says what it did meanwhile."""
+    task = asyncio.create_task(run)
+    done, _ = await asyncio.wait({task}, timeout=3)
+    if not done:
+        task.cancel()  # a second cancel, so the test itself does not hang
+    assert done, f"{what} went on after its cancel ({went_on()})"
+    assert task.cancelled()

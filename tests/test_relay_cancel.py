@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.swallowed_cancel import answered_as_cancelled
+from tests.swallowed_cancel import answered_as_cancelled, ends_cancelled
 from tollgate.intake.items import relay_loop
 from tollgate.runtime.jwks import KeySet
 
@@ -42,12 +42,8 @@ async def test_a_cancel_the_start_reported_as_its_own_error_ends_the_relay() -> 
         raise RuntimeError("Temporal unreachable")
 
     store = _Store()
-    task = asyncio.create_task(relay_loop(store, start, every_s=0.01))  # type: ignore[arg-type]
-    done, _ = await asyncio.wait({task}, timeout=3)
-    if not done:
-        task.cancel()  # a second cancel, so this test itself does not hang
-    assert done, f"the relay went on after its cancel ({store.passes} passes)"
-    assert task.cancelled()
+    relay = relay_loop(store, start, every_s=0.01)  # type: ignore[arg-type]
+    await ends_cancelled(relay, "the relay", lambda: f"{store.passes} passes")
 
 
 async def test_a_cancel_a_library_swallowed_in_the_pass_still_ends_the_relay() -> None:
@@ -65,12 +61,8 @@ async def test_a_cancel_a_library_swallowed_in_the_pass_still_ends_the_relay() -
     async def start(item_id: int, run: int) -> None:
         raise AssertionError("nothing is due")
 
-    task = asyncio.create_task(relay_loop(store, start, every_s=0.01))  # type: ignore[arg-type]
-    done, _ = await asyncio.wait({task}, timeout=3)
-    if not done:
-        task.cancel()
-    assert done, f"the relay went on after its cancel ({store.passes} passes)"
-    assert task.cancelled()
+    relay = relay_loop(store, start, every_s=0.01)  # type: ignore[arg-type]
+    await ends_cancelled(relay, "the relay", lambda: f"{store.passes} passes")
 
 
 async def test_a_cancel_a_key_fetch_swallowed_still_ends_the_key_refresh() -> None:
@@ -88,9 +80,5 @@ async def test_a_cancel_a_key_fetch_swallowed_still_ends_the_key_refresh() -> No
             await answered_as_cancelled(fetched)
 
     keys.refresh = refresh  # type: ignore[method-assign]
-    task = asyncio.create_task(keys.keep_fresh(0.01))
-    done, _ = await asyncio.wait({task}, timeout=3)
-    if not done:
-        task.cancel()
-    assert done, f"the key refresh went on after its cancel ({fetches} fetches)"
-    assert task.cancelled()
+    await ends_cancelled(keys.keep_fresh(0.01), "the key refresh",
+                         lambda: f"{fetches} fetches")

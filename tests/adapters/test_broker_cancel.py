@@ -17,7 +17,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from adapters.broker.cancel import cancelling, raise_if_cancelled
 from adapters.broker.redis_outage import Outage
 from adapters.broker.redis_streams import Outcome, RedisStreamIntake, StreamEntry, StreamLimits
-from tests.swallowed_cancel import answered_as_cancelled
+from tests.swallowed_cancel import answered_as_cancelled, ends_cancelled
 
 
 class DisguisedCancel(Exception):
@@ -96,12 +96,8 @@ async def test_a_cancel_a_redis_read_turned_into_its_timeout_ends_the_consumer()
     async def handler(entry: StreamEntry) -> Outcome:
         return "accepted"
 
-    task = asyncio.create_task(intake.consume(handler))
-    done, _ = await asyncio.wait({task}, timeout=3)
-    if not done:
-        task.cancel()  # a second cancel, so this test itself does not hang
-    assert done, f"the consumer read on after its cancel ({fake.reads} reads)"
-    assert task.cancelled()
+    await ends_cancelled(intake.consume(handler), "the consumer",
+                         lambda: f"{fake.reads} reads")
 
 
 async def test_a_probe_that_reports_the_cancel_as_a_no_ends_the_outage_wait() -> None:
@@ -121,12 +117,8 @@ async def test_a_probe_that_reports_the_cancel_as_a_no_ends_the_outage_wait() ->
         return False  # Temporal still out
 
     outage = Outage(0.01, 0.01, lambda kind, **fields: None)
-    task = asyncio.create_task(outage.wait_out("UNAVAILABLE", probe, None))
-    done, _ = await asyncio.wait({task}, timeout=3)
-    if not done:
-        task.cancel()
-    assert done, f"the outage wait went on after its cancel ({probes} probes)"
-    assert task.cancelled()
+    await ends_cancelled(outage.wait_out("UNAVAILABLE", probe, None), "the outage wait",
+                         lambda: f"{probes} probes")
 
 
 async def test_a_cancel_redis_py_swallowed_while_sending_the_read_still_ends_the_consumer(
@@ -147,12 +139,8 @@ async def test_a_cancel_redis_py_swallowed_while_sending_the_read_still_ends_the
         return await answered_as_cancelled(lambda: read(*args, **kwargs))
 
     redis.xreadgroup = read_as_sent_through_wait_for  # type: ignore[method-assign]
-    task = asyncio.create_task(stream_intake.consume(never_called))
-    done, _ = await asyncio.wait({task}, timeout=3)
-    if not done:
-        task.cancel()  # a second cancel, so this test itself does not hang
-    assert done, f"the consumer read on after its cancel ({reads} reads)"
-    assert task.cancelled()
+    await ends_cancelled(stream_intake.consume(never_called), "the consumer",
+                         lambda: f"{reads} reads")
 
 
 async def test_a_cancel_the_probe_swallowed_still_ends_the_outage_wait() -> None:
@@ -168,12 +156,8 @@ async def test_a_cancel_the_probe_swallowed_still_ends_the_outage_wait() -> None
         return await answered_as_cancelled(still_out) if probes == 1 else False
 
     outage = Outage(0.01, 0.01, lambda kind, **fields: None)
-    task = asyncio.create_task(outage.wait_out("UNAVAILABLE", probe, None))
-    done, _ = await asyncio.wait({task}, timeout=3)
-    if not done:
-        task.cancel()
-    assert done, f"the outage wait went on after its cancel ({probes} probes)"
-    assert task.cancelled()
+    await ends_cancelled(outage.wait_out("UNAVAILABLE", probe, None), "the outage wait",
+                         lambda: f"{probes} probes")
 
 
 async def never_called(entry: StreamEntry) -> Outcome:
