@@ -157,6 +157,15 @@ UNRECONCILED_CODE = "unreconciled_write"
 UNRECONCILED_OWNER = "messaging-oncall"
 UNRECONCILED_PLAN = ("Check the target for this action key by hand; if absent and the customer "
                      "still needs it, approve the dead letter and replay.")
+#: The events row's reason code once a replay settled that dead letter's write (ADR 0061) ...
+REPLAYED_CODE = "dead_letter_replayed"
+#: ... once the receipt sweep found the write at the target (ADR 0063) ...
+SWEPT_CODE = "receipt_swept"
+#: ... once a replay of its dead letter found the receipt already settled and ran nothing.
+FOUND_SETTLED_CODE = "receipt_already_settled"
+#: The ends recorded after the event's run closed: a closed run's result cannot show them, and
+#: a producer's repeat is answered with PostgreSQL's (ADR 0062).
+RECORDED_AFTER_THE_RUN = frozenset({REPLAYED_CODE, SWEPT_CODE, FOUND_SETTLED_CODE})
 
 
 #: The steps whose failure for good ends an event DEAD_LETTERED (workflows/failures.py).

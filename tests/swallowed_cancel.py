@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -39,3 +39,17 @@ async def ends_cancelled(run: Coroutine[Any, Any, Any], what: str,
         task.cancel()  # a second cancel, so the test itself does not hang
     assert done, f"{what} went on after its cancel ({went_on()})"
     assert task.cancelled()
+
+
+async def cancelled_in_disguise(error: Exception) -> NoReturn:
+    """Cancel the running task and raise ``error`` in place of its ``CancelledError``, as a
+    library does that reports a cancelled call as an error of its own (the Temporal SDK's
+    update call, redis-py's read timeout)."""
+    task = asyncio.current_task()
+    assert task is not None
+    task.cancel()
+    try:
+        await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        raise error from None
+    raise AssertionError("the cancel was not delivered")

@@ -6,9 +6,11 @@ identity provider's key refresh also end on a cancel a library swallowed with no
 
 from __future__ import annotations
 
-import asyncio
-
-from tests.swallowed_cancel import answered_as_cancelled, ends_cancelled
+from tests.swallowed_cancel import (
+    answered_as_cancelled,
+    cancelled_in_disguise,
+    ends_cancelled,
+)
 from tollgate.intake.items import relay_loop
 from tollgate.runtime.jwks import KeySet
 
@@ -32,13 +34,7 @@ async def test_a_cancel_the_start_reported_as_its_own_error_ends_the_relay() -> 
         nonlocal calls
         calls += 1
         if calls == 1:
-            task = asyncio.current_task()
-            assert task is not None
-            task.cancel()
-            try:
-                await asyncio.sleep(0)
-            except asyncio.CancelledError:
-                raise RuntimeError("the start call was cancelled") from None
+            await cancelled_in_disguise(RuntimeError("the start call was cancelled"))
         raise RuntimeError("Temporal unreachable")
 
     store = _Store()

@@ -32,14 +32,15 @@ from adapters.postgres.ops import close_dead_letter_in
 from adapters.postgres.pgtext import pg_text
 from adapters.postgres.steps import TRANSITION_SQL, step_args
 from contracts import EventRef, EventState, FinalOutcome, Receipt, StepRecord, Transition
-from contracts.actions import UNRECONCILED_CODE, ReceiptStatus, ReplaySettle
+from contracts.actions import (
+    FOUND_SETTLED_CODE,
+    REPLAYED_CODE,
+    SWEPT_CODE,
+    UNRECONCILED_CODE,
+    ReceiptStatus,
+    ReplaySettle,
+)
 
-#: The events row's reason code once a replay settled its write.
-REPLAYED_CODE = "dead_letter_replayed"
-#: ... once the receipt sweep found its write at the target (ADR 0063).
-SWEPT_CODE = "receipt_swept"
-#: ... once a replay of its dead letter found the receipt already settled and ran nothing.
-FOUND_SETTLED_CODE = "receipt_already_settled"
 #: The transition's actor when the sweep settled the write: no person runs it (the schedule,
 #: or ``tollgate ops sweep``, which takes no token), so there is no name to give.
 SWEEP_ACTOR = "sweep"

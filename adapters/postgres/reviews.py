@@ -153,12 +153,14 @@ class ReviewRecords:
             LISTED_FLAGS_SQL, [w for w, _ in drafts], [v for _, v in drafts])
         return {(r["workflow_id"], r["version"]): int(r["flags"]) for r in rows}
 
-    async def quarantined(self, workflow_id: str) -> dict[str, Any] | None:
-        """A quarantined delivery's end as ``events`` would hold it (``state``, ``reason_code``):
-        it has no events row, only its quarantine row."""
-        reason = await self.pool.fetchval(
-            "SELECT reason_code FROM quarantine WHERE workflow_id = $1", workflow_id)
-        return None if reason is None else {"state": "QUARANTINED", "reason_code": reason}
+    async def recorded_state(self, workflow_id: str) -> dict[str, Any] | None:
+        """The ``state`` and ``reason_code`` PostgreSQL holds for ``workflow_id``: its events
+        row's, or, for a quarantined delivery (no events row), QUARANTINED and its reason."""
+        row = await self.pool.fetchrow(
+            "SELECT state, reason_code FROM events WHERE workflow_id = $1 UNION ALL"
+            " SELECT 'QUARANTINED', reason_code FROM quarantine WHERE workflow_id = $1 LIMIT 1",
+            workflow_id)
+        return dict(row) if row is not None else None
 
     async def review_record(self, workflow_id: str) -> ReviewRecord | None:
         """What ``tollgate review show`` prints from PostgreSQL: the event, its newest draft and

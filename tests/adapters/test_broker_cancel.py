@@ -17,7 +17,11 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from adapters.broker.cancel import cancelling, raise_if_cancelled
 from adapters.broker.redis_outage import Outage
 from adapters.broker.redis_streams import Outcome, RedisStreamIntake, StreamEntry, StreamLimits
-from tests.swallowed_cancel import answered_as_cancelled, ends_cancelled
+from tests.swallowed_cancel import (
+    answered_as_cancelled,
+    cancelled_in_disguise,
+    ends_cancelled,
+)
 
 
 class DisguisedCancel(Exception):
@@ -76,13 +80,7 @@ class _FakeRedis:
     async def xreadgroup(self, *args: object, **kwargs: object) -> list[object]:
         self.reads += 1
         if self.reads == 1:
-            task = asyncio.current_task()
-            assert task is not None
-            task.cancel()
-            try:
-                await asyncio.sleep(0)
-            except asyncio.CancelledError:
-                raise RedisTimeoutError("Timeout reading from redis") from None
+            await cancelled_in_disguise(RedisTimeoutError("Timeout reading from redis"))
         await asyncio.sleep(0.01)
         return []
 
@@ -107,13 +105,7 @@ async def test_a_probe_that_reports_the_cancel_as_a_no_ends_the_outage_wait() ->
         nonlocal probes
         probes += 1
         if probes == 1:
-            task = asyncio.current_task()
-            assert task is not None
-            task.cancel()
-            try:
-                await asyncio.sleep(0)
-            except asyncio.CancelledError:
-                raise RuntimeError("the probe's call was cancelled") from None
+            await cancelled_in_disguise(RuntimeError("the probe's call was cancelled"))
         return False  # Temporal still out
 
     outage = Outage(0.01, 0.01, lambda kind, **fields: None)

@@ -105,13 +105,9 @@ async def _recorded_event(s: Settings, workflow_id: str) -> dict[str, Any] | Non
         return None
     try:
         async with pool(s) as p:
-            store = PostgresStore(p)
-            record = await store.review_record(workflow_id)
-            if record is None:
-                return await store.quarantined(workflow_id)
+            return await PostgresStore(p).recorded_state(workflow_id)
     except Failure:
         return None
-    return record.event if record.event else None
 
 
 def _switch_command(name: str, closing: bool) -> click.Command:

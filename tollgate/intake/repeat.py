@@ -19,8 +19,8 @@ from temporalio.client import (
     WorkflowHandle,
 )
 
-from adapters.postgres.replay_settle import FOUND_SETTLED_CODE, REPLAYED_CODE, SWEPT_CODE
 from contracts import EventState, FinalOutcome, IntakeAck, IntakeRequest
+from contracts.actions import RECORDED_AFTER_THE_RUN
 from policies.keys import payload_fingerprint
 from tollgate.intake.recorded import RecordedEnd
 from workflows.search_attributes import STATE
@@ -29,10 +29,6 @@ from workflows.search_attributes import STATE
 ENDED_WITHOUT_OUTCOME = "ended_without_outcome"
 #: Earlier outcomes that make a repeat "invalid" (the producer must send a corrected event).
 _INVALID_END = {EventState.QUARANTINED, EventState.DEAD_LETTERED, EventState.SUPERSEDED}
-#: The ends PostgreSQL records after the event's run closed: its dead letter's write settled by
-#: a replay (ADR 0061), by the receipt sweep, or found settled by a replay that ran nothing
-#: (ADR 0063). A closed run's result cannot show them.
-_RECORDED_AFTER_THE_RUN = frozenset({REPLAYED_CODE, SWEPT_CODE, FOUND_SETTLED_CODE})
 
 
 def ended_without_outcome(status: WorkflowExecutionStatus | None) -> str | None:
@@ -70,7 +66,7 @@ async def _recorded_after(wf_id: str, recorded: RecordedEnd | None) -> FinalOutc
     if recorded is None:
         return None
     end = await recorded(wf_id)
-    return end if end is not None and end.reason_code in _RECORDED_AFTER_THE_RUN else None
+    return end if end is not None and end.reason_code in RECORDED_AFTER_THE_RUN else None
 
 
 def _answer(wf_id: str, previous: FinalOutcome) -> IntakeAck:
