@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,3 +41,35 @@ def pg_folder(prefix: str) -> Iterator[Path]:
         yield base
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+#: Starts an embedded PostgreSQL on the data folder it is given, prints its answer to a query
+#: (42) and stops it again.
+_ANSWER_SCRIPT = textwrap.dedent("""
+    import asyncio, sys
+    from pathlib import Path
+    import asyncpg
+    from tollgate.dev.postgres import start_embedded_postgres, stop_embedded_postgres
+
+    async def answer(uri):
+        conn = await asyncpg.connect(uri)
+        try:
+            return await conn.fetchval("SELECT 41 + 1")
+        finally:
+            await conn.close()
+
+    server = start_embedded_postgres(Path(sys.argv[1]), cleanup_mode="stop")
+    try:
+        print(asyncio.run(answer(server.get_uri())))
+    finally:
+        stop_embedded_postgres(server)
+""")
+
+
+def answer_in_a_process(pgdata: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """A process of its own starts PostgreSQL on ``pgdata``, asks it for 42 and stops it (no
+    ``XDG_RUNTIME_DIR``: the package's lock file then sits beside the data)."""
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    return subprocess.run([sys.executable, "-c", _ANSWER_SCRIPT, str(pgdata)],  # noqa: S603
+                          env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
+                          check=False)

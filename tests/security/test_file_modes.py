@@ -10,10 +10,7 @@ import asyncio
 import os
 import shutil
 import stat
-import subprocess
-import sys
 import tempfile
-import textwrap
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from datetime import timedelta
@@ -22,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from adapters.notify.channels import LocalSink
+from tests.pg_folder import answer_in_a_process
 from tollgate.codec.files import private_dir
 from tollgate.codec.payload import ensure_keys_file
 from tollgate.codec.server import start_dev_codec_server
@@ -145,33 +143,12 @@ async def test_the_local_notices_are_owner_only(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="PostgreSQL has a user of its own under root only")
 def test_postgresql_under_root_opens_the_folders_above_its_data_for_passing_through_only() -> None:
-    script = textwrap.dedent("""
-        import asyncio, sys
-        from pathlib import Path
-        import asyncpg
-        from tollgate.dev.postgres import start_embedded_postgres, stop_embedded_postgres
-
-        async def answer(uri):
-            conn = await asyncpg.connect(uri)
-            try:
-                return await conn.fetchval("SELECT 41 + 1")
-            finally:
-                await conn.close()
-
-        server = start_embedded_postgres(Path(sys.argv[1]), cleanup_mode="stop")
-        try:
-            print(asyncio.run(answer(server.get_uri())))
-        finally:
-            stop_embedded_postgres(server)
-    """)
     # A state folder as `tollgate dev` makes it, inside a folder only root may enter (as /root).
     outer = Path(tempfile.mkdtemp(prefix="tollgate-prefix-"))
     try:
         pgdata = private_dir(outer / "state", mode=0o711) / "pgdata"
         before = {folder: mode(folder) for folder in pgdata.parents}
-        env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
-        done = subprocess.run([sys.executable, "-c", script, str(pgdata)], env=env,  # noqa: S603
-                              cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+        done = answer_in_a_process(pgdata, cwd=ROOT)
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip() == "42"  # it started, from behind a 0700 folder
         assert not (pgdata / "postmaster.pid").exists()  # and it stopped

@@ -3,16 +3,13 @@ state folder at any depth (issue 9 items 7 and B, issue 18 items 2 and 3)."""
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.pg_folder import answer_in_a_process
 from tests.stack.devproc import stack_folder
 from tollgate.dev.stack import DevStack, Ports, StackError
 
@@ -74,31 +71,10 @@ def test_customers_and_messages_stay_until_reset(tmp_path: Path) -> None:
 
 
 def test_postgresql_starts_in_a_state_folder_of_any_depth() -> None:
-    script = textwrap.dedent("""
-        import asyncio, sys
-        from pathlib import Path
-        import asyncpg
-        from tollgate.dev.postgres import start_embedded_postgres, stop_embedded_postgres
-
-        async def answer(uri):
-            conn = await asyncpg.connect(uri)
-            try:
-                return await conn.fetchval("SELECT 41 + 1")
-            finally:
-                await conn.close()
-
-        server = start_embedded_postgres(Path(sys.argv[1]), cleanup_mode="stop")
-        try:
-            print(asyncio.run(answer(server.get_uri())))
-        finally:
-            stop_embedded_postgres(server)
-    """)
     with stack_folder() as state_dir:
         deep = state_dir.joinpath(*["a-rather-long-folder-name"] * 5) / "pgdata"
         assert len(str(deep / ".s.PGSQL.5432")) > 108  # too long for a unix socket here
-        env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
-        done = subprocess.run([sys.executable, "-c", script, str(deep)], env=env,  # noqa: S603
-                              capture_output=True, text=True, timeout=120)
+        done = answer_in_a_process(deep)
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip() == "42"
         assert not (deep / "postmaster.pid").exists()  # and it stopped
