@@ -22,6 +22,12 @@ reason code ``receipt_swept``, the write's open ``unreconciled_write`` dead lett
 there is nothing left to replay), or ``tollgate ops dlq replay`` finds its receipt already
 SUCCEEDED and closes the dead letter without a run (``follow_found_settled``: the operator,
 reason code ``receipt_already_settled``).
+
+The sweep also ends an event its send step dead-lettered (ADR 0065): the step gave up for good
+with its receipt open (DEAD_LETTERED, a dead letter of that write), and the sweep is the first
+to look the write up. Found at the target, the event follows DEAD_LETTERED -> SUCCEEDED
+(``receipt_swept``, by ``sweep``) and that dead letter closes: its plan (submit the event again
+under a new event id) would send the message a second time.
 """
 
 from __future__ import annotations
@@ -52,23 +58,37 @@ FOLLOWS_TO = {ReceiptStatus.SUCCEEDED: EventState.SUCCEEDED,
 #: how the run ended + ``_write_unknown``).
 _STOPPED_ON_ITS_DEAD_LETTER = (
     "e.state = 'STOPPED' AND (e.reason_code = $2 OR e.reason_code LIKE '%\\_write\\_unknown')")
+#: The send step's stop (ADR 0065): it gave up for good with the write's receipt open and wrote
+#: a dead letter of that write (``activities.dead_letters``). Only the sweep follows from it:
+#: such a dead letter is never replayed, so no replay settles its receipt.
+_DEAD_LETTERED_BY_ITS_SEND = (
+    "e.state = 'DEAD_LETTERED' AND EXISTS (SELECT 1 FROM dead_letters d"
+    " WHERE d.workflow_id = e.workflow_id AND d.action_key = $1 AND d.state = 'DEAD_LETTERED')")
 
-_EVENT_SQL = f"""
+
+def _event_sql(stops: str) -> str:
+    return f"""
 SELECT e.workflow_id, e.tenant_id, e.event_id, e.event_type, e.entity_id, e.correlation_id,
        e.schema_version, e.payload_fingerprint, e.state, e.last_seq, e.policy_version
 FROM events e JOIN receipts r ON r.workflow_id = e.workflow_id
-WHERE r.action_key = $1 AND {_STOPPED_ON_ITS_DEAD_LETTER}
+WHERE r.action_key = $1 AND ({stops})
 FOR UPDATE OF e
 """
+
+
+_EVENT_SQL = _event_sql(_STOPPED_ON_ITS_DEAD_LETTER)
+_SWEPT_EVENT_SQL = _event_sql(f"({_STOPPED_ON_ITS_DEAD_LETTER}) OR ({_DEAD_LETTERED_BY_ITS_SEND})")
 #: Who claimed the replay (``OpsStore.claim_replay`` audits it).
 _REPLAYED_BY_SQL = """
 SELECT actor FROM audit WHERE action = 'dlq_replay' AND target = $1
   AND detail->>'replay' = $2 ORDER BY id DESC LIMIT 1
 """
-#: The write's dead letters a replay could still be asked of (``tollgate.ops.actions``'
-#: ``REPLAYABLE``): once the write is settled there is nothing left to replay.
-_REPLAYABLE_OPEN_SQL = """
-SELECT id FROM dead_letters WHERE action_key = $1 AND error_code = $2 AND status <> 'CLOSED'
+#: The write's dead letters still open: those a replay could still be asked of
+#: (``tollgate.ops.actions``' ``REPLAYABLE``) and the send step's (ADR 0065). Once the write is
+#: settled there is nothing left to replay, nor to submit again.
+_SETTLED_OPEN_SQL = """
+SELECT id FROM dead_letters WHERE action_key = $1 AND status <> 'CLOSED'
+  AND (error_code = $2 OR state = 'DEAD_LETTERED')
 ORDER BY id FOR UPDATE
 """
 
@@ -93,15 +113,16 @@ async def follow_replay(conn: PoolConnectionProxy, receipt: Receipt,
 
 async def follow_sweep(conn: PoolConnectionProxy, receipt: Receipt) -> int | None:
     """The receipt sweep found ``receipt``'s write at the target (SUCCEEDED): record the end
-    of the event its dead letter stopped, and close that write's dead letters still open to a
-    replay, saying why (ADR 0063). Call it in the settle's transaction, after the receipt's
-    row is locked. Returns the transition's number, or None when no event follows."""
+    of the event its dead letter stopped, or its send step dead-lettered (ADR 0065), and close
+    that write's dead letters still open, saying why (ADR 0063). Call it in the settle's
+    transaction, after the receipt's row is locked. Returns the transition's number, or None
+    when no event follows."""
     if receipt.status is not ReceiptStatus.SUCCEEDED:
         return None
     seq = await follow(conn, receipt, actor=SWEEP_ACTOR, reason=(
         f"the receipt sweep found the write at the target, receipt {receipt.status.value}"),
-        reason_code=SWEPT_CODE)
-    for letter in await conn.fetch(_REPLAYABLE_OPEN_SQL, receipt.action_key, UNRECONCILED_CODE):
+        reason_code=SWEPT_CODE, send_step=True)
+    for letter in await conn.fetch(_SETTLED_OPEN_SQL, receipt.action_key, UNRECONCILED_CODE):
         await close_dead_letter_in(
             conn, int(letter["id"]), actor=SWEEP_ACTOR,
             reason=(f"the receipt sweep found the write at the target: receipt "
@@ -124,15 +145,17 @@ async def follow_found_settled(conn: PoolConnectionProxy, receipt: Receipt, dead
 
 
 async def follow(conn: PoolConnectionProxy, receipt: Receipt, *, actor: str, reason: str,
-                 reason_code: str) -> int | None:
+                 reason_code: str, send_step: bool = False) -> int | None:
     """Record the end of the event ``receipt``'s dead letter stopped (``STOPPED ->`` the
     receipt's final state) as one numbered transition by ``actor`` for ``reason``, the events
-    row's reason code ``reason_code``. None when nothing follows: an open receipt, or no event
-    in that stop (any other state, or one that followed already)."""
+    row's reason code ``reason_code``. ``send_step``: also from DEAD_LETTERED, the send step's
+    stop (the sweep's, ADR 0065). None when nothing follows: an open receipt, or no event in
+    that stop (any other state, or one that followed already)."""
     to_state = FOLLOWS_TO.get(receipt.status)
     if to_state is None:
         return None
-    row = await conn.fetchrow(_EVENT_SQL, receipt.action_key, UNRECONCILED_CODE)
+    row = await conn.fetchrow(_SWEPT_EVENT_SQL if send_step else _EVENT_SQL,
+                              receipt.action_key, UNRECONCILED_CODE)
     if row is None:
         return None
     ref = EventRef(workflow_id=row["workflow_id"], tenant_id=row["tenant_id"],
@@ -147,7 +170,7 @@ async def follow(conn: PoolConnectionProxy, receipt: Receipt, *, actor: str, rea
     step = StepRecord(
         ref=ref, reason_code=reason_code, policy_version=row["policy_version"],
         outcome=outcome, transitions=[Transition(
-            seq=seq, from_state=EventState.STOPPED, to_state=to_state,
+            seq=seq, from_state=EventState(row["state"]), to_state=to_state,
             actor=actor, reason=reason)])
     await conn.fetchval(TRANSITION_SQL, *step_args(step))
     return seq
