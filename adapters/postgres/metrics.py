@@ -60,13 +60,15 @@ LEFT JOIN LATERAL jsonb_array_elements_text(d.findings) AS f(code) ON true
 WHERE d.status IN ('failed_validation', 'unreadable') GROUP BY 1, 2"""
 
 # started: an approval used (``dlq_replay``); then the replay's own result
-# (``dlq_replay_result``), or ``already_done`` when the receipt showed the action had happened
-# (a ``dlq_close`` the replay wrote; one closed by hand, ``by_hand``, is no replay).
+# (``dlq_replay_result``), or ``already_done`` when the receipt showed the action had happened,
+# ``already_rejected`` when it showed the target had refused it for good (a ``dlq_close`` the
+# replay wrote, ``receipt already <STATUS>``; one closed by hand, ``by_hand``, is no replay).
 _REPLAYS = """
 SELECT coalesce(dl.tenant_id, '-') AS tenant_id,
-       CASE a.action WHEN 'dlq_replay' THEN 'started'
-                     WHEN 'dlq_replay_result' THEN a.detail->>'result'
-                     ELSE 'already_done' END AS result, count(*) AS n
+       CASE WHEN a.action = 'dlq_replay' THEN 'started'
+            WHEN a.action = 'dlq_replay_result' THEN a.detail->>'result'
+            WHEN a.detail->>'reason' = 'receipt already REJECTED' THEN 'already_rejected'
+            ELSE 'already_done' END AS result, count(*) AS n
 FROM audit a
 LEFT JOIN dead_letters dl ON 'dead_letter/' || dl.id = a.target
 WHERE a.action IN ('dlq_replay', 'dlq_replay_result')

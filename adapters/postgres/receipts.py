@@ -14,7 +14,12 @@ from typing import Any
 import asyncpg
 
 from adapters.ports.stores import OPENING_FENCE
-from adapters.postgres.replay_settle import follow_found_settled, follow_replay, follow_sweep
+from adapters.postgres.replay_settle import (
+    FOLLOWS_TO,
+    follow_found_settled,
+    follow_replay,
+    follow_sweep,
+)
 from adapters.postgres.steps import recorded_behind, step_args
 from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
 from contracts.actions import ReplaySettle
@@ -175,13 +180,13 @@ class ReceiptStore:
 
     async def close_found_settled(self, dead_letter: int, action_key: str, *,
                                   operator: str) -> Receipt | None:
-        """A replay of ``dead_letter`` by ``operator`` finding its receipt already SUCCEEDED
-        runs nothing: the dead letter closes and the event it stopped follows the receipt, in
-        one transaction (ADR 0063). Returns that receipt; None (nothing written) when the
-        receipt is not SUCCEEDED: the replay runs."""
+        """A replay of ``dead_letter`` by ``operator`` finding its receipt already settled
+        (SUCCEEDED, or REJECTED: the target's final no) runs nothing: the dead letter closes
+        and the event it stopped follows the receipt, in one transaction (ADR 0063). Returns
+        that receipt; None (nothing written) when the receipt is open: the replay runs."""
         async with self.pool.acquire() as conn, conn.transaction():
             receipt = await self.get(action_key, conn, lock=True)
-            if receipt is None or receipt.status is not ReceiptStatus.SUCCEEDED:
+            if receipt is None or receipt.status not in FOLLOWS_TO:
                 return None
             await follow_found_settled(conn, receipt, dead_letter, operator)
         return receipt

@@ -20,8 +20,8 @@ The same end is recorded, by the same SQL (``follow``), when the write is found 
 way (ADR 0063): the receipt sweep finds it at the target (``follow_sweep``: actor ``sweep``,
 reason code ``receipt_swept``, the write's open ``unreconciled_write`` dead letters closed, as
 there is nothing left to replay), or ``tollgate ops dlq replay`` finds its receipt already
-SUCCEEDED and closes the dead letter without a run (``follow_found_settled``: the operator,
-reason code ``receipt_already_settled``).
+settled (SUCCEEDED, or REJECTED: the target's final no) and closes the dead letter without a
+run (``follow_found_settled``: the operator, reason code ``receipt_already_settled``).
 
 The sweep also ends an event its send step dead-lettered (ADR 0065): the step gave up for good
 with its receipt open (DEAD_LETTERED, a dead letter of that write), and the sweep is the first
@@ -132,10 +132,11 @@ async def follow_sweep(conn: PoolConnectionProxy, receipt: Receipt) -> int | Non
 
 async def follow_found_settled(conn: PoolConnectionProxy, receipt: Receipt, dead_letter: int,
                                operator: str) -> int | None:
-    """``tollgate ops dlq replay`` of ``dead_letter`` found ``receipt`` already SUCCEEDED and
-    runs nothing: the event its dead letter stopped follows the receipt, by ``operator``, and
-    the dead letter closes (its reason as before ADR 0063, which the replay metric counts).
-    Call it in one transaction, after the receipt's row is locked."""
+    """``tollgate ops dlq replay`` of ``dead_letter`` found ``receipt`` already settled
+    (SUCCEEDED or REJECTED) and runs nothing: the event its dead letter stopped follows the
+    receipt (SUCCEEDED or REJECTED), by ``operator``, and the dead letter closes, its reason
+    ``receipt already <STATUS>`` (as before ADR 0063, which the replay metric counts). Call
+    it in one transaction, after the receipt's row is locked."""
     seq = await follow(conn, receipt, actor=f"operator:{pg_text(operator)}", reason=(
         f"dead letter {dead_letter}: not replayed, receipt already {receipt.status.value}"),
         reason_code=FOUND_SETTLED_CODE)

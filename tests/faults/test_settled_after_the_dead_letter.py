@@ -1,10 +1,11 @@
 """A dead letter's write settled without a replay that settles it (ADR 0063): the receipt sweep
-finds it at the target, or a replay finds the receipt already SUCCEEDED and runs nothing. The
-event the dead letter stopped follows its receipt either way, as it does after a replay that
-settles the write (ADR 0061); it used to stay STOPPED for good beside a SUCCEEDED receipt, so
-`ops state`, `trace`, `review show` and `ops status` said it stopped while its message went
-out. A producer's repeat of the event (`tollgate submit`) is answered with that end too (ADR
-0062): it used to name the run's result, STOPPED."""
+finds it at the target, or a replay finds the receipt already settled (SUCCEEDED, or REJECTED:
+the target refused it for good) and runs nothing. The event the dead letter stopped follows its
+receipt either way, as it does after a replay that settles the write (ADR 0061); it used to
+stay STOPPED for good beside a SUCCEEDED receipt, so `ops state`, `trace`, `review show` and
+`ops status` said it stopped while its message went out; a replay of one whose receipt the
+target had refused for good started a run. A producer's repeat of the event (`tollgate
+submit`) is answered with that end too (ADR 0062): it used to name the run's result, STOPPED."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import asyncpg
 import pytest
 
 from adapters.http.messaging import MessagingHttpAdapter
+from adapters.postgres.metrics import MetricsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.status import StatusStore
 from contracts import EventState, ReceiptStatus, ReconcileRequest
@@ -30,6 +32,12 @@ from tollgate.cli.trace import trace
 from workflows.sweep import ReceiptSweepWorkflow
 
 pytestmark = pytest.mark.parametrize("lookup_window_s", [1.0])  # the reconciler's window
+
+
+@pytest.fixture(autouse=True)
+def switch_reopened(db: asyncpg.Pool) -> None:
+    """Each test leaves an unknown write or two; ``db`` reopens messaging/acme on the way out
+    (which restarts the circuit's count), so the module's tests never close it by themselves."""
 
 
 async def ops(rig: Rig, *argv: str, role: str = "change_owner") -> int:
@@ -114,6 +122,16 @@ async def states(rig: Rig) -> dict[str, int]:
     finally:
         await pool.close()
     return {row["state"]: row["count"] for row in snap["states"]}
+
+
+async def replays(rig: Rig) -> dict[str, int]:
+    """acme's `tollgate_dlq_replays_total` per result."""
+    pool = await asyncpg.create_pool(rig.database_url, min_size=1, max_size=1)
+    try:
+        figures = await MetricsStore(pool).gauges(datetime.now(UTC))
+    finally:
+        await pool.close()
+    return {r["result"]: r["n"] for r in figures["replays"] if r["tenant_id"] == "acme"}
 
 
 async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
@@ -216,4 +234,49 @@ async def test_a_replay_finding_the_receipt_settled_ends_the_event_without_a_run
                           " WHERE id = $1", letter)
     assert tuple(row) == ("CLOSED", "op.kim", "receipt already SUCCEEDED")
     assert (rig.posts(key), rig.messages(key)) == (posts, 1)
+    assert await run_ops(["audit", "--verify"], rig.settings) == 0
+
+
+async def test_a_replay_finding_the_receipt_rejected_ends_the_event_without_a_run(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fault: the dead-lettered write was refused by the target for good, its receipt settled
+    REJECTED by a settle that let the event be; the operator approves and replays the dead
+    letter.
+    Evidence: the replay says the target already refused it, exit 1, and starts no run (it
+    used to start one, which looked the key up for the target's window and went on to resend).
+    Invariant: the dead letter closes with the receipt's outcome and the event follows it,
+    STOPPED -> REJECTED, one transition by the operator, in one transaction; nothing is sent;
+    the chain holds."""
+    wid, key, letter, before, _ = await stopped_on_its_dead_letter(rig)
+    pool = await asyncpg.create_pool(rig.database_url, min_size=1, max_size=1)
+    try:
+        await ReceiptStore(pool).settle(key, ReceiptStatus.REJECTED, fence=None,
+                                        error_class="rejected", error_code="target_422")
+    finally:
+        await pool.close()
+    posts = rig.posts(key)
+    counted = await replays(rig)
+    assert await ops(rig, "dlq", "approve", str(letter), "--reason", "checked") == 0
+    capsys.readouterr()
+    assert await ops(rig, "dlq", "replay", str(letter)) == 1
+    said = capsys.readouterr().out.strip().splitlines()
+    assert said[-1] == (f"not replayed: the target already refused the action for good "
+                        f"(receipt {key} REJECTED, code target_422); dead letter closed"), said
+    assert await rig.sql("SELECT 1 FROM dead_letters WHERE id = $1"
+                         " AND replayed_workflow_id IS NOT NULL", letter) == []
+    assert await followed(rig, wid, before) == (
+        "REJECTED", "receipt_already_settled", "REJECTED", "REJECTED",
+        [(before + 1, "STOPPED", "REJECTED", "operator:op.kim",
+          f"dead letter {letter}: not replayed, receipt already REJECTED")])
+    state, first, _ = await says(rig, capsys, wid)
+    assert (state, first) == ("REJECTED (receipt_already_settled)",
+                              f"{wid}  REJECTED (receipt_already_settled)")
+    [row] = await rig.sql("SELECT status, closed_by, closed_reason FROM dead_letters"
+                          " WHERE id = $1", letter)
+    assert tuple(row) == ("CLOSED", "op.kim", "receipt already REJECTED")
+    # tollgate_dlq_replays_total: refused already, not done already, and no replay started.
+    assert await replays(rig) == {**counted,
+                                  "already_rejected": counted.get("already_rejected", 0) + 1}
+    assert rig.posts(key) == posts
     assert await run_ops(["audit", "--verify"], rig.settings) == 0

@@ -11,6 +11,7 @@ from temporalio.client import Client
 
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
+from contracts import Receipt, ReceiptStatus
 from tollgate.runtime.exits import Exit, Failure
 
 #: Dead letters whose replay is a new attempt of the same action; others are fixed upstream.
@@ -49,6 +50,17 @@ def replay_refusal(row: dict[str, Any]) -> str | None:
     return f"dead letter {row['id']} is not replayed from here: {row['replay_plan']}"
 
 
+def found_settled(receipt: Receipt) -> tuple[Exit, str]:
+    """The one line of a replay that found its receipt settled and ran nothing: exit 0 when
+    the action happened, 1 when the target refused it (as a replay that ends rejected)."""
+    if receipt.status is ReceiptStatus.SUCCEEDED:
+        return Exit.OK, (f"not replayed: the action already happened (receipt "
+                         f"{receipt.action_key} SUCCEEDED, external id {receipt.external_id})")
+    return Exit.REFUSED, (f"not replayed: the target already refused the action for good "
+                          f"(receipt {receipt.action_key} {receipt.status.value}, code "
+                          f"{receipt.error_code or '-'}); dead letter closed")
+
+
 def replay_workflow_id(row: dict[str, Any], number: int) -> str:
     """The workflow id of replay ``number`` of dead letter ``row`` (a replayable one)."""
     key = json.loads(row["replay_input"])["action"]["action_key"]
@@ -58,7 +70,7 @@ def replay_workflow_id(row: dict[str, Any], number: int) -> str:
 async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: str,
                              connect: Any, task_queue: str) -> tuple[Exit, str]:
     """A new attempt of the same action (same key, same correlation id), once per approval,
-    and never when the receipt already says the action happened. ``connect`` is an async
+    and never when the receipt already has its final answer. ``connect`` is an async
     callable returning a Temporal client, called only when a replay really starts.
 
     Returns the exit code and the line to print; raises ``Failure`` when refused."""
@@ -69,13 +81,13 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
         raise Failure(Exit.REFUSED, refused)
     if row["status"] == "CLOSED":  # taken off the books by a person: never tried again
         raise Failure(Exit.REFUSED, f"dead letter {dl_id} is closed: nothing is replayed")
-    # The receipt already says it happened: the dead letter closes and the event it stopped
-    # follows the receipt, with no run (ADR 0063).
+    # The receipt already has its final answer (it happened, or the target refused it for
+    # good): the dead letter closes and the event it stopped follows the receipt, with no run
+    # (ADR 0063). A resend of a refused write would only be refused again, or worse.
     receipt = await ReceiptStore(pool).close_found_settled(dl_id, row["action_key"],
                                                            operator=operator)
     if receipt is not None:
-        return Exit.OK, (f"not replayed: the action already happened (receipt "
-                         f"{receipt.action_key} SUCCEEDED, external id {receipt.external_id})")
+        return found_settled(receipt)
     number = await ops.claim_replay(dl_id, actor=operator)
     if number is None:
         raise Failure(Exit.REFUSED, f"dead letter {dl_id} has no unused approval: "
