@@ -25,7 +25,7 @@ class SweepActivities:
 
     @activity.defn
     async def sweep_receipts(self, request: SweepRequest) -> SweepReport:
-        found, still_open, missing = [], [], []
+        found, still_open, missing, followed = [], [], [], []
         stale = await self.receipts.stale_open(datetime.now(UTC) - request.older_than,
                                                request.limit)
         recent = await self.receipts.recent_succeeded(request.recheck_recent)
@@ -34,9 +34,11 @@ class SweepActivities:
             if held is None:
                 still_open.append(row["action_key"])
                 continue
-            # The event a dead letter of this write stopped follows it (ADR 0063).
-            await self.receipts.settle_swept(row["action_key"], external_id=held)
+            # The event a dead letter of this write ended follows it (ADRs 0063, 0065).
+            _, end = await self.receipts.settle_swept(row["action_key"], external_id=held)
             found.append(row["action_key"])
+            if end is not None:
+                followed.append(end)
         for row in recent:
             if await self._lookup(row["adapter"], row["action_key"]) is None:
                 missing.append(row["action_key"])
@@ -44,9 +46,11 @@ class SweepActivities:
                     await self.circuit.count(adapter=row["adapter"], tenant_id=row["tenant_id"],
                                              kind="duplicate", key=f"drift:{row['action_key']}")
         report = SweepReport(checked=len(stale) + len(recent), settled_found_at_target=found,
-                             still_open=still_open, drift_missing_at_target=missing)
+                             still_open=still_open, drift_missing_at_target=missing,
+                             followed=followed)
         log.info("sweep_receipts", checked=report.checked, settled=len(found),
-                 still_open=len(still_open), drift_missing=len(missing))
+                 still_open=len(still_open), drift_missing=len(missing),
+                 followed=len(followed))
         # Kept for `tollgate ops status` (when did the sweep last run, what did it find).
         await self.receipts.record_sweep(report.checked, len(found), len(still_open),
                                          len(missing))

@@ -27,6 +27,7 @@ from contracts.actions import ReplaySettle
 from contracts.contacts import TenantContact
 from contracts.fanout import BusinessEvent
 from contracts.rollout import RolloutDecision
+from contracts.sweep import SweptEnd
 from contracts.tagging import (
     AppliedTag,
     ApplyTagsRequest,
@@ -207,9 +208,11 @@ class SendReceipts(ReceiptLedger, Protocol):
 class ReceiptSweep(Protocol):
     async def stale_open(self, older_than: datetime, limit: int) -> list[dict[str, Any]]: ...
 
-    async def settle_swept(self, action_key: str, *, external_id: str) -> Receipt:
+    async def settle_swept(self, action_key: str, *,
+                           external_id: str) -> tuple[Receipt, SweptEnd | None]:
         """SUCCEEDED, the target holding ``external_id``; the event a dead letter of the write
-        stopped follows and those dead letters close, in one transaction (ADR 0063)."""
+        ended follows and those dead letters close, in one transaction (ADRs 0063, 0065).
+        Returns the receipt and what followed (None: nothing did)."""
         ...
 
     async def recent_succeeded(self, limit: int) -> list[dict[str, Any]]: ...

@@ -23,6 +23,7 @@ from adapters.postgres.replay_settle import (
 from adapters.postgres.steps import recorded_behind, step_args
 from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
 from contracts.actions import ReplaySettle
+from contracts.sweep import SweptEnd
 
 RECEIPT_COLUMNS = (
     "action_key, tenant_id, event_id, adapter, action, request_fingerprint, status, external_id,"
@@ -167,16 +168,18 @@ class ReceiptStore:
             await follow_replay(conn, receipt, replay)
         return receipt
 
-    async def settle_swept(self, action_key: str, *, external_id: str) -> Receipt:
+    async def settle_swept(self, action_key: str, *,
+                           external_id: str) -> tuple[Receipt, SweptEnd | None]:
         """The receipt sweep's settle: the target holds the write (``external_id``), so
-        SUCCEEDED; the event its dead letter stopped follows it and that write's dead letters
-        close, in the same transaction (ADR 0063). A receipt settled meanwhile stands."""
+        SUCCEEDED; the event its dead letter stopped (or its send step dead-lettered) follows
+        it and that write's dead letters close, in the same transaction (ADRs 0063, 0065). A
+        receipt settled meanwhile stands. Returns the receipt and what followed, if anything."""
         async with self.pool.acquire() as conn, conn.transaction():
             row = await conn.fetchrow(SETTLE_SQL, action_key, ReceiptStatus.SUCCEEDED.value,
                                       external_id, None, None, None)
             receipt = _receipt(row) if row is not None else await self._standing(action_key, conn)
-            await follow_sweep(conn, receipt)
-        return receipt
+            end = await follow_sweep(conn, receipt)
+        return receipt, end
 
     async def close_found_settled(self, dead_letter: int, action_key: str, *,
                                   operator: str) -> Receipt | None:

@@ -46,6 +46,7 @@ from contracts.actions import (
     ReceiptStatus,
     ReplaySettle,
 )
+from contracts.sweep import SweptEnd
 
 #: The transition's actor when the sweep settled the write: no person runs it (the schedule,
 #: or ``tollgate ops sweep``, which takes no token), so there is no name to give.
@@ -105,29 +106,38 @@ async def follow_replay(conn: PoolConnectionProxy, receipt: Receipt,
         by = await conn.fetchval(_REPLAYED_BY_SQL, f"dead_letter/{replay.dead_letter}",
                                  str(replay.number))
     number = f"replay {replay.number}" if replay.number is not None else "a replay"
-    return await follow(
+    return _seq(await follow(
         conn, receipt, actor=f"operator:{pg_text(by)}" if by else "replay",
         reason=(f"{number} of dead letter {replay.dead_letter}: {replay.how},"
-                f" receipt {receipt.status.value}"), reason_code=REPLAYED_CODE)
+                f" receipt {receipt.status.value}"), reason_code=REPLAYED_CODE))
 
 
-async def follow_sweep(conn: PoolConnectionProxy, receipt: Receipt) -> int | None:
+async def follow_sweep(conn: PoolConnectionProxy, receipt: Receipt) -> SweptEnd | None:
     """The receipt sweep found ``receipt``'s write at the target (SUCCEEDED): record the end
     of the event its dead letter stopped, or its send step dead-lettered (ADR 0065), and close
     that write's dead letters still open, saying why (ADR 0063). Call it in the settle's
-    transaction, after the receipt's row is locked. Returns the transition's number, or None
-    when no event follows."""
+    transaction, after the receipt's row is locked. Returns what followed (for the sweep's
+    report), or None when nothing did."""
     if receipt.status is not ReceiptStatus.SUCCEEDED:
         return None
-    seq = await follow(conn, receipt, actor=SWEEP_ACTOR, reason=(
+    step = await follow(conn, receipt, actor=SWEEP_ACTOR, reason=(
         f"the receipt sweep found the write at the target, receipt {receipt.status.value}"),
         reason_code=SWEPT_CODE, send_step=True)
+    closed = []
     for letter in await conn.fetch(_SETTLED_OPEN_SQL, receipt.action_key, UNRECONCILED_CODE):
-        await close_dead_letter_in(
-            conn, int(letter["id"]), actor=SWEEP_ACTOR,
-            reason=(f"the receipt sweep found the write at the target: receipt "
-                    f"{receipt.status.value}, nothing to replay"))
-    return seq
+        if await close_dead_letter_in(
+                conn, int(letter["id"]), actor=SWEEP_ACTOR,
+                reason=(f"the receipt sweep found the write at the target: receipt "
+                        f"{receipt.status.value}, nothing to replay")):
+            closed.append(int(letter["id"]))
+    if step is None and not closed:
+        return None
+    if step is None:
+        return SweptEnd(action_key=receipt.action_key, dead_letters_closed=closed)
+    moved = step.transitions[0]
+    return SweptEnd(action_key=receipt.action_key, workflow_id=step.ref.workflow_id,
+                    from_state=moved.from_state, to_state=moved.to_state,
+                    dead_letters_closed=closed)
 
 
 async def follow_found_settled(conn: PoolConnectionProxy, receipt: Receipt, dead_letter: int,
@@ -137,21 +147,21 @@ async def follow_found_settled(conn: PoolConnectionProxy, receipt: Receipt, dead
     receipt (SUCCEEDED or REJECTED), by ``operator``, and the dead letter closes, its reason
     ``receipt already <STATUS>`` (as before ADR 0063, which the replay metric counts). Call
     it in one transaction, after the receipt's row is locked."""
-    seq = await follow(conn, receipt, actor=f"operator:{pg_text(operator)}", reason=(
+    seq = _seq(await follow(conn, receipt, actor=f"operator:{pg_text(operator)}", reason=(
         f"dead letter {dead_letter}: not replayed, receipt already {receipt.status.value}"),
-        reason_code=FOUND_SETTLED_CODE)
+        reason_code=FOUND_SETTLED_CODE))
     await close_dead_letter_in(conn, dead_letter, actor=operator,
                                reason=f"receipt already {receipt.status.value}")
     return seq
 
 
 async def follow(conn: PoolConnectionProxy, receipt: Receipt, *, actor: str, reason: str,
-                 reason_code: str, send_step: bool = False) -> int | None:
+                 reason_code: str, send_step: bool = False) -> StepRecord | None:
     """Record the end of the event ``receipt``'s dead letter stopped (``STOPPED ->`` the
     receipt's final state) as one numbered transition by ``actor`` for ``reason``, the events
     row's reason code ``reason_code``. ``send_step``: also from DEAD_LETTERED, the send step's
-    stop (the sweep's, ADR 0065). None when nothing follows: an open receipt, or no event in
-    that stop (any other state, or one that followed already)."""
+    stop (the sweep's, ADR 0065). Returns the step recorded; None when nothing follows: an
+    open receipt, or no event in that stop (any other state, or one that followed already)."""
     to_state = FOLLOWS_TO.get(receipt.status)
     if to_state is None:
         return None
@@ -174,4 +184,8 @@ async def follow(conn: PoolConnectionProxy, receipt: Receipt, *, actor: str, rea
             seq=seq, from_state=EventState(row["state"]), to_state=to_state,
             actor=actor, reason=reason)])
     await conn.fetchval(TRANSITION_SQL, *step_args(step))
-    return seq
+    return step
+
+
+def _seq(step: StepRecord | None) -> int | None:
+    return step.transitions[0].seq if step is not None else None

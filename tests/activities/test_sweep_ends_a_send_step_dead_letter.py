@@ -28,9 +28,10 @@ from contracts import (
     StepRecord,
     Transition,
 )
-from contracts.sweep import SweepRequest
+from contracts.sweep import SweepRequest, SweptEnd
 from policies.keys import action_key
 from tests.conftest import fresh_key
+from tollgate.cli.ops_sweep import sweep_lines
 
 CODE = "execute_action_timed_out"
 SWEPT = "the receipt sweep found the write at the target, receipt SUCCEEDED"
@@ -97,6 +98,15 @@ async def test_the_sweep_finding_a_send_steps_write_ends_the_event_and_its_dead_
     report = await sweep.sweep_receipts(SweepRequest(recheck_recent=0))
 
     assert key in report.settled_found_at_target
+    # The report says what followed: `ops sweep`'s line, and its --json.
+    assert report.followed == [SweptEnd(
+        action_key=key, workflow_id=wid, from_state=EventState.DEAD_LETTERED,
+        to_state=EventState.SUCCEEDED, dead_letters_closed=[letter])]
+    assert (f"  followed  {wid}: DEAD_LETTERED -> SUCCEEDED (receipt_swept); dead letter"
+            f" {letter} closed") in sweep_lines(report)
+    assert json.loads(report.model_dump_json())["followed"] == [{
+        "action_key": key, "workflow_id": wid, "from_state": "DEAD_LETTERED",
+        "to_state": "SUCCEEDED", "dead_letters_closed": [letter]}]
     assert tuple(await pool.fetchrow("SELECT status, external_id FROM receipts"
                                      " WHERE action_key = $1", key)) == ("SUCCEEDED", "msg-late-1")
     event = await pool.fetchrow("SELECT state, reason_code, outcome FROM events"
@@ -116,7 +126,8 @@ async def test_the_sweep_finding_a_send_steps_write_ends_the_event_and_its_dead_
                                " AND target = $1", f"dead_letter/{letter}") == 1
     assert await AuditStore(pool).verify_event(wid) == []
     # A second sweep finds nothing open and records nothing more.
-    await sweep.sweep_receipts(SweepRequest(recheck_recent=0))
+    again = await sweep.sweep_receipts(SweepRequest(recheck_recent=0))
+    assert again.followed == [] and key not in again.settled_found_at_target
     assert await pool.fetchval("SELECT last_seq FROM events WHERE workflow_id = $1", wid) == 5
 
 
@@ -131,7 +142,7 @@ async def test_a_send_steps_write_the_target_does_not_hold_stays_dead_lettered(
 
     sweep = SweepActivities(ReceiptStore(pool), {"messaging": EmptyTarget()})  # type: ignore[dict-item]
     report = await sweep.sweep_receipts(SweepRequest(recheck_recent=0))
-    assert key in report.still_open
+    assert key in report.still_open and report.followed == []
     assert await pool.fetchval("SELECT state FROM events WHERE workflow_id = $1",
                                wid) == "DEAD_LETTERED"
     assert await pool.fetchval("SELECT status FROM dead_letters WHERE id = $1", letter) == "OPEN"

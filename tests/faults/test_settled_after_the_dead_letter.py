@@ -22,7 +22,7 @@ from adapters.postgres.metrics import MetricsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.status import StatusStore
 from contracts import EventState, ReceiptStatus, ReconcileRequest
-from contracts.sweep import SweepReport, SweepRequest
+from contracts.sweep import SweepRequest
 from tests.cli.helpers import run_ops, said_by
 from tests.conftest import fresh_key, signed_event
 from tests.faults.conftest import Rig, send_key
@@ -140,7 +140,8 @@ async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
     """Fault: the write the reconciler dead-lettered; its approved replay stops too (a 504 to
     the resend, or no resend to a target that does not dedupe), leaving the write live
     (REPLAYED); the message then surfaces at the target and the receipt sweep finds it.
-    Evidence: the sweep reports the key settled; the receipt SUCCEEDED with the target's id.
+    Evidence: `tollgate ops sweep` says the event followed and the dead letter closed; the
+    receipt SUCCEEDED with the target's id.
     Invariant: the event follows in the sweep's transaction, one numbered transition by
     `sweep`; the dead letter closes saying why, so a replay is refused rather than asked
     for; nothing is sent; the audit chain holds."""
@@ -159,12 +160,15 @@ async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
     await rig.sql("UPDATE receipts SET updated_at = now() - interval '20 minutes'"
                   " WHERE action_key = $1", key)
     counted = await states(rig)
+    capsys.readouterr()
 
-    report: SweepReport = await rig.client.execute_workflow(
-        ReceiptSweepWorkflow.run, SweepRequest(recheck_recent=0),
-        id=f"sweep-{uuid.uuid4().hex[:6]}", task_queue=rig.queue)
+    assert await run_ops(["sweep"], rig.settings) == 0  # what the operator runs
 
-    assert key in report.settled_found_at_target
+    # It says the event followed and the dead letter closed (the worker's log lines share
+    # the captured stdout: read the command's).
+    lines = capsys.readouterr().out.splitlines()
+    assert (f"  followed  {wid}: STOPPED -> SUCCEEDED (receipt_swept); dead letter {letter}"
+            " closed") in lines, lines
     [receipt] = await rig.sql("SELECT status, external_id FROM receipts WHERE action_key = $1",
                               key)
     assert tuple(receipt) == ("SUCCEEDED", external_id)

@@ -13,7 +13,7 @@ from tollgate.cli.common import Command, connect, json_option, pool
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
-    from contracts.sweep import SweepReport
+    from contracts.sweep import SweepReport, SweptEnd
     from tollgate.config.settings import Settings
 
 
@@ -50,11 +50,13 @@ def sweep(install: bool, as_json: bool) -> Command:
 
 
 def sweep_lines(report: SweepReport, young: int = 0) -> list[str]:
-    """The sweep's answer as text: one summary line, then one line per action key to act on,
-    and how many open receipts it left alone as too recent (``young``)."""
+    """The sweep's answer as text: one summary line, one line per event that followed a
+    receipt it settled (and the dead letters it closed), one per action key to act on, and
+    how many open receipts it left alone as too recent (``young``)."""
     lines = [f"{report.checked} receipt(s) checked: {len(report.settled_found_at_target)} "
              f"settled (found at the target), {len(report.still_open)} still open, "
              f"{len(report.drift_missing_at_target)} missing at the target"]
+    lines += [_followed(end) for end in report.followed]
     lines += [f"  missing   {key}" for key in report.drift_missing_at_target]
     lines += [f"  open      {key}" for key in report.still_open]
     if young:
@@ -65,6 +67,19 @@ def sweep_lines(report: SweepReport, young: int = 0) -> list[str]:
                      "yet (the reconciler may still be on them); the sweep looks them up once "
                      "that old")
     return lines
+
+
+def _followed(end: SweptEnd) -> str:
+    """``  followed  WID: STOPPED -> SUCCEEDED (receipt_swept); dead letter 7 closed`` (ADRs
+    0063, 0065), or the closed dead letters alone when no event followed."""
+    from contracts.actions import SWEPT_CODE
+
+    closed = ", ".join(str(n) for n in end.dead_letters_closed)
+    letters = f"dead letter {closed} closed" if closed else ""
+    if end.workflow_id is None:
+        return f"  closed    {end.action_key}: {letters}, nothing to replay"
+    return (f"  followed  {end.workflow_id}: {end.from_state} -> {end.to_state} ({SWEPT_CODE})"
+            + (f"; {letters}" if letters else ""))
 
 
 async def _young_open(s: Settings) -> int:
