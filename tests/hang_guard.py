@@ -9,6 +9,11 @@ for ever while the loop itself sits idle in ``select``, which a thread dump cann
 Under pytest-xdist the process that ended is replaced and the controller names the test it was
 running ("worker 'gw1' crashed while running ..."); the dump goes to the process's standard
 error, which xdist passes through.
+
+Before it ends the process it ends what the process started and would leave running: every
+process below it (redis-server, Temporal's servers, a whole ``tollgate dev``) and every
+embedded PostgreSQL whose data is in one of its ``pg_folder``s. pg_ctl starts PostgreSQL as a
+daemon, no child of ours, so that one is found by its ``postmaster.pid``.
 """
 
 from __future__ import annotations
@@ -18,11 +23,16 @@ import contextlib
 import faulthandler
 import gc
 import os
+import signal
 import sys
 import threading
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests import pg_folder
 
 
 def _frame(node: Any) -> Any:
@@ -60,6 +70,49 @@ def _dump_tasks(out: Any) -> None:
             out.write(f"  (stack unreadable: {type(exc).__name__})\n")
 
 
+def _descendants(root: int) -> list[int]:
+    """Every process below ``root`` (children first), from /proc; none where there is none."""
+    parents: dict[int, int] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                with contextlib.suppress(OSError, IndexError, ValueError):
+                    stat = Path(f"/proc/{entry}/stat").read_text()
+                    # The name may hold spaces and parentheses: the parent's pid is the second
+                    # field after the last ")".
+                    parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        below = [pid for pid, parent in parents.items() if parent == frontier[0]]
+        found += below
+        frontier = frontier[1:] + below
+    return found
+
+
+def _postmasters(folders: Iterable[Path]) -> list[int]:
+    """The PostgreSQL servers whose data lies in ``folders`` (each data folder's
+    ``postmaster.pid`` names its server on the first line)."""
+    pids = []
+    for folder in list(folders):
+        with contextlib.suppress(OSError):
+            for pid_file in folder.rglob("postmaster.pid"):
+                with contextlib.suppress(OSError, ValueError):
+                    pids.append(int(pid_file.read_text().split("\n", 1)[0]))
+    return pids
+
+
+def end_leftovers(root: int, folders: Iterable[Path]) -> list[int]:
+    """Stop the PostgreSQL servers of ``folders`` (SIGQUIT: the immediate shutdown) and kill
+    every process below ``root``; returns the pids signalled."""
+    ended = []
+    for pid, sig in [*((p, signal.SIGQUIT) for p in _postmasters(folders)),
+                     *((p, signal.SIGKILL) for p in _descendants(root))]:
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
+            ended.append(pid)
+    return ended
+
+
 def _expired(item: pytest.Item, timeout: float) -> None:
     # pytest captures file descriptors 1 and 2 around each test: let go of them first, or the
     # dump lands in a capture file that dies with the process.
@@ -75,9 +128,13 @@ def _expired(item: pytest.Item, timeout: float) -> None:
         out.flush()
         faulthandler.dump_traceback(file=out, all_threads=True)
     finally:
-        out.write(f"+++ hang guard: ending this test process ({item.nodeid}) +++\n")
-        out.flush()
-        os._exit(1)
+        try:
+            ended = end_leftovers(os.getpid(), pg_folder.LIVE)
+            out.write(f"+++ hang guard: ended {len(ended)} processes this one started +++\n")
+        finally:
+            out.write(f"+++ hang guard: ending this test process ({item.nodeid}) +++\n")
+            out.flush()
+            os._exit(1)
 
 
 @pytest.hookimpl(tryfirst=True)

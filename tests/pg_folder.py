@@ -23,6 +23,10 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+#: The folders of ``pg_folder`` in use in this process: where the hang guard looks for the
+#: PostgreSQL servers to stop before it ends the process (``tests/hang_guard.py``).
+LIVE: set[Path] = set()
+
 
 @contextlib.contextmanager
 def pg_folder(prefix: str) -> Iterator[Path]:
@@ -37,9 +41,11 @@ def pg_folder(prefix: str) -> Iterator[Path]:
     base = Path(tempfile.mkdtemp(prefix=prefix))
     base.chmod(0o711)
     atexit.register(shutil.rmtree, base, ignore_errors=True)
+    LIVE.add(base)
     try:
         yield base
     finally:
+        LIVE.discard(base)
         shutil.rmtree(base, ignore_errors=True)
 
 
