@@ -20,8 +20,11 @@ _PLANS = {
     "execute_action": (
         "messaging-oncall",
         "The send step gave up; a receipt it left open is settled by the receipt sweep. Read "
-        "the event (`tollgate trace`) and its receipt; if the approval is on record and the "
-        "customer still needs the message, submit the event again under a new event id."),
+        "the event (`tollgate trace`) and its receipt; while the receipt is open, wait for the "
+        "sweep (`tollgate ops sweep`): when the target holds the write, the message went out, "
+        "the event ends SUCCEEDED and this dead letter closes. Otherwise, if the approval is "
+        "on record and the customer still needs the message, submit the event again under a "
+        "new event id."),
 }
 
 

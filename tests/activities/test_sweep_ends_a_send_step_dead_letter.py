@@ -93,6 +93,11 @@ async def test_the_sweep_finding_a_send_steps_write_ends_the_event_and_its_dead_
     wid, key, letter = await dead_lettered_by_its_send(pool)
     assert tuple(await pool.fetchrow("SELECT state, last_seq FROM events WHERE workflow_id = $1",
                                      wid)) == ("DEAD_LETTERED", 4)
+    # Its plan, as `ops dlq show` prints it, says to wait for the sweep while the receipt is
+    # open, before any resubmission (a new event id is a new key: a second send).
+    plan = await pool.fetchval("SELECT replay_plan FROM dead_letters WHERE id = $1", letter)
+    assert "while the receipt is open, wait for the sweep" in plan, plan
+    assert plan.index("wait for the sweep") < plan.index("submit the event again"), plan
     sweep = SweepActivities(ReceiptStore(pool), {"messaging": HoldingTarget()})  # type: ignore[dict-item]
 
     report = await sweep.sweep_receipts(SweepRequest(recheck_recent=0))
