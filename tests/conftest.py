@@ -1,5 +1,5 @@
 """Shared real parts for the tests: one embedded PostgreSQL per session (a fresh database per
-test module), the stand-in targets, and helpers to build signed events."""
+test module), the stand-in targets, helpers to build signed events, and the spans a test makes."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from typing import Any, Literal
 import asyncpg
 import pytest
 import structlog
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowHandle
@@ -41,6 +44,7 @@ from tollgate.dev.stack import (
     stop_embedded_postgres,
 )
 from tollgate.dev.standins import StandIns, start_standins
+from tollgate.observability import tracing
 from worker import draft_worker, main_worker
 from workflows.process_event import ProcessEventWorkflow
 
@@ -150,6 +154,18 @@ def tenants_file(tmp_path: Path) -> Path:
     path = tmp_path / "tenants.json"
     path.write_text(json.dumps(TENANT_SECRETS))
     return path
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """Tracing on for one test, every span it finishes kept in memory; off again afterwards, so
+    no other test traces."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.use_provider(provider)
+    yield exporter
+    tracing.use_provider(None)
 
 
 def fresh_key(prefix: str = "k") -> str:

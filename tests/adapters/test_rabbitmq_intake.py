@@ -16,8 +16,6 @@ import pytest
 from cloudevents.core.bindings import rabbitmq as ce_rabbitmq
 from cloudevents.core.formats.json import JSONFormat
 from cloudevents.core.v1.event import CloudEvent
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
@@ -231,16 +229,6 @@ async def test_a_schemaversion_int_refuses_is_dead_lettered_not_requeued_for_eve
 
 
 PRODUCER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.use_provider(provider)
-    yield exporter
-    tracing.use_provider(None)
 
 
 async def test_a_delivery_is_a_messaging_span_in_the_producers_trace(

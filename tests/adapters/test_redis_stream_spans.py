@@ -4,11 +4,6 @@ time-skipping Temporal server: the messaging attributes on the delivery; the eve
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.client import Client
 
@@ -16,17 +11,6 @@ from adapters.broker.redis_streams import RedisStreamIntake
 from tests.adapters.redis_kit import Answers, run_until
 from tests.conftest import TENANT_SECRETS, signed_event
 from tollgate.intake.redis_stream import entry_handler
-from tollgate.observability import tracing
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.use_provider(provider)
-    yield exporter
-    tracing.use_provider(None)
 
 
 async def test_an_entry_is_a_messaging_span_linked_from_its_events_trace(

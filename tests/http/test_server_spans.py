@@ -4,31 +4,19 @@ item 7), named by the route, never carrying the concrete path, a query or a head
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.http.test_events import event
 from tests.http.test_standard_webhooks import sender, webhook_headers
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services
-from tollgate.observability import tracing
 
 CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c"
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.use_provider(provider)
-    yield exporter
-    tracing.use_provider(None)
 
 
 @pytest.fixture

@@ -5,12 +5,11 @@ the trace id the envelope's correlation id names; no span carries personal data.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
@@ -28,18 +27,8 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 
 
 @pytest.fixture
-def exporter() -> Iterator[InMemorySpanExporter]:
-    spans = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(spans))
-    tracing.use_provider(provider)
-    yield spans
-    tracing.use_provider(None)
-
-
-@pytest.fixture
 async def traced(
-    exporter: InMemorySpanExporter, dev_server: WorkflowEnvironment, database_url: str,
+    spans: InMemorySpanExporter, dev_server: WorkflowEnvironment, database_url: str,
     standins: StandIns, tmp_path: Path,
 ) -> AsyncIterator[tuple[Client, str]]:
     queue = f"trace-{uuid.uuid4().hex[:8]}"
@@ -82,7 +71,7 @@ def of_event(spans: list[ReadableSpan], workflow_id: str, action_key: str) -> se
 
 
 async def test_one_event_is_one_trace_from_submit_to_receipt_and_reconciler(
-    traced: tuple[Client, str], exporter: InMemorySpanExporter, standins: StandIns,
+    traced: tuple[Client, str], spans: InMemorySpanExporter, standins: StandIns,
 ) -> None:
     client, queue = traced
     plain_key, unknown_key = fresh_key("tr"), fresh_key("tr")
@@ -90,15 +79,15 @@ async def test_one_event_is_one_trace_from_submit_to_receipt_and_reconciler(
     standins.messaging.inject("fail_after_write", key=send_key(unknown_key))
     unknown = await run_event(client, queue, standins, unknown_key,
                               correlation_id=f"00-{TRACE_ID}-00f067aa0ba902b7-01")
-    spans = list(exporter.get_finished_spans())
+    finished = list(spans.get_finished_spans())
 
-    [plain_trace] = of_event(spans, plain, send_key(plain_key))
-    [unknown_trace] = of_event(spans, unknown, send_key(unknown_key))
+    [plain_trace] = of_event(finished, plain, send_key(plain_key))
+    [unknown_trace] = of_event(finished, unknown, send_key(unknown_key))
     assert plain_trace != unknown_trace
     # A producer's W3C traceparent is continued, not replaced.
     assert unknown_trace == int(TRACE_ID, 16)
 
-    names = [s.name for s in spans if s.context.trace_id == unknown_trace]
+    names = [s.name for s in finished if s.context.trace_id == unknown_trace]
     for expected in ("tollgate.submit", "StartUpdateWithStartWorkflow:ProcessEvent",
                      "RunWorkflow:ProcessEvent", "RunActivity:validate_event",
                      "RunActivity:load_context", "RunActivity:draft_message",
@@ -109,7 +98,7 @@ async def test_one_event_is_one_trace_from_submit_to_receipt_and_reconciler(
                      "StartChildWorkflow:ReconcileWrite", "RunWorkflow:ReconcileWrite",
                      "RunActivity:lookup_write", "RunActivity:record_step"):
         assert expected in names, expected
-    http = [s for s in spans if s.context.trace_id == unknown_trace
+    http = [s for s in finished if s.context.trace_id == unknown_trace
             and s.kind.name == "CLIENT" and s.name in ("GET", "POST")]
     # The CRM read for the context, the consent re-check at send time, the send, and the
     # reconciler's lookup by key, each inside its activity; URLs without the ids in them.
@@ -118,13 +107,13 @@ async def test_one_event_is_one_trace_from_submit_to_receipt_and_reconciler(
     crm, messaging = standins.crm_url.rstrip("/"), standins.messaging_url.rstrip("/")
     assert urls == sorted([("GET", f"{crm}/tenants/…"), ("GET", f"{crm}/tenants/…"),
                            ("POST", f"{messaging}/messages"), ("GET", f"{messaging}/messages/…")])
-    by_id = {s.context.span_id: s for s in spans}
+    by_id = {s.context.span_id: s for s in finished}
     for s in http:
         assert s.parent is not None
         assert by_id[s.parent.span_id].name.startswith("RunActivity:")
     # The model call is a GenAI span inside the draft activity (test_genai_spans.py: its
     # attributes).
-    [chat] = [s for s in spans
+    [chat] = [s for s in finished
               if s.context.trace_id == unknown_trace and s.name.startswith("chat ")]
     assert chat.parent is not None
     assert by_id[chat.parent.span_id].name == "RunActivity:draft_message"
@@ -132,7 +121,7 @@ async def test_one_event_is_one_trace_from_submit_to_receipt_and_reconciler(
     # No personal data: not the customer's name, pet or id, nor the message (which names
     # them); the action key is a hash of business ids and names the reconciler's workflow.
     text = repr([(s.name, dict(s.attributes or {}), [e.attributes for e in s.events])
-                 for s in spans])
+                 for s in finished])
     for private in ("Lanh", "Miumiu", "C-"):
         assert private not in text
 
