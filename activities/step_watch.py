@@ -75,7 +75,10 @@ class StepWatcher:
 
     async def _best_effort(self, write: Awaitable[None]) -> None:
         try:
-            await asyncio.wait_for(write, WATCH_TIMEOUT_S)
+            # Not wait_for, which on 3.11 can lose the activity's cancel (ADR 0064). The
+            # watch's store raises a cancel as CancelledError, which this except lets through.
+            async with asyncio.timeout(WATCH_TIMEOUT_S):
+                await write
         except Exception as exc:  # the watch must never fail the step
             log.warning("step_watch_unavailable", error=type(exc).__name__)
 

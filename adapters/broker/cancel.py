@@ -15,12 +15,17 @@ XREADGROUP was being sent got the read's answer and read on, for ever: the full 
 360-second hangs in Redis tests' clean-up on a loaded machine (a stand-alone loop of cancelled
 reads under CPU load loses a cancel within seconds). The task still counts the cancel
 (``Task.cancelling()``), so a loop that runs until cancelled asks at its head
-(``raise_if_cancel_pending``).
+(``raise_if_cancel_pending``). Our own code bounds a call with ``within``, never ``wait_for``
+(ruff bans it: ADR 0064).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def cancelling() -> bool:
@@ -44,3 +49,33 @@ def raise_if_cancel_pending() -> None:
     library swallowed it, as above). For the head of a loop that runs until cancelled."""
     if cancelling():
         raise asyncio.CancelledError()
+
+
+async def within(call: Awaitable[T], seconds: float) -> T:
+    """``asyncio.wait_for(call, seconds)`` without 3.11's lost cancel (ADR 0064).
+
+    The call runs in a task of its own, as with ``wait_for`` (what it does to its task's cancel
+    count stays there: 3.11's ``TaskGroup`` leaves one behind when a child fails), bounded by
+    ``asyncio.timeout`` in the caller. A cancel of the caller that lands as the call answers is
+    raised, not dropped. The rest is as ``wait_for`` answered, so no caller's ``except``
+    changes: ``TimeoutError`` when the call ends on the deadline's cancel, the call's own error
+    when it reports that cancel as one (the Temporal SDK's update call), and ``CancelledError``
+    for a cancel from outside, even when the call reported it as an error of its own or
+    swallowed it (a caller's ``except Exception`` must not take it for the call's failure).
+    """
+    caller = asyncio.current_task()
+    assert caller is not None
+    before = caller.cancelling()
+    inner = asyncio.ensure_future(call)
+    try:
+        # Awaiting the task itself: a cancel of the caller cancels it, and the caller goes on
+        # only once it has ended (bpo-32751's rule). The deadline's cancel is taken back on exit.
+        async with asyncio.timeout(seconds):
+            answer = await inner
+    except Exception as exc:
+        if caller.cancelling() > before:
+            raise asyncio.CancelledError() from exc
+        raise
+    if caller.cancelling() > before:
+        raise asyncio.CancelledError()
+    return answer

@@ -14,6 +14,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
+from adapters.broker.cancel import within
 from contracts import EventState, ReviewDecision
 from tollgate.bench.baseline import BASELINES, BaselineWorkflow
 from tollgate.bench.tally import Tally
@@ -51,7 +52,7 @@ class Reviewer:
             except Exception:
                 tally.reviewer["list_errors"] += 1
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), poll)
+                await within(stop.wait(), poll)
         await asyncio.gather(*pending)
 
     async def _decide(self, wf_id: str, handled: set[str],

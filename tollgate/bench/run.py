@@ -19,6 +19,7 @@ from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from adapters.broker.cancel import within
 from contracts import EventState, FinalOutcome
 from policies.signing import sign_json
 from tollgate.bench.baseline import BASELINES, BaselineWorkflow
@@ -237,8 +238,8 @@ class Bench:
                     return
                 tally.ack.append(ack)
                 try:
-                    state = await asyncio.wait_for(self._result(pipeline, wf_id),
-                                                   self.args.event_timeout + phase.model_latency)
+                    state = await within(self._result(pipeline, wf_id),
+                                         self.args.event_timeout + phase.model_latency)
                 except Exception as exc:
                     tally.outcomes[f"result_error:{type(exc).__name__}"] += 1
                     return

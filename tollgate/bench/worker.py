@@ -25,6 +25,7 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from adapters.broker.cancel import within
 from tollgate.bench.baseline import BASELINES, BaselineActivities
 from tollgate.config.settings import Settings
 from tollgate.dev.stack import DevStack
@@ -152,10 +153,10 @@ class WorkerProcess:
     def pid(self) -> int:
         return self.proc.pid
 
-    async def _line(self, within: float) -> str:
+    async def _line(self, seconds: float) -> str:
         assert self.proc.stdout is not None
         try:
-            return (await asyncio.wait_for(self.proc.stdout.readline(), within)).decode().strip()
+            return (await within(self.proc.stdout.readline(), seconds)).decode().strip()
         except TimeoutError:
             return ""
 
@@ -173,7 +174,7 @@ class WorkerProcess:
         if self.proc.returncode is None and self.proc.stdin is not None:
             self.proc.stdin.write(b"stop\n")
         try:
-            await asyncio.wait_for(self.proc.wait(), 20)
+            await within(self.proc.wait(), 20)
         except TimeoutError:
             self.proc.kill()
             await self.proc.wait()

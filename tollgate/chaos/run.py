@@ -20,6 +20,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from adapters.broker.cancel import within
 from contracts import EventState, FinalOutcome, ReviewDecision
 from policies.keys import action_key
 from policies.signing import sign_json
@@ -87,7 +88,7 @@ class ChaosRun:
         they must end in a terminal state as well); retried through worker kills."""
         for _ in range(60):
             try:
-                ack = await asyncio.wait_for(
+                ack = await within(
                     submit(self.client, raw, task_queue=self.settings.task_queue), 30)
             except Exception:
                 await asyncio.sleep(1)
@@ -169,7 +170,7 @@ class ChaosRun:
         deadline = time.monotonic() + EVENT_DEADLINE_S
         while True:
             try:
-                self.outcomes[wf_id] = await asyncio.wait_for(
+                self.outcomes[wf_id] = await within(
                     handle.result(), max(1.0, deadline - time.monotonic()))
                 return
             except RPCError as exc:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from adapters.broker.cancel import within
 from tollgate.runtime.exits import Exit, Failure, postgres_unreachable, temporal_unreachable
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ async def connect(s: Settings) -> Client:
     # here, never an exception left behind in the wait's task.
     ring = load_key_ring(s.codec)
     try:
-        client = await asyncio.wait_for(
+        client = await within(
             build_client(s.temporal_address, s.namespace, keys=ring, env=s.env), wait)
     except (RuntimeError, TimeoutError) as exc:  # the SDK's "Failed client connect: ..."
         raise temporal_unreachable(s.temporal_address) from exc

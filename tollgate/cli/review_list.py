@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from adapters.broker.cancel import within
 from contracts.base import ID_PATTERN
 from tollgate.cli.common import emit_json, pool, table
 from tollgate.runtime.exits import Exit, Failure
@@ -114,7 +115,7 @@ async def _stored_flags(s: Settings,
     # bounded wait) leaves them to the queries, as before PostgreSQL held them, rather than
     # failing the whole list. TimeoutError is an OSError.
     try:
-        return await asyncio.wait_for(read(), s.cli.timeout)
+        return await within(read(), s.cli.timeout)
     except (Failure, OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
         return {}
 

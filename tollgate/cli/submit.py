@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import click
 
+from adapters.broker.cancel import within
 from tollgate.cli.common import Command, EdgePath, connect, json_option
 from tollgate.runtime.exits import Exit, Failure
 
@@ -125,7 +125,7 @@ async def answered(client: Client, s: Settings, raw: str, known: dict[str, str] 
     from tollgate.intake.submit import submit
 
     try:
-        return await asyncio.wait_for(
+        return await within(
             submit(client, raw, task_queue=s.task_queue, tenant_secrets=known,
                    recorded=recorded),
             patience.total_seconds())

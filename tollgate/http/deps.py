@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import HTTPException, Request
 
+from adapters.broker.cancel import within
 from adapters.postgres.outbox import OutboxStore
 from tollgate.config.settings import Settings
 from tollgate.http.ratelimit import TenantRateLimiter
@@ -42,7 +43,7 @@ class TemporalLink:
         async with self._lock:
             if self._client is None:
                 try:
-                    self._client = await asyncio.wait_for(
+                    self._client = await within(
                         build_client(self.address, self.namespace, env=self.env),
                         CONNECT_TIMEOUT_S)
                 except (TimeoutError, RuntimeError, OSError) as exc:

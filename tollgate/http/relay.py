@@ -23,7 +23,7 @@ from fastapi import HTTPException
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from adapters.broker.cancel import raise_if_cancel_pending, raise_if_cancelled
+from adapters.broker.cancel import raise_if_cancel_pending, raise_if_cancelled, within
 from adapters.postgres.outbox import OutboxStore
 from contracts import IntakeAck
 from tollgate.http.deps import TemporalLink
@@ -95,7 +95,7 @@ async def _send(client: Client, raw: str, task_queue: str,
     # Whether a failure is an outage or the row's own is the intake's shared rule
     # (tollgate/intake/reach.py), read here exactly as the Redis stream consumer reads it.
     try:
-        return await asyncio.wait_for(
+        return await within(
             intake.submit(client, raw, task_queue=task_queue, recorded=recorded),
             SEND_TIMEOUT_S)
     except TimeoutError:

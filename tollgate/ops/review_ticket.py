@@ -11,7 +11,6 @@ callers ask the query then, as before.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, NamedTuple
@@ -23,6 +22,7 @@ from temporalio.client import (
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 
+from adapters.broker.cancel import within
 from contracts import TERMINAL_STATES, EventState, ReviewAck, ReviewDecision, ReviewTicket
 from contracts.search_attributes import parse_review_ticket
 from tollgate.intake.repeat import ended_without_outcome
@@ -106,11 +106,12 @@ async def deliver_decision(handle: WorkflowHandle[Any, Any], decision: ReviewDec
     """The ``review`` update, one message; ``DecisionNotTaken`` after ``patience``. The
     validator's refusal and the server's errors come through as the SDK raises them."""
     try:
-        return await asyncio.wait_for(
+        return await within(
             handle.execute_update("review", decision, result_type=ReviewAck),
             patience.total_seconds())
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-        # wait_for cancels the call, which the SDK reports as its own error, not a TimeoutError.
+        # The deadline cancels the call, which the SDK reports as its own error, not a
+        # TimeoutError (a cancel from outside is raised as the cancel: ``within``).
         raise DecisionNotTaken from None
 
 

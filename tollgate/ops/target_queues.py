@@ -18,6 +18,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.service import RPCError
 
+from adapters.broker.cancel import within
 from contracts import target_task_queue
 from tollgate.runtime.targets import URL_VARIABLES
 
@@ -55,8 +56,7 @@ async def probe_targets(client: Client, main_queue: str) -> list[dict[str, Any]]
                                  "variable": URL_VARIABLES[name], "state": "not probed",
                                  "waiting": None, "oldest_age_s": None}
         try:
-            pollers, waiting, age = await asyncio.wait_for(describe(client, queue),
-                                                           PROBE_TIMEOUT_S)
+            pollers, waiting, age = await within(describe(client, queue), PROBE_TIMEOUT_S)
         except (RPCError, TimeoutError):
             return found
         state = "ok" if pollers else "no worker" if waiting else "not polled"

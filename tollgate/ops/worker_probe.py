@@ -11,10 +11,10 @@ another error status (``failing``). The SDK's connect reports a refused first ca
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from adapters.broker.cancel import within
 from tollgate.config.settings import Settings
 
 if TYPE_CHECKING:
@@ -73,11 +73,11 @@ async def probe_workers(s: Settings) -> dict[str, Any]:
         # the payload keys to say whether workers run.
         client = _clients.get((s.temporal_address, s.namespace))
         if client is None:
-            client = await asyncio.wait_for(
+            client = await within(
                 build_client(s.temporal_address, s.namespace, keys=new_key_ring(), env=s.env),
                 PROBE_TIMEOUT_S)
             _clients[(s.temporal_address, s.namespace)] = client
-        why = await asyncio.wait_for(why_not_taking(client, s.task_queue), PROBE_TIMEOUT_S)
+        why = await within(why_not_taking(client, s.task_queue), PROBE_TIMEOUT_S)
     except TimeoutError:
         why = None
         found["state"], found["detail"] = failed(s, None)

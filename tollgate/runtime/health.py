@@ -22,6 +22,7 @@ from datetime import timedelta
 from aiohttp import web
 from temporalio.worker import Worker
 
+from adapters.broker.cancel import within
 from tollgate.config.settings import Settings
 from tollgate.runtime.client import build_client
 
@@ -88,7 +89,7 @@ def postgres_answers(dsn: str) -> Check:
         try:
             conn = await asyncpg.connect(dsn, timeout=PROBE_TIMEOUT_S)
             try:
-                await asyncio.wait_for(conn.fetchval("SELECT 1"), PROBE_TIMEOUT_S)
+                await within(conn.fetchval("SELECT 1"), PROBE_TIMEOUT_S)
             finally:
                 await conn.close()
         except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError):
