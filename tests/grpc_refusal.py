@@ -17,6 +17,8 @@ import contextlib
 import struct
 from collections.abc import AsyncIterator
 
+from adapters.broker.cancel import within
+
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, SETTINGS, PING, GOAWAY = 0x0, 0x1, 0x4, 0x6, 0x7
 END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
@@ -90,4 +92,4 @@ async def refusing(status: int, message: str, *,
     finally:
         server.close()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(server.wait_closed(), 2)
+            await within(server.wait_closed(), 2)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from adapters.broker.cancel import cancelling, raise_if_cancelled
+from adapters.broker.cancel import cancelling, raise_if_cancelled, within
 from adapters.broker.redis_outage import Outage
 from adapters.broker.redis_streams import Outcome, RedisStreamIntake, StreamEntry, StreamLimits
 from tests.swallowed_cancel import (
@@ -42,7 +42,7 @@ async def test_a_cancel_while_the_handler_runs_ends_the_redis_consumer(
 
     await stream_intake.publish({b"body": b"{}"})
     task = asyncio.create_task(stream_intake.consume(handler))
-    await asyncio.wait_for(started.wait(), 10)
+    await within(started.wait(), 10)
     task.cancel()
     done, _ = await asyncio.wait({task}, timeout=5)
     assert done, "the consumer went on after its cancel"

@@ -20,6 +20,7 @@ from cloudevents.core.v1.event import CloudEvent
 from structlog.testing import capture_logs
 from temporalio.client import Client
 
+from adapters.broker.cancel import within
 from adapters.broker.redis_streams import SOURCE_ID_FIELD, Outcome, RedisStreamIntake, StreamEntry
 from policies.entry_signing import sign_entry
 from policies.keys import quarantine_workflow_id
@@ -49,7 +50,7 @@ async def test_a_consumer_killed_between_read_and_ack_leaves_the_event_processed
         raise AssertionError("unreachable")
 
     doomed = asyncio.create_task(first.consume(dies_before_the_ack))
-    await asyncio.wait_for(read.wait(), 30)
+    await within(read.wait(), 30)
     doomed.cancel()
     with pytest.raises(asyncio.CancelledError):
         await doomed

@@ -16,6 +16,7 @@ from structlog.testing import capture_logs
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from adapters.broker.cancel import within
 from adapters.broker.redis_outage import Unreachable
 from adapters.broker.redis_streams import Outcome, RedisStreamIntake, StreamEntry, StreamLimits
 from tests.adapters.redis_kit import (
@@ -115,7 +116,7 @@ async def dies_on_the_entry(intake: RedisStreamIntake) -> None:
         raise AssertionError("unreachable")
 
     task = asyncio.create_task(intake.consume(dies))
-    await asyncio.wait_for(picked.wait(), 30)
+    await within(picked.wait(), 30)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -162,9 +163,9 @@ async def test_a_stop_during_an_outage_ends_the_consumer_and_the_entry_keeps_its
         return False
 
     task = asyncio.create_task(intake.consume(temporal_down, stop=stop, reachable=still_down))
-    await asyncio.wait_for(met.wait(), 30)
+    await within(met.wait(), 30)
     stop.set()
-    await asyncio.wait_for(task, 30)  # an hour's backoff is not waited out
+    await within(task, 30)  # an hour's backoff is not waited out
     assert await intake.pending() == 1
     raw = aioredis.Redis.from_url(redis_url)
     try:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from adapters.broker.cancel import within
 from tests.eventually import eventually
 from tollgate.chaos import campaign as module
 from tollgate.chaos.campaign import campaign, parse_seeds
@@ -124,7 +125,7 @@ async def test_a_server_that_does_not_come_back_ends_the_run_and_its_other_event
     settings = Settings(state_dir=tmp_path)
     run = Run(plan, Stack(), None, settings)  # type: ignore[arg-type]
     with pytest.raises(chaos_run.RestartFailed, match="temporal did not come back"):
-        await asyncio.wait_for(run.run(), 10)
+        await within(run.run(), 10)
     assert sorted(cancelled) == [1, 2, 3, 4] and stopped == ["worker"]
 
 

@@ -25,6 +25,7 @@ from temporalio.client import (
 )
 from temporalio.testing import WorkflowEnvironment
 
+from adapters.broker.cancel import within
 from contracts import ReviewDecision
 from tests.conftest import Handle, start, wait_review, worker_settings
 from tests.eventually import eventually
@@ -134,7 +135,7 @@ async def test_flags_come_from_postgresql_with_no_query_even_with_no_worker(
     queries = Queries()
     ids = [h.id for h, _ in runs]
     # No worker now: the old list asked each run and printed "?" after 2 s per row.
-    rows = await asyncio.wait_for(listed(counted(client, queries), settings, capsys, ids), 10)
+    rows = await within(listed(counted(client, queries), settings, capsys, ids), 10)
     assert {i: rows[i]["flags"] for i in ids} == {
         first.id: 2, **{h.id: len(shown["flags"]) for h, shown in rest}}
     assert all(rows[h.id]["seen"] == f"v{s['draft_version']}:{s['request_id']}"

@@ -4,7 +4,6 @@ still delivered to each consumer once (one reservation per order, none doubled).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -16,6 +15,7 @@ from datetime import UTC, datetime
 import asyncpg
 import pytest
 
+from adapters.broker.cancel import within
 from contracts.fanout import BusinessEvent, FanOutResult
 from tests.conftest import fresh_key
 from tests.stack.devproc import DevProcess, stack_folder
@@ -61,7 +61,7 @@ async def test_a_batch_survives_one_of_three_workers_killed(three_workers: DevPr
         if i == BATCH // 2:
             # Mid-batch: what it held times out and moves to the other two.
             os.kill(extra[0], signal.SIGKILL)
-    results = [await asyncio.wait_for(client.get_workflow_handle(
+    results = [await within(client.get_workflow_handle(
         fan_out_id(e.event_id), result_type=FanOutResult).result(), 90) for e in events]
     # The plain consumers delivered; notify handed each order to the control core (its child
     # ProcessEvent is the control core's to finish: tests/workflows/test_fan_out_confirmation.py).

@@ -13,6 +13,7 @@ from temporalio import workflow
 from temporalio.common import VersioningBehavior
 from temporalio.testing import WorkflowEnvironment
 
+from adapters.broker.cancel import within
 from contracts import EventState, ReviewDecision
 from tests.conftest import Handle, fresh_key, signed_event, start, wait_review, worker_settings
 from tests.deploy.test_worker_versions import make_current, pinned_to
@@ -69,7 +70,7 @@ async def test_a_waiting_review_finishes_on_its_build_while_new_events_take_the_
             await make_current(client, deployment, "b2")
             new = await start(client, queue, signed_event(customer(standins)))
             await asyncio.gather(approve(old), approve(new))
-            outcomes = await asyncio.wait_for(asyncio.gather(old.result(), new.result()), 60)
+            outcomes = await within(asyncio.gather(old.result(), new.result()), 60)
     assert [o.state for o in outcomes] == [EventState.SUCCEEDED, EventState.SUCCEEDED]
     assert (await pinned_to(old), await pinned_to(new)) == ("b1", "b2")
     # Not only recorded as pinned: every workflow task of each run ran on its own build.

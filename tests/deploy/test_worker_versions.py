@@ -5,7 +5,6 @@ which code ran it; how Tollgate's workers would adopt this is in docs/deploy.md.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from typing import Any
 
@@ -18,6 +17,7 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkerDeploymentConfig
 
+from adapters.broker.cancel import within
 from tests.eventually import eventually
 
 
@@ -106,8 +106,8 @@ async def test_old_runs_finish_on_the_old_version_new_runs_take_the_new(
             await first_task_done(client, new.id)
             await new.signal("finish")
             await old.signal("finish")
-            assert await asyncio.wait_for(new.result(), 30) == "v2"
-            assert await asyncio.wait_for(old.result(), 30) == "v1"
+            assert await within(new.result(), 30) == "v2"
+            assert await within(old.result(), 30) == "v1"
             # What the server recorded: each run pinned to the version it started on.
             assert await pinned_to(old) == "b1"
             assert await pinned_to(new) == "b2"

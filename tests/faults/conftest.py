@@ -192,7 +192,8 @@ class Rig:
 
     async def outcome(self, workflow_id: str, within: float = 60) -> FinalOutcome:
         handle = self.client.get_workflow_handle(workflow_id, result_type=FinalOutcome)
-        return await asyncio.wait_for(handle.result(), within)
+        async with asyncio.timeout(within):
+            return await handle.result()
 
     async def sql(self, query: str, *args: object) -> list[asyncpg.Record]:
         conn = await asyncpg.connect(self.database_url)

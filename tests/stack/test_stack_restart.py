@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
+from adapters.broker.cancel import within
 from contracts import EventState, FinalOutcome, ReviewDecision
 from starter import submit
 from tests.stack.devproc import DevProcess, stack_folder
@@ -42,7 +43,7 @@ async def approve(settings: Settings, workflow_id: str) -> FinalOutcome:
         # The stack's workers check every decision's token (ADR 0026): one from its dev key.
         token=issue_dev_token(settings.state_dir, reviewer="an.tran", role="care_lead",
                               tenant="acme")))
-    return await asyncio.wait_for(handle.result(), 90)
+    return await within(handle.result(), 90)
 
 
 def stop(dev: DevProcess) -> None:

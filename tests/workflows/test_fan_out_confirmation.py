@@ -24,6 +24,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
+from adapters.broker.cancel import within
 from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.order_consumers import order_consumers
 from contracts import EventState, FinalOutcome, ReviewAck, ReviewDecision
@@ -203,7 +204,7 @@ async def test_analytics_stuck_holds_neither_the_review_nor_the_send(shop: Shop)
     stuck = shop.consumers["analytics"] = Stuck()
     event = new_order(shop, first_name="Minh")
     await publish_event(shop.client, shop.queue, event)
-    await asyncio.wait_for(stuck.entered.wait(), 30)
+    await within(stuck.entered.wait(), 30)
     handle: Handle = shop.client.get_workflow_handle(
         CHILD_ID.format(event_id=event.event_id), result_type=FinalOutcome)
     # Analytics entering its delivery says nothing of notify's progress: the child may not

@@ -7,7 +7,6 @@ parent closed, as the order confirmation does (docs/testing.md)."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from datetime import timedelta
@@ -19,6 +18,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from adapters.broker.cancel import within
 from contracts import EventState
 from policies.keys import action_key
 from tests.conftest import fresh_key, signed_event, start, time_skipping_server, wait_review
@@ -35,7 +35,7 @@ async def passes_at_once(env: WorkflowEnvironment, simulated: timedelta) -> floa
     """Wall seconds ``env.sleep(simulated)`` took; fails the test past ``WALL_LIMIT_S``."""
     before, began = await env.get_current_time(), time.monotonic()
     try:
-        await asyncio.wait_for(env.sleep(simulated), WALL_LIMIT_S)
+        await within(env.sleep(simulated), WALL_LIMIT_S)
     except TimeoutError:
         pytest.fail(f"{simulated} of simulated time did not pass in {WALL_LIMIT_S:g} s: "
                     "something holds the test server's clock")
