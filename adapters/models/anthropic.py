@@ -15,28 +15,17 @@ from typing import Any, Literal
 
 import anthropic
 
-from adapters.http.common import retry_after
 from adapters.models.answer_errors import Failure, UnreadableOutput, answer_failure
-from adapters.models.draft_parsing import PROVIDER_RETRY_AFTER, parse_draft
-from adapters.models.postmortem_parsing import parse_postmortem
-from adapters.models.triage_parsing import parse_triage
-from adapters.ports.models import (
-    ModelAnswer,
-    PostmortemAnswer,
-    TokenUsage,
-    TriageAnswer,
-    token_usage,
-)
-from contracts import DraftPrompt
-from contracts.errors import RateLimited, RejectedError, RetryableError
-from contracts.incident import PostmortemPrompt
+from adapters.models.sdk_provider import SdkDraftProvider, status_failure
+from adapters.ports.models import TokenUsage, token_usage
+from contracts.errors import RetryableError
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 _TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
 JsonMode = Literal["json_schema", "prompt"]
 
 
-class AnthropicDraftProvider:
+class AnthropicDraftProvider(SdkDraftProvider):
     """Drafts through ``/v1/messages``.
 
     Args:
@@ -46,7 +35,7 @@ class AnthropicDraftProvider:
     """
 
     name = "anthropic"
-    TIMEOUT, MAX_TOKENS = 30.0, 800
+    _client: anthropic.AsyncAnthropic
 
     def __init__(
         self,
@@ -68,33 +57,10 @@ class AnthropicDraftProvider:
             max_retries=0,
         )
 
-    async def aclose(self) -> None:
-        """Close the SDK client's connections (the worker or command is done with it)."""
-        await self._client.close()
-
-    async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
-        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema)
-        return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model, usage=usage)
-
-    async def triage(self, prompt: DraftPrompt) -> TriageAnswer:
-        """Triage one message (``policies.triage_prompt``, ADR 0044); raises as ``propose``."""
-        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema)
-        return TriageAnswer(proposal=parse_triage(raw), raw=raw, model=model, usage=usage)
-
-    async def postmortem(self, prompt: PostmortemPrompt) -> PostmortemAnswer:
-        """Draft an incident postmortem (``policies.postmortem_prompt``, ADR 0046); raises as
-        ``propose`` does."""
-        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema)
-        return PostmortemAnswer(postmortem=parse_postmortem(raw), raw=raw, model=model,
-                                usage=usage)
-
-    async def _complete(self, system: str, user: str, schema: dict[str, Any],
+    async def _complete(self, system: str, user: str, schema: dict[str, Any], name: str,
                         fail: Failure = answer_failure) -> tuple[str, str, TokenUsage | None]:
-        """One message, the request every task sends (drafts, triage, postmortems, tags): its
-        text, the model that ran, its usage. Every other outcome is raised as described at the
-        top of this module; ``fail`` builds the exception for a non-answer from its code and raw
-        text (the tag provider passes its own), API errors are classified the same for every
-        task."""
+        """One message (``SdkDraftProvider._complete``); the schema goes unnamed, so ``name``
+        is not sent."""
         kwargs: dict[str, Any] = {
             "model": self.model, "max_tokens": self._max_tokens, "system": system,
             "messages": [{"role": "user", "content": user}],
@@ -140,13 +106,5 @@ def _classify(exc: anthropic.APIError) -> Exception:
     if isinstance(exc, anthropic.APIConnectionError):
         return RetryableError("provider_unreachable")
     if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        if status == 429:
-            delay = retry_after(exc.response.headers, default=PROVIDER_RETRY_AFTER)
-            return RateLimited("provider_429", retry_after=delay)
-        if status >= 500 or status in (408, 409):  # 529 "overloaded" included
-            return RetryableError(f"provider_{status}")
-        # 400/401/403/404: a bad request, key or model; repeating cannot help, and the event
-        # itself is fine -> rejected (final), not invalid (which would quarantine it).
-        return RejectedError(f"provider_{status}")
+        return status_failure(exc.status_code, exc.response.headers)
     return UnreadableOutput("unreadable_output")

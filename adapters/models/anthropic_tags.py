@@ -24,5 +24,5 @@ class AnthropicTagProvider(AnthropicDraftProvider):
 
     async def suggest_tags(self, prompt: TagPrompt) -> TagReply:
         raw, model, usage = await self._complete(tag_system(prompt), tag_user(prompt),
-                                                 TAG_SCHEMA, fail=tag_failure)
+                                                 TAG_SCHEMA, "tags", fail=tag_failure)
         return TagReply(raw=raw, model=model, usage=usage)

@@ -17,27 +17,16 @@ from typing import Any, Literal
 
 import openai
 
-from adapters.http.common import retry_after
 from adapters.models.answer_errors import Failure, UnreadableOutput, answer_failure
-from adapters.models.draft_parsing import PROVIDER_RETRY_AFTER, parse_draft
-from adapters.models.postmortem_parsing import parse_postmortem
-from adapters.models.triage_parsing import parse_triage
-from adapters.ports.models import (
-    ModelAnswer,
-    PostmortemAnswer,
-    TokenUsage,
-    TriageAnswer,
-    token_usage,
-)
-from contracts import DraftPrompt
-from contracts.errors import RateLimited, RejectedError, RetryableError
-from contracts.incident import PostmortemPrompt
+from adapters.models.sdk_provider import SdkDraftProvider, status_failure
+from adapters.ports.models import TokenUsage, token_usage
+from contracts.errors import RetryableError
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 JsonMode = Literal["json_schema", "json_object", "prompt"]
 
 
-class OpenAIDraftProvider:
+class OpenAIDraftProvider(SdkDraftProvider):
     """Drafts through ``/chat/completions``.
 
     Args:
@@ -49,7 +38,7 @@ class OpenAIDraftProvider:
         timeout, max_tokens: the call's budget; by default the class's (the tagger's is smaller).
     """
 
-    TIMEOUT, MAX_TOKENS = 30.0, 800
+    _client: openai.AsyncOpenAI
 
     def __init__(
         self,
@@ -74,41 +63,10 @@ class OpenAIDraftProvider:
             max_retries=0,
         )
 
-    async def aclose(self) -> None:
-        """Close the SDK client's connections (the worker or command is done with it)."""
-        await self._client.close()
-
-    async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
-        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema,
-                                                 "draft")
-        return ModelAnswer(draft=parse_draft(raw), raw=raw, model=model, usage=usage)
-
-    async def triage(self, prompt: DraftPrompt) -> TriageAnswer:
-        """Triage one message (``policies.triage_prompt``, ADR 0044); raises as ``propose``."""
-        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema,
-                                                 "triage")
-        return TriageAnswer(proposal=parse_triage(raw), raw=raw, model=model, usage=usage)
-
-    async def postmortem(self, prompt: PostmortemPrompt) -> PostmortemAnswer:
-        """Draft an incident postmortem (``policies.postmortem_prompt``, ADR 0046); raises as
-        ``propose`` does."""
-        raw, model, usage = await self._complete(prompt.system, prompt.user, prompt.json_schema,
-                                                 "postmortem")
-        return PostmortemAnswer(postmortem=parse_postmortem(raw), raw=raw, model=model,
-                                usage=usage)
-
     async def _complete(self, system: str, user: str, schema: dict[str, Any], name: str,
                         fail: Failure = answer_failure) -> tuple[str, str, TokenUsage | None]:
-        """One chat completion, the request every task sends (drafts, triage, postmortems,
-        tags): the answer's text, the model that ran, its usage. Every outcome that is not a
-        readable answer is raised as described at the top of this module.
-
-        Args:
-            schema: the JSON schema of the answer, sent as strict structured output in
-                ``json_schema`` mode under ``name``.
-            fail: builds the exception for a non-answer from its code and raw text; the tag
-                provider passes its own. API errors are classified the same for every task.
-        """
+        """One chat completion (``SdkDraftProvider._complete``); in ``json_schema`` mode the
+        schema goes as strict structured output under ``name``."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
@@ -183,14 +141,6 @@ def _classify(exc: openai.APIError) -> Exception:
     if isinstance(exc, openai.APIConnectionError):
         return RetryableError("provider_unreachable")
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        if status == 429:
-            delay = retry_after(exc.response.headers, default=PROVIDER_RETRY_AFTER)
-            return RateLimited("provider_429", retry_after=delay)
-        if status >= 500 or status in (408, 409):
-            return RetryableError(f"provider_{status}")
-        # 400 (our request or schema), 401/403 (key), 404 (model): repeating cannot help, and it
-        # is the provider refusing us, not the event being invalid -> rejected, not quarantined.
-        return RejectedError(f"provider_{status}")
+        return status_failure(exc.status_code, exc.response.headers)
     # Malformed response bodies and anything else the SDK could not make sense of.
     return UnreadableOutput("unreadable_output")
