@@ -1,26 +1,40 @@
-"""Fixtures of the Redis stream intake tests: one real ``redis-server`` per module (skipped,
-naming the package, when it is not installed) and consumers of a fresh stream per test."""
+"""Fixtures of the broker intake tests: one real ``redis-server`` or ``rabbitmq-server`` per
+module (skipped, naming the package, when it is not installed) and consumers of a fresh Redis
+stream per test."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager
 
 import pytest
 
 from adapters.broker.redis_streams import RedisStreamIntake, StreamLimits
 from tests.adapters.redis_kit import FAST, Make
+from tests.rabbitmq import rabbitmq_launcher, rabbitmq_node
 from tests.redis_server import redis_binary, redis_node
 from tollgate.intake.redis_stream import report_problem
 
 
+def _server(found: str | None, package: str,
+            start: Callable[[str], AbstractContextManager[str]]) -> Iterator[str]:
+    """The URL of a server ``start`` runs from what was ``found``; the test is skipped, naming
+    the Debian package, when nothing was."""
+    if found is None:
+        pytest.skip(f"{package} is not installed (apt-get install {package})")
+    with start(found) as url:
+        yield url
+
+
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
-    binary = redis_binary()
-    if binary is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    with redis_node(binary) as url:
-        yield url
+    yield from _server(redis_binary(), "redis-server", redis_node)
+
+
+@pytest.fixture(scope="module")
+def amqp_url() -> Iterator[str]:
+    yield from _server(rabbitmq_launcher(), "rabbitmq-server", rabbitmq_node)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
 import asyncpg
@@ -29,19 +29,9 @@ from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.order_consumers import order_consumers
 from tests.conftest import fresh_key
 from tests.eventually import eventually
-from tests.rabbitmq import rabbitmq_launcher, rabbitmq_node
 from tollgate.intake.broker import event_handler
 from tollgate.observability import tracing
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
-
-
-@pytest.fixture(scope="module")
-def amqp_url() -> Iterator[str]:
-    launcher = rabbitmq_launcher()
-    if launcher is None:
-        pytest.skip("rabbitmq-server is not installed (apt-get install rabbitmq-server)")
-    with rabbitmq_node(launcher) as url:
-        yield url
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import aio_pika
@@ -35,7 +35,6 @@ from contracts.bus import (
 from policies.subscriptions import load_subscriptions
 from tests.conftest import fresh_key
 from tests.eventually import eventually
-from tests.rabbitmq import rabbitmq_launcher, rabbitmq_node
 from tollgate.intake.broker import consumer_dead_letter_queues, event_handler
 from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 
@@ -48,15 +47,6 @@ def test_seed_002_names() -> None:
     assert dead_letter_queue("notify", "ORDER_PLACED") == "notify.order.placed.dlq"
     assert DLQS == ("inventory.order.placed.dlq", "notify.order.placed.dlq",
                     "analytics.order.placed.dlq")
-
-
-@pytest.fixture(scope="module")
-def amqp_url() -> Iterator[str]:
-    launcher = rabbitmq_launcher()
-    if launcher is None:
-        pytest.skip("rabbitmq-server is not installed (apt-get install rabbitmq-server)")
-    with rabbitmq_node(launcher) as url:
-        yield url
 
 
 @pytest.fixture
