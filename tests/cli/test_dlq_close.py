@@ -27,7 +27,13 @@ from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest
 from contracts.sweep import SweepRequest
 from tests.cli.helpers import run_ops
 from tests.cli.test_ops_status import fresh_database, status
-from tests.cli.test_unknown_write_moved_aside import EmptyTarget, figures, letter, open_write
+from tests.cli.test_unknown_write_moved_aside import (
+    EmptyTarget,
+    figures,
+    letter,
+    lettered_database,
+    open_write,
+)
 from tests.conftest import TEST_KEYS_FILE
 from tests.ports import free_port
 from tollgate.config.settings import Settings
@@ -179,25 +185,14 @@ async def test_a_closed_write_is_off_the_books_and_never_swept(
         ReceiptStatus.UNKNOWN, ReceiptStatus.UNKNOWN]
 
 
-@pytest.fixture
-def temporal(env: WorkflowEnvironment) -> str:
-    return env.client.service_client.config.target_host
-
-
 async def test_status_goes_quiet_once_the_only_dead_letter_is_closed(
         pg_server: str, temporal: str, tmp_path: Path) -> None:
-    url = await fresh_database(pg_server)
-    pool = await create_pool(url, max_size=2)
-    try:
-        wid, key = await open_write(ReceiptStore(pool))
-        dl_id = await letter(OpsStore(pool), wid, key)
-        code, out = status(url, tmp_path, temporal=temporal)
-        assert code == Exit.ATTENTION, out
-        s = settings(url, tmp_path, temporal)
-        assert await run_ops(["dlq", "close", str(dl_id), *WHY], s,
-                             role="change_owner") == Exit.OK
-    finally:
-        await pool.close()
+    url, dl_id = await lettered_database(pg_server)
+    code, out = status(url, tmp_path, temporal=temporal)
+    assert code == Exit.ATTENTION, out
+    s = settings(url, tmp_path, temporal)
+    assert await run_ops(["dlq", "close", str(dl_id), *WHY], s,
+                         role="change_owner") == Exit.OK
     code, out = status(url, tmp_path, temporal=temporal)
     assert code == Exit.OK, out
     assert "unknown writes open: 0 (1 closed by hand) · dead letters: none" in out, out

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.store import create_pool
 from tests.cli.helpers import base_env, tollgate
@@ -68,14 +67,6 @@ async def troubled(pg_server: str) -> AsyncIterator[str]:
         " VALUES ('messaging', 'acme', true, 'incident', 'kim')")
     await conn.close()
     yield url
-
-
-@pytest.fixture
-def temporal(env: WorkflowEnvironment) -> str:
-    """A Temporal that answers (the time-skipping test server, which does not implement the
-    task queue question, so the screen's probe says ``workers: ok``): with Temporal
-    unreachable, open events alone need a human (tests/cli/test_status_workers.py)."""
-    return env.client.service_client.config.target_host
 
 
 def status(url: str, tmp_path: Path, *args: str, temporal: str | None = None

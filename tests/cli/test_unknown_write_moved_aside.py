@@ -15,7 +15,6 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
 from activities.sweep import SweepActivities
 from adapters.ports.targets import TargetWrite
@@ -84,6 +83,18 @@ async def letter(ops: OpsStore, workflow_id: str, key: str, *, code: str = UNREC
         workflow_id, code))
 
 
+async def lettered_database(pg_server: str) -> tuple[str, int]:
+    """A fresh database whose one unknown write the reconciler moved aside to a dead letter:
+    its URL and the dead letter's id."""
+    url = await fresh_database(pg_server)
+    pool = await create_pool(url, max_size=2)
+    try:
+        wid, key = await open_write(ReceiptStore(pool))
+        return url, await letter(OpsStore(pool), wid, key)
+    finally:
+        await pool.close()
+
+
 async def figures(pool: asyncpg.Pool) -> tuple[int, int, int, list[str]]:
     """Open unknown writes, moved aside, waiting dead letters, and why it needs a human."""
     snap = await StatusStore(pool).snapshot(datetime.now(UTC))
@@ -128,20 +139,9 @@ async def test_a_write_moved_aside_is_its_dead_letters_until_a_replay(
                                                       "3 dead letter(s) waiting (limit 0)"])
 
 
-@pytest.fixture
-def temporal(env: WorkflowEnvironment) -> str:
-    return env.client.service_client.config.target_host
-
-
 async def test_status_names_it_moved_aside_and_still_needs_a_human(
         pg_server: str, temporal: str, tmp_path: Path) -> None:
-    url = await fresh_database(pg_server)
-    pool = await create_pool(url, max_size=2)
-    try:
-        wid, key = await open_write(ReceiptStore(pool))
-        await letter(OpsStore(pool), wid, key)
-    finally:
-        await pool.close()
+    url, _ = await lettered_database(pg_server)
     code, out = status(url, tmp_path, temporal=temporal)
     assert code == Exit.ATTENTION, out
     assert ("unknown writes open: 0 (1 moved aside to dead letters) · dead letters: "
