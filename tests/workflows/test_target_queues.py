@@ -71,7 +71,7 @@ async def test_the_send_is_scheduled_on_its_targets_queue(
 async def test_a_rate_limit_spaces_a_burst_of_sends_across_workers(
     dev_server: WorkflowEnvironment, database_url: str, standins: StandIns, tmp_path: Path
 ) -> None:
-    client, queue, rate, n = dev_server.client, f"tq-{uuid.uuid4().hex[:8]}", 2.0, 8
+    client, queue, rate, n = dev_server.client, f"tq-{uuid.uuid4().hex[:8]}", 2.0, 12
     settings = worker_settings(database_url, standins, tmp_path, queue,
                                TOLLGATE_TARGET_RATES=f"messaging={rate:g}")
     # Two main workers with runtimes of their own, as two processes have: the limit is the
@@ -94,8 +94,10 @@ async def test_a_rate_limit_spaces_a_burst_of_sends_across_workers(
     assert len(sent) == n
     span = (sent[-1] - sent[0]).total_seconds()
     # The dev server splits a task queue into 4 partitions, each with its share of the limit:
-    # up to 4 sends may go at once, the rest follow at `rate` per second in all. Unlimited,
-    # these eight sends land within a fraction of a second (they all wait on one approval burst).
-    # The times are the target's: on a loaded machine the first send's own HTTP call can land a
-    # few tenths late, which shortens the span without any limit being broken (seen: 1.72 s).
-    assert span >= (n - PARTITIONS) / rate * 0.75, f"{n} sends within {span:.2f} s at {rate:g}/s"
+    # up to 4 sends may go at once, the rest follow at `rate` per second in all (4 s for these
+    # twelve). Unlimited, they land within a fraction of a second (they all wait on one
+    # approval burst). The times are the target's, which the server's dispatch precedes: on a
+    # loaded machine an early send's own HTTP call can land a second late, which shortens the
+    # span without any limit being broken (seen with eight sends: 1.72 s, and 0.98 s in a full
+    # run where the limit allowed no less than 2 s), hence half the limit's span.
+    assert span >= (n - PARTITIONS) / rate * 0.5, f"{n} sends within {span:.2f} s at {rate:g}/s"
