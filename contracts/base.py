@@ -24,10 +24,12 @@ EventType = Annotated[str, StringConstraints(pattern=EVENT_TYPE_PATTERN)]
 
 
 class Frozen(BaseModel):
-    # defer_build: a model's validator is built when it is first used, not when ``contracts``
-    # is imported. Every CLI command imports all of them and uses a few: importing contracts
-    # took 0.32 s, 0.20-0.28 s deferred; a worker builds each once, on its first event.
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    # Built when defined, never deferred (``defer_build``): the Temporal SDK reads and writes a
+    # model through a TypeAdapter, which builds a deferred model's schema for itself and leaves
+    # the model incomplete, so every converter the SDK makes (one per replayed run and
+    # activation) built it again: replay took 30-45 % more CPU per history (docs/performance.md,
+    # "Replay and defer_build"). The CLI's imports paid 0.05-0.1 s for it.
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class EventState(StrEnum):
