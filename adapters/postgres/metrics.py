@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters.postgres.outbox_admin import FIGURES_SQL
+from adapters.postgres.replay_settle import FOUND_SETTLED_REASON
 from adapters.postgres.run_signs import read_signs
 from adapters.postgres.status import OPEN_STATES, StatusStore
 
@@ -63,16 +64,16 @@ WHERE d.status IN ('failed_validation', 'unreadable') GROUP BY 1, 2"""
 # (``dlq_replay_result``), or ``already_done`` when the receipt showed the action had happened,
 # ``already_rejected`` when it showed the target had refused it for good (a ``dlq_close`` the
 # replay wrote, ``receipt already <STATUS>``; one closed by hand, ``by_hand``, is no replay).
-_REPLAYS = """
+_REPLAYS = f"""
 SELECT coalesce(dl.tenant_id, '-') AS tenant_id,
        CASE WHEN a.action = 'dlq_replay' THEN 'started'
             WHEN a.action = 'dlq_replay_result' THEN a.detail->>'result'
-            WHEN a.detail->>'reason' = 'receipt already REJECTED' THEN 'already_rejected'
+            WHEN a.detail->>'reason' = '{FOUND_SETTLED_REASON}REJECTED' THEN 'already_rejected'
             ELSE 'already_done' END AS result, count(*) AS n
 FROM audit a
 LEFT JOIN dead_letters dl ON 'dead_letter/' || dl.id = a.target
 WHERE a.action IN ('dlq_replay', 'dlq_replay_result')
-   OR (a.action = 'dlq_close' AND a.detail->>'reason' LIKE 'receipt already%'
+   OR (a.action = 'dlq_close' AND a.detail->>'reason' LIKE '{FOUND_SETTLED_REASON}%'
        AND a.detail->>'by_hand' IS NULL)
 GROUP BY 1, 2"""
 

@@ -51,6 +51,10 @@ from contracts.sweep import SweptEnd
 #: The transition's actor when the sweep settled the write: no person runs it (the schedule,
 #: or ``tollgate ops sweep``, which takes no token), so there is no name to give.
 SWEEP_ACTOR = "sweep"
+#: The closing reason of a dead letter whose replay found its receipt already settled, then the
+#: receipt's status (``receipt already SUCCEEDED``); the replay metric reads it back
+#: (``adapters.postgres.metrics``).
+FOUND_SETTLED_REASON = "receipt already "
 #: A settled receipt -> the state the event follows it to.
 FOLLOWS_TO = {ReceiptStatus.SUCCEEDED: EventState.SUCCEEDED,
               ReceiptStatus.REJECTED: EventState.REJECTED}
@@ -151,7 +155,7 @@ async def follow_found_settled(conn: PoolConnectionProxy, receipt: Receipt, dead
         f"dead letter {dead_letter}: not replayed, receipt already {receipt.status.value}"),
         reason_code=FOUND_SETTLED_CODE))
     await close_dead_letter_in(conn, dead_letter, actor=operator,
-                               reason=f"receipt already {receipt.status.value}")
+                               reason=FOUND_SETTLED_REASON + receipt.status.value)
     return seq
 
 
