@@ -16,6 +16,20 @@ from adapters.postgres.run_signs import read_signs
 OPEN_STATES = ("RECEIVED", "VALIDATED", "CONTEXT_READY", "DRAFTED", "AWAITING_REVIEW",
                "HELD_AT_GATE", "APPROVED", "EXECUTING", "UNKNOWN_WRITE", "RECONCILING")
 
+#: Unknown writes per tenant and adapter, the one rule ``ops status`` sums and ``/metrics``
+#: serves (``tollgate_open_unknown_writes`` and beside it): ``open``, an UNKNOWN receipt not
+#: moved aside; ``aside``, an open receipt moved aside whose dead letter awaits a person
+#: (counted there, under dead letters); ``closed``, one whose dead letter a person closed, off
+#: the books (``MOVED_ASIDE_SQL``, ADRs 0059 and 0060). The receipt of each stays open.
+UNKNOWN_WRITES_SQL = (
+    "SELECT tenant_id, adapter,"
+    " count(*) FILTER (WHERE status = 'UNKNOWN' AND NOT aside) AS open,"
+    " count(*) FILTER (WHERE aside AND waiting) AS aside,"
+    " count(*) FILTER (WHERE aside AND NOT waiting) AS closed"
+    " FROM (SELECT r.tenant_id, r.adapter, r.status,"
+    f" {MOVED_ASIDE_SQL} AS aside, {AWAITING_A_PERSON_SQL} AS waiting"
+    " FROM receipts r WHERE r.status IN ('PENDING', 'UNKNOWN')) o GROUP BY tenant_id, adapter")
+
 
 class StatusStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
@@ -34,15 +48,7 @@ class StatusStore:
                 " WHERE state = 'AWAITING_REVIEW' GROUP BY tenant_id ORDER BY tenant_id", now)
             # Quarantined events never reach ``events``: their records are in ``quarantine``.
             quarantined = await conn.fetchval("SELECT count(*) FROM quarantine")
-            # A write moved aside is its dead letter's, counted there while it awaits a
-            # person, and apart once a person closed it (MOVED_ASIDE_SQL, ADRs 0059 and 0060).
-            unknown = await conn.fetchrow(
-                "SELECT count(*) FILTER (WHERE status = 'UNKNOWN' AND NOT aside) AS open,"
-                " count(*) FILTER (WHERE aside AND waiting) AS aside,"
-                " count(*) FILTER (WHERE aside AND NOT waiting) AS closed FROM (SELECT r.status,"
-                f" {MOVED_ASIDE_SQL} AS aside, {AWAITING_A_PERSON_SQL} AS waiting"
-                " FROM receipts r WHERE r.status IN ('PENDING', 'UNKNOWN')) o")
-            assert unknown is not None  # an aggregate: always one row
+            unknown = await conn.fetch(UNKNOWN_WRITES_SQL)
             dead = await conn.fetch(
                 "SELECT error_code, count(*) AS n FROM dead_letters"
                 " WHERE status IN ('OPEN', 'APPROVED') GROUP BY error_code ORDER BY error_code")
@@ -63,9 +69,9 @@ class StatusStore:
             + ([{"state": "QUARANTINED", "count": quarantined, "oldest_age_s": None}]
                if quarantined else []),
             "reviews": [dict(r) for r in reviews],
-            "open_unknown_writes": unknown["open"],
-            "unknown_writes_moved_aside": unknown["aside"],
-            "unknown_writes_closed_by_hand": unknown["closed"],
+            "open_unknown_writes": sum(r["open"] for r in unknown),
+            "unknown_writes_moved_aside": sum(r["aside"] for r in unknown),
+            "unknown_writes_closed_by_hand": sum(r["closed"] for r in unknown),
             "dead_letters": [{"reason": r["error_code"], "count": r["n"]} for r in dead],
             "closed_switches": [dict(r) for r in closed],
             "last_sweep": dict(sweep) if sweep else None,
