@@ -16,7 +16,7 @@ from typing import Any
 from adapters.postgres.outbox_admin import FIGURES_SQL
 from adapters.postgres.replay_settle import FOUND_SETTLED_REASON
 from adapters.postgres.run_signs import read_signs
-from adapters.postgres.status import OPEN_STATES, StatusStore
+from adapters.postgres.status import OPEN_STATES, UNKNOWN_WRITES_SQL, StatusStore
 
 #: Review opened -> decision, in seconds: people answer in minutes to days.
 REVIEW_BUCKETS = (60.0, 300.0, 900.0, 1800.0, 3600.0, 4 * 3600.0, 8 * 3600.0, 86400.0,
@@ -119,6 +119,8 @@ class MetricsStore(StatusStore):
                 "receipts": await rows(
                     "SELECT tenant_id, adapter, status, count(*) AS n FROM receipts"
                     " GROUP BY tenant_id, adapter, status"),
+                # Open, moved aside, closed by hand: ``ops status``'s figures, by its SQL.
+                "unknown_writes": await rows(UNKNOWN_WRITES_SQL),
                 "dead_letters": await rows(
                     "SELECT coalesce(tenant_id, '-') AS tenant_id, error_code, status,"
                     " count(*) AS n FROM dead_letters GROUP BY 1, 2, 3"),

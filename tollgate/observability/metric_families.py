@@ -19,9 +19,10 @@ from prometheus_client.core import (
 )
 
 #: Every key ``families`` reads: a store read (or a test) supplies each, empty when nothing.
-KEYS = ("events", "oldest", "receipts", "dead_letters", "quarantine", "reviews", "past_sla",
-        "switches", "duplicates", "conflicts", "validation", "replays", "closures", "unknown",
-        "review_latency", "recover", "outbox", "held", "failing_steps", "notices")
+KEYS = ("events", "oldest", "receipts", "unknown_writes", "dead_letters", "quarantine",
+        "reviews", "past_sla", "switches", "duplicates", "conflicts", "validation", "replays",
+        "closures", "unknown", "review_latency", "recover", "outbox", "held", "failing_steps",
+        "notices")
 
 
 def _family(name: str, doc: str, labels: list[str], rows: list[dict[str, Any]],
@@ -51,6 +52,17 @@ def families(g: Mapping[str, list[dict[str, Any]]]) -> Iterator[Metric]:
                   ["state"], g["oldest"], value="age")
     yield _family("tollgate_receipts", "Receipts by tenant, adapter and status.",
                   ["tenant_id", "adapter", "status"], g["receipts"])
+    # What ``ops status`` counts: a write moved aside or closed by hand keeps its receipt
+    # UNKNOWN in ``tollgate_receipts`` for good, but is not open (ADRs 0059, 0060).
+    yield _family("tollgate_open_unknown_writes",
+                  "Unknown writes open (not moved aside to a dead letter), by tenant and "
+                  "adapter.", ["tenant_id", "adapter"], g["unknown_writes"], value="open")
+    yield _family("tollgate_unknown_writes_moved_aside",
+                  "Unknown writes moved aside to a dead letter that awaits a person, by tenant "
+                  "and adapter.", ["tenant_id", "adapter"], g["unknown_writes"], value="aside")
+    yield _family("tollgate_unknown_writes_closed_by_hand",
+                  "Unknown writes whose dead letter a person closed (off the books), by tenant "
+                  "and adapter.", ["tenant_id", "adapter"], g["unknown_writes"], value="closed")
     yield _family("tollgate_dead_letters", "Dead letters by tenant, reason code and status.",
                   ["tenant_id", "error_code", "status"], g["dead_letters"])
     yield _family("tollgate_quarantined", "Quarantined deliveries by reason code.",
