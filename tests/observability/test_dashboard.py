@@ -47,6 +47,17 @@ def test_the_dashboard_charts_the_issue_11_figures() -> None:
             "temporal_workflow_task_schedule_to_start_latency_seconds_bucket"} <= named
 
 
+def test_the_unknown_writes_open_panel_reads_what_ops_status_counts() -> None:
+    # It read tollgate_receipts{status="UNKNOWN"}, which still counts writes moved aside to a
+    # dead letter or closed by hand (ADRs 0059, 0060): N open after all were in hand.
+    dashboard = json.loads((ROOT / "deploy" / "grafana" / "tollgate.json").read_text())
+    [panel] = [p for p in dashboard["panels"] if p["title"] == "Unknown writes open"]
+    read = {name for target in panel["targets"]
+            for name in re.findall(r"\btollgate_[a-z_]+\b", target["expr"])}
+    assert read == {"tollgate_open_unknown_writes"} and read <= served()
+    assert "tollgate_open_unknown_writes" in panel["description"]
+
+
 def test_the_dashboard_shows_the_slos_the_rules_record() -> None:
     dashboard = json.loads((ROOT / "deploy" / "grafana" / "tollgate.json").read_text())
     charted = {name for panel in dashboard["panels"] for target in panel["targets"]
