@@ -23,6 +23,9 @@ prompt tends to repeat them, and a person should see why.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
 
 import structlog
 from temporalio import activity
@@ -59,28 +62,11 @@ class DraftActivities:
     @activity.defn
     async def draft_message(self, request: DraftRequest) -> DraftResult:
         attempt = activity.info().attempt
-        started = time.monotonic()
-        fields: dict[str, object] = {"status": "error"}
-        try:
+        with call_line(log, "draft_message", request, attempt, self._provider) as fields:
             result = await self._draft(request, attempt, fields)
             fields["status"] = result.status
             fields["findings"] = sorted({f.split(":")[0] for f in result.findings})
             return result
-        finally:
-            # One canonical line per call: ids, provider, outcome codes. Never the message, the
-            # prompt or a context value.
-            log.info(
-                "draft_message",
-                workflow_id=request.ref.workflow_id,
-                tenant_id=request.ref.tenant_id,
-                event_id=request.ref.event_id,
-                draft_version=request.version,
-                attempt=attempt,
-                provider=self._provider.name,
-                model=fields.pop("model", self._provider.model),
-                duration_ms=round((time.monotonic() - started) * 1000),
-                **fields,
-            )
 
     async def _draft(
         self, request: DraftRequest, attempt: int, fields: dict[str, object]
@@ -102,18 +88,12 @@ class DraftActivities:
                                 flags=context_flags)
         try:
             answer = await self._provider.propose(build_prompt(request))
-        except (ModelRefused, ToolCallInOutput, DraftSchemaError) as exc:
-            fields.update(error_class=exc.error_class.value, error_code=exc.code)
-            found = exc.findings if isinstance(exc, DraftSchemaError) else [exc.code]
-            return self._result(request, "failed_validation", findings=found, raw=exc.raw)
-        except UnreadableOutput as exc:
-            fields.update(error_class=exc.error_class.value, error_code=exc.code)
-            if attempt >= DRAFT_MAX_ATTEMPTS:
-                return self._result(request, "unreadable", findings=[exc.code], raw=exc.raw)
-            raise  # retried; activities.interceptor maps it for Temporal
         except TollgateError as exc:
-            fields.update(error_class=exc.error_class.value, error_code=exc.code)
-            raise
+            outcome = failed_answer(exc, attempt, fields)
+            if outcome is None:
+                raise  # retried or final; activities.interceptor maps it for Temporal
+            status, found, raw = outcome
+            return self._result(request, status, findings=found, raw=raw)
         fields["model"] = answer.model
         flags = context_flags + inspect_draft(
             answer.draft,
@@ -152,6 +132,53 @@ class DraftActivities:
                 "flags": flags or [],
             }
         )
+
+
+class _Named(Protocol):
+    name: str
+    model: str
+
+
+@contextmanager
+def call_line(logger: Any, event: str, request: DraftRequest, attempt: int,
+              provider: _Named) -> Iterator[dict[str, object]]:
+    """One canonical log line per call of an activity that asks a model for a proposal (draft,
+    triage): ids, provider, outcome codes, whatever the call ends in. Never the message, the
+    prompt or a context value. Yields the fields the call adds to it (``status`` starts as
+    ``error``; a ``model`` set there names the model that answered)."""
+    started = time.monotonic()
+    fields: dict[str, object] = {"status": "error"}
+    try:
+        yield fields
+    finally:
+        logger.info(
+            event,
+            workflow_id=request.ref.workflow_id,
+            tenant_id=request.ref.tenant_id,
+            event_id=request.ref.event_id,
+            draft_version=request.version,
+            attempt=attempt,
+            provider=provider.name,
+            model=fields.pop("model", provider.model),
+            duration_ms=round((time.monotonic() - started) * 1000),
+            **fields,
+        )
+
+
+def failed_answer(exc: TollgateError, attempt: int,
+                  fields: dict[str, object]) -> tuple[str, list[str], str] | None:
+    """What a model call that raised ``exc`` ends as (draft, triage): the status, findings and
+    raw text of the result, or None when ``exc`` is to be raised. A refusal, a tool call or a
+    broken schema is a readable answer: ``failed_validation``; an unreadable one on the last
+    allowed attempt, ``unreadable``; anything else is raised (an unreadable answer before the
+    last attempt is retried). The error's class and code go into the call's log ``fields``."""
+    fields.update(error_class=exc.error_class.value, error_code=exc.code)
+    if isinstance(exc, (ModelRefused, ToolCallInOutput, DraftSchemaError)):
+        found = exc.findings if isinstance(exc, DraftSchemaError) else [exc.code]
+        return "failed_validation", found, exc.raw
+    if isinstance(exc, UnreadableOutput) and attempt >= DRAFT_MAX_ATTEMPTS:
+        return "unreadable", [exc.code], exc.raw
+    return None
 
 
 def excerpt(raw: str) -> str:

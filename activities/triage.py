@@ -11,21 +11,12 @@ step sends). A refused one comes back ``failed_validation`` with its findings an
 
 from __future__ import annotations
 
-import time
-
 import structlog
 from temporalio import activity
 
-from activities.draft import excerpt
-from adapters.models.draft_parsing import (
-    DraftSchemaError,
-    ModelRefused,
-    ToolCallInOutput,
-    UnreadableOutput,
-)
+from activities.draft import call_line, excerpt, failed_answer
 from adapters.ports.models import TriageAnswer, TriageProvider
 from contracts import DraftRequest, DraftResult, Flag
-from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import ErrorClass, TollgateError
 from policies.draft_validator import scan_context
 from policies.triage import (
@@ -47,23 +38,14 @@ class TriageActivities:
     @activity.defn
     async def triage_message(self, request: DraftRequest) -> DraftResult:
         attempt = activity.info().attempt
-        started = time.monotonic()
-        fields: dict[str, object] = {"status": "error"}
-        try:
+        # Never the message or a reply in it: the intent and route are codes from the rule.
+        with call_line(log, "triage_message", request, attempt, self._provider) as fields:
             result = await self._triage(request, attempt, fields)
             fields["status"] = result.status
             fields["findings"] = sorted({f.split(":")[0] for f in result.findings})
             if result.triage is not None:
                 fields.update(intent=result.triage.intent.value, route=result.triage.route.value)
             return result
-        finally:
-            # One canonical line per call: ids, provider, codes. Never the message or a reply.
-            log.info("triage_message", workflow_id=request.ref.workflow_id,
-                     tenant_id=request.ref.tenant_id, event_id=request.ref.event_id,
-                     draft_version=request.version, attempt=attempt,
-                     provider=self._provider.name,
-                     model=fields.pop("model", self._provider.model),
-                     duration_ms=round((time.monotonic() - started) * 1000), **fields)
 
     async def _triage(self, request: DraftRequest, attempt: int,
                       fields: dict[str, object]) -> DraftResult:
@@ -87,18 +69,12 @@ class TriageActivities:
         try:
             answer = await self._provider.triage(
                 build_triage_prompt(request.model_copy(update={"context": facts})))
-        except (ModelRefused, ToolCallInOutput, DraftSchemaError) as exc:
-            fields.update(error_class=exc.error_class.value, error_code=exc.code)
-            found = exc.findings if isinstance(exc, DraftSchemaError) else [exc.code]
-            return self._result(request, "failed_validation", found, raw=exc.raw)
-        except UnreadableOutput as exc:
-            fields.update(error_class=exc.error_class.value, error_code=exc.code)
-            if attempt >= DRAFT_MAX_ATTEMPTS:
-                return self._result(request, "unreadable", [exc.code], raw=exc.raw)
-            raise  # retried; activities.interceptor maps it for Temporal
         except TollgateError as exc:
-            fields.update(error_class=exc.error_class.value, error_code=exc.code)
-            raise
+            outcome = failed_answer(exc, attempt, fields)
+            if outcome is None:
+                raise  # retried or final; activities.interceptor maps it for Temporal
+            status, found, raw = outcome
+            return self._result(request, status, found, raw=raw)
         fields["model"] = answer.model
         flags = context_flags + inspect_triage(answer.proposal, request)
         stops = stopping_triage(flags, request.rule)
