@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from temporalio import activity
 
-from adapters.ports.stores import ActionTokenUses
+from adapters.ports.stores.sending import ActionTokenUses
 from contracts import ActionRequest, ExecuteRequest
 from contracts.actions import MintedToken, MintRequest
 from contracts.errors import RejectedError

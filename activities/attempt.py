@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from adapters.ports.stores import ReceiptAttempts
+from adapters.ports.stores.receipts import ReceiptAttempts
 from adapters.ports.targets import ActionAdapter
 from contracts import ActionRequest, Receipt, ReceiptStatus, StepRecord
 from contracts.actions import ReplaySettle

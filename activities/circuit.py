@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import structlog
 
-from adapters.ports.stores import RULES, CircuitCounter
+from adapters.ports.stores.controls import RULES, CircuitCounter
 from contracts import ActionRequest
 from contracts.policy import CircuitLimits
 from policies.matrix import WILDCARD, PolicyMatrix

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import structlog
 from temporalio import activity
 
-from adapters.ports.stores import ContactBook, StepRecorder
+from adapters.ports.stores.events import ContactBook, StepRecorder
 from adapters.ports.targets import ContextSource
 from contracts import (
     ContextRequest,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from temporalio import activity
 
 from activities.execute import executing_step, failed_before_receipt
-from adapters.ports.stores import DeadLetterQueue
+from adapters.ports.stores.controls import DeadLetterQueue
 from contracts import StepFailure
 from policies.redaction import redact
 

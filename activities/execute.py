@@ -28,13 +28,9 @@ from activities.attempt import (
     settle_final,
 )
 from activities.circuit import Circuit
-from adapters.ports.stores import (
-    OPENING_FENCE,
-    RolloutGate,
-    SendReceipts,
-    SendStore,
-    SwitchBoard,
-)
+from adapters.ports.stores.controls import RolloutGate, SwitchBoard
+from adapters.ports.stores.receipts import OPENING_FENCE, SendReceipts
+from adapters.ports.stores.sending import SendStore
 from adapters.ports.targets import ActionAdapter, ContextSource
 from contracts import (
     ActionRequest,

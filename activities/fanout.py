@@ -11,7 +11,7 @@ from temporalio import activity
 
 from activities.errors import to_application_error
 from adapters.ports.bus import ConsumerDeadLetters
-from adapters.ports.stores import EventConsumer, FanOutLedger
+from adapters.ports.stores.fanout import EventConsumer, FanOutLedger
 from contracts.errors import InvalidInput, TollgateError
 from contracts.fanout import ConsumeRequest, ConsumeResult, DeadLetterRequest
 

@@ -10,7 +10,8 @@ import structlog
 from pydantic import ValidationError
 from temporalio import activity
 
-from adapters.ports.stores import DeadLetterQueue, EventGate
+from adapters.ports.stores.controls import DeadLetterQueue
+from adapters.ports.stores.events import EventGate
 from contracts import EventEnvelope, EventRef, FinalOutcome, IntakeRequest, IntakeResult
 from contracts.errors import ErrorClass
 from contracts.events import MAX_EVENT_CHARS, DuplicateSeen

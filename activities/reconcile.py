@@ -11,7 +11,8 @@ from temporalio import activity
 
 from activities.attempt import attempt_write
 from activities.resend_guard import ResendGuard
-from adapters.ports.stores import DeadLetterQueue, ReceiptLedger
+from adapters.ports.stores.controls import DeadLetterQueue
+from adapters.ports.stores.receipts import ReceiptLedger
 from adapters.ports.targets import ActionAdapter
 from contracts import ReceiptStatus, ReconcileRequest, ReconcileResult
 from contracts.actions import (

@@ -22,7 +22,7 @@ approval; consent is still checked at the source.
 from __future__ import annotations
 
 from activities.action_token import REFUSALS, REPLAYED, fingerprint_of
-from adapters.ports.stores import ResendChecks
+from adapters.ports.stores.sending import ResendChecks
 from adapters.ports.targets import ContextSource
 from contracts import ReconcileRequest
 from policies.action_token import check_continuation

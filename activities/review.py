@@ -15,7 +15,7 @@ from datetime import datetime
 import structlog
 from temporalio import activity
 
-from adapters.ports.stores import ReviewStore
+from adapters.ports.stores.events import ReviewStore
 from contracts import EscalationNotice, GateCounts, GateCountsRequest, ReviewOpening
 from contracts.fused_steps import GatedOpening
 from policies.gate import evaluate_gate

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from temporalio import activity
 
-from adapters.ports.stores import StepStore
+from adapters.ports.stores.events import StepStore
 from contracts import RefusedDecision, StepRecord
 
 

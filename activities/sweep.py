@@ -9,7 +9,7 @@ import structlog
 from temporalio import activity
 
 from activities.circuit import Circuit
-from adapters.ports.stores import ReceiptSweep
+from adapters.ports.stores.receipts import ReceiptSweep
 from adapters.ports.targets import ActionAdapter
 from contracts.sweep import SweepReport, SweepRequest
 

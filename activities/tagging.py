@@ -15,7 +15,7 @@ from temporalio import activity
 from activities.errors import to_application_error
 from adapters.models.tag_parsing import parse_tag_answer
 from adapters.ports.models import TagProvider
-from adapters.ports.stores import TagJobStore
+from adapters.ports.stores.tagging import TagJobStore
 from contracts.errors import TollgateError
 from contracts.tagging import (
     ApplyTagsRequest,

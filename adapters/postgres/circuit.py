@@ -13,7 +13,7 @@ from datetime import timedelta
 
 import asyncpg
 
-from adapters.ports.stores import RULES, CircuitCount
+from adapters.ports.stores.controls import RULES, CircuitCount
 
 _SIGNAL = """
 WITH sig AS (

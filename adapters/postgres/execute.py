@@ -14,7 +14,7 @@ import json
 
 import asyncpg
 
-from adapters.ports.stores import SendReads
+from adapters.ports.stores.sending import SendReads
 from adapters.postgres.receipts import (
     INSERT_ATTEMPTED_RECEIPT_SQL,
     INSERT_RECEIPT_SQL,

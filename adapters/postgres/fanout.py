@@ -11,7 +11,7 @@ from typing import Literal
 
 import asyncpg
 
-from adapters.ports.stores import EventConsumer
+from adapters.ports.stores.fanout import EventConsumer
 from contracts.fanout import BusinessEvent
 
 _ERROR_CHARS = 500

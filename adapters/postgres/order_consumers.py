@@ -2,7 +2,7 @@
 stock cache sync), analytics records the sale, notification (subscriptions 2026-12-01 only)
 asks for a customer message. Each writes on the
 connection of the delivery's transaction, so its write and the (event, consumer) idempotency
-record commit together or not at all. Each matches ``adapters.ports.stores.EventConsumer``.
+record commit together or not at all. Each matches ``adapters.ports.stores.fanout.EventConsumer``.
 
 ``down`` is the fault switch the tests and the demo flip: a down consumer raises a retryable
 error before touching anything, like a service that refuses connections.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from asyncpg.pool import PoolConnectionProxy
 from pydantic import ValidationError
 
-from adapters.ports.stores import EventConsumer
+from adapters.ports.stores.fanout import EventConsumer
 from contracts.errors import InvalidInput, RetryableError
 from contracts.fanout import BusinessEvent, OrderPlacedV1
 

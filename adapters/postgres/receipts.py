@@ -13,7 +13,7 @@ from typing import Any
 
 import asyncpg
 
-from adapters.ports.stores import OPENING_FENCE
+from adapters.ports.stores.receipts import OPENING_FENCE
 from adapters.postgres.replay_settle import (
     FOLLOWS_TO,
     follow_found_settled,

@@ -14,7 +14,8 @@ from typing import Any
 
 import asyncpg
 
-from adapters.ports.stores import Admission, SendReads
+from adapters.ports.stores.events import Admission
+from adapters.ports.stores.sending import SendReads
 from adapters.postgres.execute import open_and_record, read_before_send
 from adapters.postgres.outbox import COUNT_DUPLICATE_SQL
 from adapters.postgres.pgtext import pg_json, pg_text, pg_text_or_none

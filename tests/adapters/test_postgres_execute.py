@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 
 from activities.attempt import attempt_write
-from adapters.ports.stores import OPENING_FENCE
+from adapters.ports.stores.receipts import OPENING_FENCE
 from adapters.ports.targets import TargetWrite
 from adapters.postgres.execute import SendReads, open_and_record, read_before_send
 from adapters.postgres.ops import OpsStore

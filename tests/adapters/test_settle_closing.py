@@ -8,7 +8,7 @@ import asyncpg
 import pytest
 
 from activities.attempt import Closing, attempt_write
-from adapters.ports.stores import OPENING_FENCE
+from adapters.ports.stores.receipts import OPENING_FENCE
 from adapters.ports.targets import TargetWrite
 from adapters.postgres.execute import open_and_record
 from adapters.postgres.receipts import ReceiptStore

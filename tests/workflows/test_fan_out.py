@@ -22,7 +22,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.fanout import FanOutActivities
-from adapters.ports.stores import EventConsumer
+from adapters.ports.stores.fanout import EventConsumer
 from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.order_consumers import order_consumers
 from contracts.fanout import (
