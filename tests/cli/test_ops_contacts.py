@@ -76,6 +76,23 @@ async def test_anyone_else_is_refused_audited_and_changes_nothing(
         ("lee", "refused:contacts_change", "cross_tenant")]
 
 
+async def test_a_removal_by_anyone_else_is_refused_and_the_point_stays(
+    s: Settings, pool: asyncpg.Pool, capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert await run_ops([*ADD, "--phone", "+84 28 3822 1234"], s, role="change_owner",
+                         name="lee") == Exit.OK
+    remove = ["contacts", "remove", "--tenant", "acme", "--phone", "+84 28 3822 1234",
+              "--reason", "line closed"]
+    assert await run_ops(remove, s, role="on_call", name="kim") == Exit.REFUSED
+    assert await run_ops(remove, s, role="change_owner", tenant="globex",
+                         name="lee") == Exit.REFUSED
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith("tollgate: refused: role_not_allowed: contacts_change needs")
+    assert err[1].startswith("tollgate: refused: cross_tenant: ")
+    assert [c.value for c in await ContactStore(pool).tenant_contacts("acme")] == [
+        "+84 28 3822 1234"]
+
+
 @pytest.mark.parametrize(("argv", "named"), [
     (["--phone", "call us"], "'--phone'"),
     (["--email", "desk at acme"], "'--email'"),
