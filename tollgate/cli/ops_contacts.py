@@ -40,8 +40,11 @@ def contacts() -> None:
     """A tenant's own contact points: never flagged as foreign in its drafts."""
 
 
-def _point_options(command: F) -> F:
-    """--tenant, and exactly one of --phone / --email / --domain."""
+def _change_options(command: F) -> F:
+    """What a change of a point takes: --tenant, exactly one of --phone / --email / --domain,
+    --reason and the operator's --token (listed in that order)."""
+    command = operator_token(command)
+    command = click.option("--reason", required=True, type=TEXT, help="why (recorded)")(command)
     for kind in reversed(CONTACT_KINDS):
         command = click.option(f"--{kind}", type=TEXT, metavar="VALUE",
                                help=f"the tenant's {kind}")(command)
@@ -54,7 +57,9 @@ def _one_tenant(tenant: str) -> None:
         raise click.BadParameter("not a tenant id", param_hint="'--tenant'")
 
 
-def _one_point(points: dict[str, str | None]) -> tuple[ContactKind, str]:
+def _one_point(tenant: str, points: dict[str, str | None]) -> tuple[ContactKind, str]:
+    """The one point a change names, of a tenant id that names one tenant."""
+    _one_tenant(tenant)
     given = [(kind, value) for kind, value in points.items() if value is not None]
     if len(given) != 1:
         raise click.UsageError("give exactly one of --phone, --email, --domain")
@@ -63,6 +68,15 @@ def _one_point(points: dict[str, str | None]) -> tuple[ContactKind, str]:
         raise click.BadParameter(f"not a {kind} a message could name",
                                  param_hint=f"'--{kind}'")
     return kind, value  # type: ignore[return-value]
+
+
+async def _changed_by(s: Settings, token: str | None, tenant: str) -> str:
+    """Who changes TENANT's points: a change_owner of that tenant, from the token."""
+    from policies.authority import OpsAction
+
+    who = await authorized(s, token, OpsAction.CONTACTS_CHANGE, tenant=tenant,
+                           target=f"contacts/{tenant}")
+    return who.reviewer
 
 
 def _when(at: datetime | None) -> str:
@@ -98,26 +112,21 @@ def list_cmd(tenant: str, removed: bool, as_json: bool) -> Command:
 
 
 @contacts.command()
-@_point_options
-@click.option("--reason", required=True, type=TEXT, help="why (recorded)")
-@operator_token
+@_change_options
 def add(tenant: str, phone: str | None, email: str | None, domain: str | None, reason: str,
         token: str | None) -> Command:
     """Add a contact point of TENANT (a change_owner's token). Already listed, in any writing
     of the same number or address: nothing changes, exit 0."""
-    _one_tenant(tenant)
-    kind, value = _one_point({"phone": phone, "email": email, "domain": domain})
+    kind, value = _one_point(tenant, {"phone": phone, "email": email, "domain": domain})
 
     async def go(s: Settings) -> int:
         from adapters.postgres.contacts import ContactStore
         from contracts.contacts import TenantContact
-        from policies.authority import OpsAction
 
-        who = await authorized(s, token, OpsAction.CONTACTS_CHANGE, tenant=tenant,
-                               target=f"contacts/{tenant}")
+        actor = await _changed_by(s, token, tenant)
         async with pool(s, migrate=True) as p:
             outcome, row = await ContactStore(p).add(
-                tenant, TenantContact(kind=kind, value=value), actor=who.reviewer, reason=reason)
+                tenant, TenantContact(kind=kind, value=value), actor=actor, reason=reason)
         if outcome == "full":
             raise Failure(Exit.REFUSED, f"{tenant} already has {row['live']} contact points, "
                           f"the most a tenant may have: remove one first")
@@ -132,25 +141,19 @@ def add(tenant: str, phone: str | None, email: str | None, domain: str | None, r
 
 
 @contacts.command()
-@_point_options
-@click.option("--reason", required=True, type=TEXT, help="why (recorded)")
-@operator_token
+@_change_options
 def remove(tenant: str, phone: str | None, email: str | None, domain: str | None, reason: str,
            token: str | None) -> Command:
     """Remove a contact point of TENANT (a change_owner's token): its drafts that name it are
     flagged again. Exit 4 when TENANT lists no such point."""
-    _one_tenant(tenant)
-    kind, value = _one_point({"phone": phone, "email": email, "domain": domain})
+    kind, value = _one_point(tenant, {"phone": phone, "email": email, "domain": domain})
 
     async def go(s: Settings) -> int:
         from adapters.postgres.contacts import ContactStore
-        from policies.authority import OpsAction
 
-        who = await authorized(s, token, OpsAction.CONTACTS_CHANGE, tenant=tenant,
-                               target=f"contacts/{tenant}")
+        actor = await _changed_by(s, token, tenant)
         async with pool(s, migrate=True) as p:
-            row = await ContactStore(p).remove(tenant, kind, value, actor=who.reviewer,
-                                               reason=reason)
+            row = await ContactStore(p).remove(tenant, kind, value, actor=actor, reason=reason)
         if row is None:
             raise Failure(Exit.NOT_FOUND, f"{tenant} lists no {kind} {value}")
         click.echo(f"contact point {row['id']} of {tenant}: {kind} {row['value']} removed")
