@@ -81,7 +81,7 @@ async def test_a_server_that_does_not_come_back_ends_the_run_and_its_other_event
     left retrying against a stack being torn down."""
     import asyncio
 
-    from tollgate.chaos import run as chaos_run
+    from tollgate.chaos import driver
     from tollgate.chaos.schedule import make_plan
     from tollgate.config.settings import Settings
     from tollgate.dev.stack_config import StackError
@@ -102,11 +102,11 @@ async def test_a_server_that_does_not_come_back_ends_the_run_and_its_other_event
         def restart_temporal(self) -> None:
             raise StackError("Temporal dev server did not open its ports within 60 s")
 
-    monkeypatch.setattr(chaos_run.WorkerProcess, "start", start)
-    monkeypatch.setattr(chaos_run, "on_call", on_call)
+    monkeypatch.setattr(driver.WorkerProcess, "start", start)
+    monkeypatch.setattr(driver, "on_call", on_call)
     cancelled: list[int] = []
 
-    class Run(chaos_run.ChaosRun):
+    class Run(driver.ChaosRun):
         async def one(self, e: Any, gate: asyncio.Semaphore) -> None:
             if e.index == 0:
                 await asyncio.sleep(0.05)
@@ -124,7 +124,7 @@ async def test_a_server_that_does_not_come_back_ends_the_run_and_its_other_event
     (tmp_path / "tenants.json").write_text('{"acme": "s"}')
     settings = Settings(state_dir=tmp_path)
     run = Run(plan, Stack(), None, settings)  # type: ignore[arg-type]
-    with pytest.raises(chaos_run.RestartFailed, match="temporal did not come back"):
+    with pytest.raises(driver.RestartFailed, match="temporal did not come back"):
         await within(run.run(), 10)
     assert sorted(cancelled) == [1, 2, 3, 4] and stopped == ["worker"]
 
