@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
 class ConfigError(SystemExit):
@@ -60,11 +60,6 @@ class Section(BaseModel):
             return cls.model_validate(dict(env))
         except ValidationError as exc:
             raise config_error(exc) from None
-
-
-def variable_of(section: type[Section], info: ValidationInfo) -> str:
-    """The variable a field validator is checking (for its error message)."""
-    return section.variable(info.field_name) if info.field_name else "configuration"
 
 
 def port_number(raw: Any, variable: str, *, lowest: int = 0) -> int:
