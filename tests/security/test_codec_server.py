@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
 from collections.abc import Iterator
 
 import httpx
@@ -84,3 +87,32 @@ async def test_encode_round_trips_and_bad_input_is_a_clear_400(server: CodecServ
     assert payloads[0].metadata["encoding"] == b"binary/encrypted"
     assert await CONVERTER.decode(payloads, [ReviewDecision]) == [DECISION]
     assert bad.status_code == 400 and "error" in bad.json()
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def _codec_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "codec-server" and t.is_alive()]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to count open files")
+def test_a_stopped_server_leaves_no_socket_selector_or_thread_behind() -> None:
+    before, threads = _open_fds(), len(_codec_threads())
+    s = start_codec_server(TEST_KEYS, origins=[UI])
+    s.stop()
+    # ``s`` is still held: what it opened must be closed by stop(), not by the collector.
+    assert (_open_fds() - before, len(_codec_threads())) == (set(), threads)
+    assert s.url
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to count open files")
+def test_a_start_on_a_taken_port_fails_and_leaves_nothing_running() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        before, threads = _open_fds(), len(_codec_threads())
+        with pytest.raises(OSError):
+            start_codec_server(TEST_KEYS, origins=[UI], port=taken.getsockname()[1])
+        assert (_open_fds() - before, len(_codec_threads())) == (set(), threads)

@@ -102,9 +102,19 @@ class CodecServer:
         return f"{self.url}/{self.token}"
 
     def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+        try:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        finally:
+            _end(self._loop, self._thread)
+
+
+def _end(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
+    """Stop the server's loop and close it: an unclosed loop keeps its selector and wake-up
+    sockets open until the garbage collector finds it, and then complains on stderr."""
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+    if not thread.is_alive():
+        loop.close()
 
 
 def start_codec_server(ring: KeyRing, *, origins: Iterable[str], port: int = 0,
@@ -122,7 +132,11 @@ def start_codec_server(ring: KeyRing, *, origins: Iterable[str], port: int = 0,
 
     thread = threading.Thread(target=loop.run_forever, name="codec-server", daemon=True)
     thread.start()
-    bound = asyncio.run_coroutine_threadsafe(open_site(), loop).result(30)
+    try:
+        bound = asyncio.run_coroutine_threadsafe(open_site(), loop).result(30)
+    except BaseException:
+        _end(loop, thread)  # a port taken, say: nothing left running or open behind the error
+        raise
     return CodecServer(url=f"http://127.0.0.1:{bound}", token=token, _loop=loop,
                        _runner=runner, _thread=thread)
 
