@@ -119,3 +119,18 @@ def test_submit_of_a_missing_file_stops_before_importing_temporal(tmp_path: Path
     code, modules, err = run(tmp_path, "submit", str(tmp_path / "nope.json"))
     assert (code, err.strip()) == (Exit.FILE, f"tollgate: {tmp_path / 'nope.json'}: no such file")
     assert TEMPORAL not in modules
+
+
+def test_a_command_that_talks_to_temporal_leaves_the_metrics_exporter_unimported(
+    tmp_path: Path,
+) -> None:
+    """A client's runtime comes from tollgate.observability.sdk_runtime: Tollgate's own
+    /metrics (prometheus_client, the PostgreSQL gauges' queries) is a worker's, ≈ 0.15 s of
+    a console script's start on the slow machine (docs/performance.md, "CLI start-up")."""
+    code, modules, err = run(tmp_path, "ops", "state", "event/acme/k-1",
+                             TEMPORAL_ADDRESS=f"127.0.0.1:{free_port()}",
+                             TOLLGATE_CLI_TIMEOUT="2")
+    assert code == Exit.UNREACHABLE, err
+    assert {TEMPORAL, "tollgate.runtime.client"} <= modules  # it got as far as a client
+    assert not {"prometheus_client", "tollgate.observability.metrics",
+                "adapters.postgres.metrics"} & modules

@@ -40,7 +40,7 @@ from tests.observability.test_dashboard import dashboard_names
 from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
-from tollgate.observability.metrics import sdk_runtime
+from tollgate.observability.sdk_runtime import sdk_runtime
 from tollgate.ops.actions import replay_dead_letter
 from tollgate.runtime.client import build_client
 from tollgate.runtime.workers import draft_worker, main_worker

@@ -1,6 +1,6 @@
 """The Temporal SDK's metrics, as the worker serves them, pass ``promtool check metrics``:
 counters end in ``_total`` and durations are seconds named ``_seconds`` (the SDK's Prometheus
-exporter options, ``tollgate.observability.metrics.sdk_runtime``)."""
+exporter options, ``tollgate.observability.sdk_runtime``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from tests.conftest import TEST_KEYS
 from tests.eventually import eventually
 from tests.ports import free_port
 from tollgate.config.settings import Settings
-from tollgate.observability.metrics import sdk_runtime
+from tollgate.observability.sdk_runtime import sdk_runtime
 from tollgate.runtime.client import build_client
 
 

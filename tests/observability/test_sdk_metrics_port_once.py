@@ -10,7 +10,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.conftest import TEST_KEYS
 from tests.ports import free_port
 from tollgate.config.worker import ObservabilitySettings
-from tollgate.observability.metrics import sdk_runtime
+from tollgate.observability.sdk_runtime import sdk_runtime
 from tollgate.runtime.client import build_client
 
 

@@ -83,7 +83,7 @@ def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int,
 
 async def run_dev(stack: DevStack, workers: int = 1) -> None:
     from tollgate.dev.contacts_seed import seed_contacts
-    from tollgate.observability.metrics import sdk_runtime
+    from tollgate.observability.sdk_runtime import sdk_runtime
     from tollgate.ops.actions import ensure_sweep_schedule
     from tollgate.runtime.client import build_client
     from tollgate.runtime.identity import install_decision_verifier

@@ -21,7 +21,7 @@ from tollgate.config.service import CodecSettings
 from tollgate.config.settings import process_env
 from tollgate.config.temporal import TemporalSettings
 from tollgate.config.worker import ObservabilitySettings
-from tollgate.observability.metrics import sdk_runtime
+from tollgate.observability.sdk_runtime import sdk_runtime
 
 #: The address Settings falls back to; an address from a profile file beats it (see below).
 _DEFAULT_ADDRESS = "127.0.0.1:7233"
@@ -77,7 +77,7 @@ async def build_client(address: str, namespace: str = _DEFAULT_NAMESPACE, *,
         env: where ``TOLLGATE_KEYS``/``TOLLGATE_KEYS_FILE``/``TOLLGATE_STATE_DIR`` and the
             ``TEMPORAL_*`` client configuration are read.
         runtime: the Temporal runtime (one exporting the SDK's metrics,
-            ``tollgate.observability.metrics.sdk_runtime``); when omitted, one for
+            ``tollgate.observability.sdk_runtime``); when omitted, one for
             ``TOLLGATE_SDK_LOG_LEVEL`` with no exporter (a second client of the process, the
             HTTP relay's, must not bind the SDK metrics port again: that stopped ``tollgate dev``
             at its first webhook).

@@ -48,7 +48,8 @@ from contracts import target_task_queue
 from policies.matrix import load_matrix
 from tollgate.config.settings import Settings
 from tollgate.intake.items import relay_loop, temporal_starter
-from tollgate.observability.metrics import sdk_runtime, start_exporter
+from tollgate.observability.metrics import start_exporter
+from tollgate.observability.sdk_runtime import sdk_runtime
 from tollgate.runtime.client import build_client
 from tollgate.runtime.deployment import deployment_config
 from tollgate.runtime.identity import install_decision_verifier
