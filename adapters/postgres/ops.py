@@ -19,16 +19,44 @@ from contracts import StepRecord
 #: A switch row covers (adapter, tenant) when each column equals the value or is '*'.
 _COVERING = "adapter IN ($1, '*') AND tenant_id IN ($2, '*')"
 
-#: One dead letter ($1-$12 as ``OpsStore.dead_letter`` passes them); a second for the same
-#: (workflow id, code) inserts nothing (the table's unique key).
-DEAD_LETTER_SQL = (
+#: Who the audit row of a dead letter reopened by a second write names when the caller names
+#: nobody: only a replayable dead letter is ever REPLAYED (``tollgate.ops.actions``), and the
+#: reconciler is what writes one again (its replay stopped again: ``dead_letter_write``).
+REOPEN_ACTOR = "reconciler"
+#: The reason a reopened dead letter's audit row gives.
+REOPEN_REASON = "its replay stopped again without settling the write; approve to replay again"
+
+#: One dead letter ($1-$12 as ``OpsStore.dead_letter`` passes them, $13 who reopens it); a
+#: second for the same (workflow id, code), the table's unique key, inserts nothing and leaves
+#: an OPEN, APPROVED or CLOSED row as it is. A REPLAYED one goes back to OPEN (ADR 0059,
+#: amended): the replay stopped where the first run did, so the write awaits a person again and
+#: a fresh approval is needed before another replay (``approvals`` and ``replays`` stay as
+#: history), with one ``dlq_reopen`` audit row by $13; $13 NULL leaves it REPLAYED too.
+#: ``reopened``: the row was there before this statement (the statement's own reads see the
+#: table as it was), so it was updated, not inserted.
+_DEAD_LETTER_INSERT = (
     "INSERT INTO dead_letters (workflow_id, tenant_id, event_id, correlation_id,"
     " error_class, error_code, state, owner, replay_plan, redacted_payload, action_key,"
     " replay_input) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10::jsonb,$11,$12::jsonb)"
-    " ON CONFLICT (workflow_id, error_code) DO NOTHING")
+    " ON CONFLICT (workflow_id, error_code) DO UPDATE SET status = 'OPEN', updated_at = now()"
+    " WHERE dead_letters.status = 'REPLAYED' AND $13::text IS NOT NULL"
+    " RETURNING id, replays, EXISTS (SELECT 1 FROM dead_letters o"
+    " WHERE o.id = dead_letters.id) AS reopened")
+
+
+def _reopen_audit(rows: str) -> str:
+    """The CTE writing one ``dlq_reopen`` audit row per dead letter ``rows`` reopened."""
+    return (f"reopen_audit AS (INSERT INTO audit (actor, action, target, detail)"
+            f" SELECT $13, 'dlq_reopen', 'dead_letter/' || id, jsonb_build_object("
+            f"'reason', '{REOPEN_REASON}'::text, 'dead_letter', id, 'replays', replays)"
+            f" FROM {rows} WHERE reopened RETURNING id)")
+
+
+DEAD_LETTER_SQL = (f"WITH dl AS ({_DEAD_LETTER_INSERT}), {_reopen_audit('dl')}"
+                   " SELECT id FROM dl")
 #: The same with a step beside it ($1-$14 the step's, then the dead letter's), written only
 #: where its numbers hold nothing yet (``recorded_beside``).
-DEAD_LETTER_AND_STEP_SQL = recorded_beside(DEAD_LETTER_SQL)
+DEAD_LETTER_AND_STEP_SQL = recorded_beside(_DEAD_LETTER_INSERT, then=_reopen_audit("side"))
 
 
 async def _audit(conn: PoolConnectionProxy, actor: str, action: str, target: str,
@@ -125,13 +153,15 @@ class OpsStore:
         action_key: str | None = None,
         replay_input: dict[str, Any] | None = None,
         step: StepRecord | None = None,
+        actor: str = REOPEN_ACTOR,
     ) -> None:
         """``step``: transitions recorded in the same statement, each only if its number holds
-        nothing yet (the send step's EXECUTING, ``DeadLetterActivities``)."""
+        nothing yet (the send step's EXECUTING, ``DeadLetterActivities``). ``actor``: who the
+        audit row names if this reopens a REPLAYED dead letter (``DEAD_LETTER_SQL``)."""
         args = (pg_text(workflow_id), pg_text_or_none(tenant_id), pg_text_or_none(event_id),
                 pg_text_or_none(correlation_id), error_class, error_code, state, owner,
                 pg_text(replay_plan), pg_json(redacted_payload or None), action_key,
-                pg_json(replay_input or None))
+                pg_json(replay_input or None), actor)
         if step is None:
             await self.pool.execute(DEAD_LETTER_SQL, *args)
         else:

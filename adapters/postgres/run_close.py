@@ -234,12 +234,15 @@ class RunCloses:
 async def _dead_letter(conn: PoolConnectionProxy, ref: EventRef, action_key: str,
                        unknown: UnresolvedWrite) -> int:
     """The reconciler's dead letter for the write, or the one already there (its own, if it
-    wrote one before the run was terminated): one per (workflow id, code)."""
+    wrote one before the run was terminated): one per (workflow id, code). One left REPLAYED
+    stays so (no reopening actor): its replay may still be running (this command asks
+    PostgreSQL alone, and a replay may wait out the target's lookup window), and a replay that
+    stops reopens it itself (``dead_letter_write``)."""
     await conn.execute(
         DEAD_LETTER_SQL, pg_text(ref.workflow_id), ref.tenant_id, ref.event_id,
         ref.correlation_id, ErrorClass.UNKNOWN_WRITE.value, UNRECONCILED_CODE,
         CLOSED_STATE.value, UNRECONCILED_OWNER, unknown.plan, pg_json(unknown.redacted_payload),
-        action_key, pg_json(unknown.replay_input) if unknown.replay_input else None)
+        action_key, pg_json(unknown.replay_input) if unknown.replay_input else None, None)
     found = await conn.fetchval("SELECT id FROM dead_letters WHERE workflow_id = $1"
                                 " AND error_code = $2", pg_text(ref.workflow_id),
                                 UNRECONCILED_CODE)

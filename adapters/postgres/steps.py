@@ -140,22 +140,28 @@ def recorded_behind(statement: str) -> str:
         + _WRITTEN.removeprefix("SELECT"))
 
 
-def recorded_beside(statement: str) -> str:
+def recorded_beside(statement: str, *, then: str = "") -> str:
     """``TRANSITION_SQL`` ($1-$14) with ``statement`` (its parameters moved to $15 on, its
     result unread) in one round trip, writing only the transitions whose numbers hold nothing
     yet: a step already recorded under its number, whatever its reason, is left as it is (where
-    ``TRANSITION_SQL`` alone would rewrite it as a lost workflow task's)."""
+    ``TRANSITION_SQL`` alone would rewrite it as a lost workflow task's). ``then``: more CTEs
+    (``name AS (...)``, its parameters moved as the statement's) that may read the statement's
+    rows as ``side``."""
     return _with(statement, "side", """NOT EXISTS (SELECT 1 FROM state_transitions s
-                      WHERE s.workflow_id = $1 AND s.seq = t.seq)""")
+                      WHERE s.workflow_id = $1 AND s.seq = t.seq)""", then)
 
 
-def _with(statement: str, name: str, where: str) -> str:
+def _with(statement: str, name: str, where: str, then: str = "") -> str:
     """``TRANSITION_SQL`` with ``statement`` first as the CTE ``name`` (its parameters moved
-    past the 14 of the transitions) and the transitions kept only ``where``."""
-    shifted = re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}", statement)
+    past the 14 of the transitions), then the CTEs ``then``, and the transitions kept only
+    ``where``."""
+    def shift(sql: str) -> str:
+        return re.sub(r"[$]([0-9]+)", lambda m: f"${int(m.group(1)) + 14}", sql)
+
+    more = f", {shift(then)}" if then else ""
     return TRANSITION_SQL.replace(_T_CTE, f"""WITH {name} AS (
-    {shifted}
-), t AS (
+    {shift(statement)}
+){more}, t AS (
     SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
         AS t(seq, from_state, to_state, actor, reason)
     WHERE {where}

@@ -120,6 +120,8 @@ async def test_replay_needs_approval_and_runs_at_most_once_per_approval(
     assert rig.faults_left() == []
     assert (rig.posts(key), rig.messages(key)) == ((10, 0) if dedupes else (0, 0))
 
+    # It stopped again: the dead letter is reopened (OPEN), awaiting a person (ADR 0059).
+    assert await pool.fetchval("SELECT status FROM dead_letters WHERE id = $1", dl_id) == "OPEN"
     # The approval is used up by the failed replay: a second one waits for a second approval.
     # Refused until approved again.
     assert await ops(rig, "dlq", "replay", str(dl_id)) == 1
@@ -142,7 +144,9 @@ async def test_replay_needs_approval_and_runs_at_most_once_per_approval(
         assert (rig.posts(key), rig.messages(key)) == (0, 0)
     assert rig.posts(key) == (11 if dedupes else 0)
     row = await pool.fetchrow("SELECT status, replays FROM dead_letters WHERE id = $1", dl_id)
-    assert (row["status"], row["replays"]) == (("CLOSED", 2) if dedupes else ("REPLAYED", 2))
+    # Non-deduping: the second replay stopped again too, so its dead letter is reopened and
+    # awaits a third approval (ADR 0059).
+    assert (row["status"], row["replays"]) == (("CLOSED", 2) if dedupes else ("OPEN", 2))
 
 
 async def test_replay_of_a_write_the_target_already_holds_finds_it_and_sends_nothing(

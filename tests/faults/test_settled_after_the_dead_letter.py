@@ -19,6 +19,7 @@ import pytest
 
 from adapters.http.messaging import MessagingHttpAdapter
 from adapters.postgres.metrics import MetricsStore
+from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.status import StatusStore
 from contracts import EventState, ReceiptStatus, ReconcileRequest
@@ -138,8 +139,10 @@ async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
     rig: Rig, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """Fault: the write the reconciler dead-lettered; its approved replay stops too (a 504 to
-    the resend, or no resend to a target that does not dedupe), leaving the write live
-    (REPLAYED); the message then surfaces at the target and the receipt sweep finds it.
+    the resend, or no resend to a target that does not dedupe), which reopens the dead letter
+    (OPEN: the write moved aside again, ADR 0059); approved again, a replay is claimed whose
+    run has not started (the operator's command died), leaving the write live (REPLAYED); the
+    message then surfaces at the target and the receipt sweep finds it.
     Evidence: `tollgate ops sweep` says the event followed and the dead letter closed; the
     receipt SUCCEEDED with the target's id.
     Invariant: the event follows in the sweep's transaction, one numbered transition by
@@ -152,9 +155,15 @@ async def test_the_sweep_finding_the_write_ends_the_event_and_its_dead_letter(
     assert await ops(rig, "dlq", "replay", str(letter)) == 1  # stopped again
     assert rig.faults_left() == [] and rig.messages(key) == 0
     [row] = await rig.sql("SELECT status FROM dead_letters WHERE id = $1", letter)
-    assert row["status"] == "REPLAYED"
+    assert row["status"] == "OPEN"  # reopened: it awaits a person again
     [event] = await rig.sql("SELECT state, last_seq FROM events WHERE workflow_id = $1", wid)
     assert (event["state"], event["last_seq"]) == ("STOPPED", before)
+    assert await ops(rig, "dlq", "approve", str(letter), "--reason", "checked again") == 0
+    pool = await asyncpg.create_pool(rig.database_url, min_size=1, max_size=1)
+    try:
+        assert await OpsStore(pool).claim_replay(letter, actor="op.kim") == 2
+    finally:
+        await pool.close()
     external_id = await surfaces_at_the_target(rig, letter)
     posts = rig.posts(key)
     await rig.sql("UPDATE receipts SET updated_at = now() - interval '20 minutes'"

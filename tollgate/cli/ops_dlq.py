@@ -77,11 +77,16 @@ def show(dl_id: int, as_json: bool) -> Command:
         from tollgate.ops.dead_letter_codes import meaning
 
         row: dict = {}
-        for key, value in (await _row(s, dl_id)).items():
+        found = await _row(s, dl_id)
+        for key, value in found.items():
             if key != "replay_input":
                 row[key] = value
             if key == "error_code":  # read next to the code it explains
                 row["meaning"] = meaning(value)
+            # OPEN after a replay: only a replay that stopped again sets it back (ADR 0059).
+            if key == "status" and value == "OPEN" and found["replays"]:
+                row["reopened"] = (f"after replay {found['replays']} stopped again: "
+                                   "approve to replay again")
         if as_json:
             emit_json(row)
         else:
