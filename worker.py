@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run_worker(args.queue, Settings.from_env()))
-    # Free the Temporal client while the interpreter is whole (tollgate.cli.common.finish).
+    # Free the Temporal client while the interpreter is whole (tollgate.cli.output.finish).
     gc.collect()
 
 

@@ -10,7 +10,7 @@ import click
 import pytest
 
 from tollgate.cli import cli, main
-from tollgate.cli.common import EdgePath, EdgeText
+from tollgate.cli.params import EdgePath, EdgeText
 from tollgate.runtime.exits import Exit
 
 #: Where the hostile value goes: ``{}`` in the argv; the name the answer must carry.

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from policies.signing import sign
-from tollgate.cli.common import ID_TEXT, TEXT
+from tollgate.cli.params import ID_TEXT, TEXT
 from tollgate.intake.edge import refusal_of
 from tollgate.intake.submit import intake_request, split_events, workflow_id_for
 

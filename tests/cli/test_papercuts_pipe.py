@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 
 from tests.cli.helpers import ROOT, TOLLGATE, Said, base_env
-from tollgate.cli.common import CLOSED_OUTPUT
+from tollgate.cli.output import CLOSED_OUTPUT
 
 
 def into_closed_pipe(*args: str, env: dict[str, str]) -> Said:

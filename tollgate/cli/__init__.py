@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
-from tollgate.cli.common import closed_output, finish, run
+from tollgate.cli.common import run
 from tollgate.cli.lazy import LazyGroup
+from tollgate.cli.output import closed_output, finish
 from tollgate.runtime.exits import Exit
 
 #: Every command: where it is, and its help up to the end of the first sentence, which is what

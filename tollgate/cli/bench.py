@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from tollgate.cli.common import EdgePath
+from tollgate.cli.params import EdgePath
 
 
 @click.command(context_settings={"show_default": True})

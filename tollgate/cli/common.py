@@ -1,20 +1,18 @@
-"""What every command shares: running a coroutine to one exit code, reaching the servers, and
-printing records as a table or as JSON."""
+"""What every command shares: running a coroutine to one exit code, and reaching the servers.
+What a command prints is in ``output.py``; its checked option types in ``params.py``."""
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import json
-import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import click
 
 from adapters.broker.cancel import within
+from tollgate.cli.output import closed_output
 from tollgate.runtime.exits import Exit, Failure, postgres_unreachable, temporal_unreachable
 
 if TYPE_CHECKING:
@@ -23,10 +21,6 @@ if TYPE_CHECKING:
 
     from tollgate.config.settings import Settings
     from tollgate.runtime.identity import Identity
-
-#: The exit code of a command whose reader closed its standard output early (`| head -1`):
-#: 128 + SIGPIPE, what a shell reports for any Unix tool cut off that way (docs/cli.md).
-CLOSED_OUTPUT = 141
 
 #: What a command's callback returns: the work, run by the root group's ``run``, so that every
 #: command fails the same way and tests can await the work inside their own event loop.
@@ -189,103 +183,3 @@ async def run_in_loop(work: Command, s: Settings) -> int:
     except Failure as failure:
         click.echo(f"tollgate: {failure.message}", err=True)
         return int(failure.code)
-
-
-def finish(code: int) -> None:
-    """Exit with ``code``, once the Temporal client is really gone.
-
-    Why the collection: the SDK's client sits in a reference cycle, so without it the client is
-    only freed by the collection that runs during interpreter finalisation. Its Rust side is
-    then dropped on a runtime thread that calls back into a finalising interpreter, and the
-    process dies after having printed the right answer: ``Fatal Python error:
-    PyGILState_Release`` (exit 134, about one run in five here; temporalio/sdk-python issue
-    300). Collected here, while the interpreter is whole, the drop is an ordinary one.
-    """
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        code = closed_output()
-    with suppress(BrokenPipeError):
-        sys.stderr.flush()
-    gc.collect()
-    sys.exit(code)
-
-
-def closed_output() -> int:
-    """Point standard output at /dev/null, so that the interpreter's last flush of what is
-    still buffered cannot fail again ("Exception ignored ... BrokenPipeError", exit 120), and
-    return the exit code of a command whose reader stopped reading."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # no real stdout (a test's capture): nothing left to flush
-        pass
-    return CLOSED_OUTPUT
-
-
-def _reader_gone() -> None:
-    raise BrokenPipeError
-
-
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
-
-
-def table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Rows as a borderless table; wide enough off a terminal that nothing wraps."""
-    from rich.console import Console
-    from rich.table import Table
-
-    out = Console(width=None if sys.stdout.isatty() else 240, highlight=False,
-                  soft_wrap=True)
-    # Rich would exit 1 itself when the reader has gone; let ``run`` end it like any write.
-    out.on_broken_pipe = _reader_gone  # type: ignore[method-assign]
-    grid = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name in columns:
-        grid.add_column(name, no_wrap=True)
-    for row in rows:
-        grid.add_row(*(str(v) for v in row))
-    out.print(grid)
-
-
-class EdgeText(click.ParamType):
-    """A command-line value that reaches PostgreSQL or Temporal: NUL, lone surrogates and
-    control characters (any, in an id) are a usage error, exit 2, naming the option."""
-
-    name = "text"
-
-    def __init__(self, *, free_text: bool = True) -> None:
-        self.free_text = free_text
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-                ) -> str:
-        from policies.edge_text import check_string
-
-        text = str(value)
-        bad = check_string(text, param.name if param and param.name else "value",
-                           free_text=self.free_text, max_chars=4096)
-        if bad is not None:
-            self.fail(f"{bad.rule.replace('_', ' ')} refused", param, ctx)
-        return text
-
-
-#: Free text (a reason: tab and newline allowed) and ids (workflow ids, names).
-TEXT = EdgeText()
-ID_TEXT = EdgeText(free_text=False)
-#: A row id (PostgreSQL bigserial) and a count kept in an ``int`` column: bounded here, so a
-#: value past the column is a usage error (exit 2), not asyncpg's DataError (exit 9).
-ROW_ID = click.IntRange(min=1, max=2**63 - 1)
-COUNT = click.IntRange(min=1, max=2**31 - 1)
-
-
-class EdgePath(click.Path):
-    """A file a command reads or writes. No file name can hold a NUL, and the system call
-    would raise ``ValueError`` (a traceback, not an answer): a usage error, exit 2, naming the
-    argument. Other odd characters stay: a real file may carry them in its name."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-                ) -> Any:
-        if "\x00" in os.fsdecode(value):
-            self.fail("nul refused", param, ctx)
-        return super().convert(value, param, ctx)

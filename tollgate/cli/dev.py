@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tollgate.cli.common import Command, EdgePath, settings
+from tollgate.cli.common import Command, settings
+from tollgate.cli.params import EdgePath
 from tollgate.runtime.exits import Exit
 
 if TYPE_CHECKING:

@@ -12,17 +12,9 @@ import click
 from pydantic import ValidationError
 
 from contracts.errors import TollgateError
-from tollgate.cli.common import (
-    ID_TEXT,
-    ROW_ID,
-    TEXT,
-    Command,
-    emit_json,
-    identity_of,
-    json_option,
-    pool,
-    token_option,
-)
+from tollgate.cli.common import Command, identity_of, json_option, pool, token_option
+from tollgate.cli.output import emit_json
+from tollgate.cli.params import ID_TEXT, ROW_ID, TEXT
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:

@@ -7,17 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tollgate.cli.common import (
-    COUNT,
-    ID_TEXT,
-    TEXT,
-    Command,
-    connect,
-    emit_json,
-    json_option,
-    pool,
-    table,
-)
+from tollgate.cli.common import Command, connect, json_option, pool
 from tollgate.cli.ops_authority import authorized, operator_token
 from tollgate.cli.ops_backup import backup_cmd, restore_cmd
 from tollgate.cli.ops_close import close
@@ -28,6 +18,8 @@ from tollgate.cli.ops_outbox import outbox
 from tollgate.cli.ops_rollout import modes, rollout
 from tollgate.cli.ops_status import status
 from tollgate.cli.ops_sweep import sweep
+from tollgate.cli.output import emit_json, table
+from tollgate.cli.params import COUNT, ID_TEXT, TEXT
 from tollgate.cli.trace import audit
 from tollgate.runtime.exits import Exit, Failure
 

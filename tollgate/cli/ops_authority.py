@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from tollgate.cli.common import ID_TEXT, identity_of, pool, token_option
+from tollgate.cli.common import identity_of, pool, token_option
+from tollgate.cli.params import ID_TEXT
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:

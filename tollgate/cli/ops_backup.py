@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tollgate.cli.common import Command, EdgePath
+from tollgate.cli.common import Command
+from tollgate.cli.params import EdgePath
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:

@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tollgate.cli.common import ID_TEXT, TEXT, Command, connect, pool
+from tollgate.cli.common import Command, connect, pool
 from tollgate.cli.ops_authority import authorized, operator_token
+from tollgate.cli.params import ID_TEXT, TEXT
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:

@@ -17,16 +17,10 @@ import click
 
 from contracts.base import ID_BODY
 from contracts.contacts import CONTACT_KINDS, ContactKind, contact_key
-from tollgate.cli.common import (
-    ID_TEXT,
-    TEXT,
-    Command,
-    emit_json,
-    json_option,
-    pool,
-    table,
-)
+from tollgate.cli.common import Command, json_option, pool
 from tollgate.cli.ops_authority import authorized, operator_token
+from tollgate.cli.output import emit_json, table
+from tollgate.cli.params import ID_TEXT, TEXT
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:

@@ -11,15 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tollgate.cli.common import (
-    ID_TEXT,
-    ROW_ID,
-    Command,
-    emit_json,
-    json_option,
-    pool,
-)
+from tollgate.cli.common import Command, json_option, pool
 from tollgate.cli.ops_authority import authorized_row, operator_token
+from tollgate.cli.output import emit_json
+from tollgate.cli.params import ID_TEXT, ROW_ID
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:

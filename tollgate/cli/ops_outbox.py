@@ -14,16 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tollgate.cli.common import (
-    ROW_ID,
-    TEXT,
-    Command,
-    emit_json,
-    json_option,
-    pool,
-    table,
-)
+from tollgate.cli.common import Command, json_option, pool
 from tollgate.cli.ops_authority import authorized_row, operator_token
+from tollgate.cli.output import emit_json, table
+from tollgate.cli.params import ROW_ID, TEXT
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:

@@ -11,17 +11,10 @@ from typing import TYPE_CHECKING
 import click
 
 from contracts.rollout import CERTIFIED_MODES, RolloutMode
-from tollgate.cli.common import (
-    COUNT,
-    ID_TEXT,
-    TEXT,
-    Command,
-    emit_json,
-    json_option,
-    pool,
-    table,
-)
+from tollgate.cli.common import Command, json_option, pool
 from tollgate.cli.ops_authority import authorized, operator_token
+from tollgate.cli.output import emit_json, table
+from tollgate.cli.params import COUNT, ID_TEXT, TEXT
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tollgate.cli import status_signs
-from tollgate.cli.common import Command, emit_json, json_option, pool, table
+from tollgate.cli.common import Command, json_option, pool
+from tollgate.cli.output import emit_json, table
 from tollgate.cli.status_signs import age as _age
 from tollgate.runtime.exits import Exit
 

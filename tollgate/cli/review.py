@@ -21,16 +21,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tollgate.cli.common import (
-    ID_TEXT,
-    TEXT,
-    Command,
-    connect,
-    identity_of,
-    json_option,
-    pool,
-    token_option,
-)
+from tollgate.cli.common import Command, connect, identity_of, json_option, pool, token_option
+from tollgate.cli.params import ID_TEXT, TEXT
 from tollgate.cli.review_list import review_list
 from tollgate.cli.review_show import review_show
 from tollgate.runtime.exits import Exit, Failure

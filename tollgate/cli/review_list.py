@@ -17,7 +17,8 @@ import click
 
 from adapters.broker.cancel import within
 from contracts.base import ID_PATTERN
-from tollgate.cli.common import emit_json, pool, table
+from tollgate.cli.common import pool
+from tollgate.cli.output import emit_json, table
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:

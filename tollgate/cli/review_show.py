@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tollgate.cli.common import emit_json, pool
+from tollgate.cli.common import pool
+from tollgate.cli.output import emit_json
 from tollgate.cli.review_evidence import print_diff, print_evidence, print_flags, print_route
 from tollgate.cli.review_list import sla_left
 from tollgate.cli.review_triage import print_message

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import click
 
 from adapters.broker.cancel import within
-from tollgate.cli.common import Command, EdgePath, connect, json_option
+from tollgate.cli.common import Command, connect, json_option
+from tollgate.cli.params import EdgePath
 from tollgate.runtime.exits import Exit, Failure
 
 #: How long one event's answer may take before the command stops and says why (a decision's

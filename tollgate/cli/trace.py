@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tollgate.cli.common import ID_TEXT, Command, connect, emit_json, json_option, pool
+from tollgate.cli.common import Command, connect, json_option, pool
+from tollgate.cli.output import emit_json
+from tollgate.cli.params import ID_TEXT
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:

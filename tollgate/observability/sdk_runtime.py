@@ -44,5 +44,5 @@ def sdk_runtime(observability: ObservabilitySettings) -> Runtime:
 def _quiet_runtime(level: str) -> Runtime:
     # One per client, never cached: it must go with its client. A runtime that forwards logs
     # and outlives the interpreter's last collection is dropped on a core thread calling into
-    # a finalising interpreter (exit 134; tollgate.cli.common.finish collects the client).
+    # a finalising interpreter (exit 134; tollgate.cli.output.finish collects the client).
     return Runtime(telemetry=TelemetryConfig(logging=sdk_logging(level)))
