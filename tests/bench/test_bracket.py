@@ -9,7 +9,7 @@ from typing import Any
 from tests.bench.test_goals import by_name, report
 from tollgate.bench.bracket import phase_order
 from tollgate.bench.goals import markdown
-from tollgate.bench.report import _scenarios
+from tollgate.bench.render import _scenarios
 
 
 def _names(**asked: Any) -> list[str]:

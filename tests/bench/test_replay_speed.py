@@ -66,8 +66,8 @@ def test_replay_in_processes_replays_everything_and_counts_failures() -> None:
 
 
 async def test_every_variant_replays_is_printed_and_the_codec_share_is_reported_apart() -> None:
+    from tollgate.bench.render import replay_lines
     from tollgate.bench.replay import VARIANTS, replay_set
-    from tollgate.bench.report import replay_lines
 
     keys = load_key_ring(CodecSettings.from_env({"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)}))
     histories = committed_histories()[:4]

@@ -107,7 +107,7 @@ def test_a_history_that_does_not_replay_fails_the_bench() -> None:
 
 
 def test_the_parked_scenario_compares_with_the_plain_phase_and_the_memory_goal() -> None:
-    from tollgate.bench.report import render
+    from tollgate.bench.render import render
 
     plain = {**_phase(3, 3, {"SUCCEEDED": 3}), "settings": {"duplicates": 0.0,
                                                              "model_latency_s": 0.0}}

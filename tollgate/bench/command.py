@@ -26,7 +26,8 @@ from typing import Any
 
 from tollgate.bench.bracket import phase_order
 from tollgate.bench.goals import as_json, evaluate, machine_load
-from tollgate.bench.report import headline, ratios, render, verdicts
+from tollgate.bench.render import render
+from tollgate.bench.report import headline, ratios, verdicts
 from tollgate.bench.stats import environment
 from tollgate.config.settings import default_process_variable
 from tollgate.runtime.exits import Failure

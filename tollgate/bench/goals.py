@@ -2,7 +2,7 @@
 and the machine's load during the run (a loaded machine moves events/s and latency far more
 than CPU per event). The CPU and throughput goals also print their ratio's range over pairs of
 neighbouring rounds (``spread.py``); the verdict stays on the phase's figure. Pure functions of
-the report dict; ``report.py`` prints them and ``command.py`` stores them in ``--json`` under
+the report dict; ``render.py`` prints them and ``command.py`` stores them in ``--json`` under
 ``goals``.
 """
 

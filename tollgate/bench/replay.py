@@ -162,7 +162,7 @@ async def replay_report(recorded: list[WorkflowHistory], run_keys: KeyRing) -> d
 def main(json_path: str | None = None) -> None:
     """``python -m tollgate.bench.replay [FILE.json]``: the committed set only, no stack (about
     a minute); the report's replay part, and the figures as JSON in ``FILE.json`` if named."""
-    from tollgate.bench.report import replay_lines
+    from tollgate.bench.render import replay_lines
 
     report = asyncio.run(replay_report([], load_key_ring(CodecSettings.from_env(
         {"TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)}))))

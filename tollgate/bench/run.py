@@ -1,5 +1,5 @@
 """The runner behind ``tollgate bench``: worker processes, events, rounds and the scripted
-reviewer. ``tollgate.bench`` holds the command; ``tollgate.bench.report`` the output."""
+reviewer. ``tollgate.bench`` holds the command; ``tollgate.bench.render`` the output."""
 
 from __future__ import annotations
 
