@@ -1,37 +1,36 @@
-"""The runner behind ``tollgate bench``: worker processes, events, rounds and the scripted
-reviewer. ``tollgate.bench`` holds the command; ``tollgate.bench.render`` the output."""
+"""The runner behind ``tollgate bench``: phases, events and rounds, each round with its
+scripted reviewer. ``tollgate.bench`` holds the command; ``tollgate.bench.render`` the output;
+``worker_group.py`` the worker processes and ``pipeline.py`` how an event reaches each
+pipeline."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import random
 import time
-from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client, WithStartWorkflowOperation
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.client import Client
 
 from adapters.broker.cancel import within
-from contracts import EventState, FinalOutcome
+from contracts import EventState
 from policies.signing import sign_json
-from tollgate.bench.baseline import BASELINES, BaselineWorkflow
+from tollgate.bench.baseline import BASELINES
 from tollgate.bench.goals import machine_load
 from tollgate.bench.history import history_shapes
 from tollgate.bench.pgstats import PgStats
+from tollgate.bench.pipeline import event_outcome, submit_event
 from tollgate.bench.pyspy import Recorder
 from tollgate.bench.reviewer import TENANT, Reviewer
 from tollgate.bench.slowest import slowest_history
-from tollgate.bench.stats import cpu_ms, memory_kb, tree_cpu_ms
+from tollgate.bench.stats import cpu_ms, tree_cpu_ms
 from tollgate.bench.tally import Phase, Tally, plan, send_rate, split
-from tollgate.bench.worker import WorkerProcess
+from tollgate.bench.worker_group import WorkerGroup
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due
 from tollgate.dev.stack import DevStack
@@ -44,38 +43,6 @@ PARKED_TENANT = "globex"
 #: Completed events between two worker RSS readings.
 RSS_EVERY = 1000
 HISTORY_SAMPLES = 3
-
-
-class WorkerGroup:
-    """One pipeline's worker processes (several only for Tollgate with ``--workers``): CPU and
-    round trips summed over them, memory the largest of them."""
-
-    def __init__(self, processes: list[WorkerProcess]) -> None:
-        self.processes = processes
-
-    @classmethod
-    async def start(cls, pipeline: str, n: int, latency: float, stack: DevStack,
-                    rates: str = "") -> WorkerGroup:
-        return cls([await WorkerProcess.start(pipeline, latency, stack, rates)
-                    for _ in range(n)])
-
-    def cpu_ms(self) -> float:
-        return sum(tree_cpu_ms(w.pid) for w in self.processes)
-
-    def pids(self) -> list[int]:
-        return [w.pid for w in self.processes]
-
-    def rss_mb(self, key: str = "rss_kb") -> float:
-        return max(memory_kb(w.pid)[key] for w in self.processes) / 1024
-
-    async def round_trips(self) -> Counter[str]:
-        total: Counter[str] = Counter()
-        for w in self.processes:
-            total.update(await w.round_trips())
-        return total
-
-    async def stop(self) -> None:
-        await asyncio.gather(*(w.stop() for w in self.processes))
 
 
 class Bench:
@@ -227,7 +194,8 @@ class Bench:
             async with gate:
                 t0 = time.perf_counter()
                 try:
-                    status = await self._submit(pipeline, wf_id, raw)
+                    status = await submit_event(self.client, self.settings.task_queue,
+                                                pipeline, wf_id, raw)
                 except Exception as exc:  # counted, shown, and the run goes on
                     tally.outcomes[f"submit_error:{type(exc).__name__}"] += 1
                     return
@@ -238,7 +206,7 @@ class Bench:
                     return
                 tally.ack.append(ack)
                 try:
-                    state = await within(self._result(pipeline, wf_id),
+                    state = await within(event_outcome(self.client, pipeline, wf_id),
                                          self.args.event_timeout + phase.model_latency)
                 except Exception as exc:
                     tally.outcomes[f"result_error:{type(exc).__name__}"] += 1
@@ -260,28 +228,3 @@ class Bench:
         tally.round_trips.update((await worker.round_trips()) - trips)
         tally.messages += messaging.message_count - messages
         tally.submissions += len(order)
-
-    async def _submit(self, pipeline: str, wf_id: str, raw: str) -> str:
-        if pipeline == "tollgate":
-            ack = await submit(self.client, raw, task_queue=self.settings.task_queue)
-            return ack.status
-        baseline = BASELINES[pipeline]
-        start: WithStartWorkflowOperation[Any, str] = WithStartWorkflowOperation(
-            baseline.workflow_type, raw, id=wf_id, task_queue=baseline.queue, result_type=str,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
-        try:
-            return await self.client.execute_update_with_start_workflow(
-                BaselineWorkflow.intake, start_workflow_operation=start)  # same on both
-        except WorkflowAlreadyStartedError:  # as the starter does: answer with the old result
-            with contextlib.suppress(WorkflowAlreadyStartedError):
-                await start.workflow_handle()  # the operation's own copy of the error, read
-            await self.client.get_workflow_handle(wf_id).result()
-            return "duplicate"
-
-    async def _result(self, pipeline: str, wf_id: str) -> str:
-        if pipeline == "tollgate":
-            out = await self.client.get_workflow_handle(wf_id, result_type=FinalOutcome).result()
-            return out.state.value
-        await self.client.get_workflow_handle(wf_id).result()
-        return EventState.SUCCEEDED.value

@@ -1,0 +1,45 @@
+"""How the bench hands one event to a pipeline and reads how it ended: Tollgate through its
+own intake, a baseline through an update-with-start on its workflow, as the starter does."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from contracts import EventState, FinalOutcome
+from tollgate.bench.baseline import BASELINES, BaselineWorkflow
+from tollgate.intake.submit import submit
+
+
+async def submit_event(client: Client, task_queue: str, pipeline: str, wf_id: str,
+                       raw: str) -> str:
+    """The intake's answer to one event: ``accepted``, or ``duplicate`` when it was seen."""
+    if pipeline == "tollgate":
+        ack = await submit(client, raw, task_queue=task_queue)
+        return ack.status
+    baseline = BASELINES[pipeline]
+    start: WithStartWorkflowOperation[Any, str] = WithStartWorkflowOperation(
+        baseline.workflow_type, raw, id=wf_id, task_queue=baseline.queue, result_type=str,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
+    try:
+        return await client.execute_update_with_start_workflow(
+            BaselineWorkflow.intake, start_workflow_operation=start)  # same on both
+    except WorkflowAlreadyStartedError:  # as the starter does: answer with the old result
+        with contextlib.suppress(WorkflowAlreadyStartedError):
+            await start.workflow_handle()  # the operation's own copy of the error, read
+        await client.get_workflow_handle(wf_id).result()
+        return "duplicate"
+
+
+async def event_outcome(client: Client, pipeline: str, wf_id: str) -> str:
+    """The state an event's workflow ended in (a baseline's, when it ends, is SUCCEEDED)."""
+    if pipeline == "tollgate":
+        out = await client.get_workflow_handle(wf_id, result_type=FinalOutcome).result()
+        return out.state.value
+    await client.get_workflow_handle(wf_id).result()
+    return EventState.SUCCEEDED.value
