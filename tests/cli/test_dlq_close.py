@@ -9,7 +9,6 @@ counted as closed by hand. A replay still running is not raced: the close waits 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,11 +21,10 @@ from activities.sweep import SweepActivities
 from adapters.postgres.metrics import MetricsStore
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
-from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest
 from contracts.sweep import SweepRequest
 from tests.cli.helpers import run_ops
-from tests.cli.test_ops_status import fresh_database, status
+from tests.cli.test_ops_status import status
 from tests.cli.test_unknown_write_moved_aside import (
     EmptyTarget,
     figures,
@@ -48,14 +46,6 @@ def settings(url: str, state_dir: Path, temporal: str | None = None) -> Settings
                               "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE),
                               "TEMPORAL_ADDRESS": temporal or f"127.0.0.1:{free_port()}"})
 
-
-@pytest.fixture
-async def fresh(pg_server: str) -> AsyncIterator[tuple[str, ReceiptStore, OpsStore]]:
-    """A database of the test's own: ``ops status`` and the sweep count every row."""
-    url = await fresh_database(pg_server)
-    pool = await create_pool(url, max_size=2)
-    yield url, ReceiptStore(pool), OpsStore(pool)
-    await pool.close()
 
 
 async def replayable(receipts: ReceiptStore, ops: OpsStore) -> tuple[int, str]:

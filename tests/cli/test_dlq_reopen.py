@@ -23,7 +23,6 @@ from temporalio.testing import ActivityEnvironment
 from activities.reconcile import ReconcileActivities
 from adapters.postgres.ops import DEAD_LETTER_SQL, OpsStore
 from adapters.postgres.receipts import ReceiptStore
-from adapters.postgres.store import create_pool
 from contracts import (
     ActionRequest,
     EventRef,
@@ -35,7 +34,6 @@ from contracts import (
 from contracts.actions import UNRECONCILED_CODE
 from tests.cli.helpers import run_ops
 from tests.cli.test_dlq_close import settings
-from tests.cli.test_ops_status import fresh_database
 from tests.cli.test_unknown_write_moved_aside import figures, letter, open_write
 from tests.conftest import fresh_key
 from tollgate.runtime.exits import Exit
@@ -45,14 +43,6 @@ from tollgate.runtime.exits import Exit
 async def stores(pool: asyncpg.Pool) -> AsyncIterator[tuple[ReceiptStore, OpsStore]]:
     yield ReceiptStore(pool), OpsStore(pool)
 
-
-@pytest.fixture
-async def fresh(pg_server: str) -> AsyncIterator[tuple[str, ReceiptStore, OpsStore]]:
-    """A database of the test's own: ``ops status`` counts every row."""
-    url = await fresh_database(pg_server)
-    pool = await create_pool(url, max_size=2)
-    yield url, ReceiptStore(pool), OpsStore(pool)
-    await pool.close()
 
 
 async def replayed(ops: OpsStore, dl_id: int, number: int = 1) -> None:
