@@ -1,28 +1,27 @@
 """The runner behind ``tollgate bench``: phases, events and rounds, each round with its
 scripted reviewer. ``tollgate.bench`` holds the command; ``tollgate.bench.render`` the output;
-``worker_group.py`` the worker processes and ``pipeline.py`` how an event reaches each
-pipeline."""
+``worker_group.py`` the worker processes, ``events.py`` the events, ``parked.py`` the parked
+ones, and ``pipeline.py`` how an event reaches each pipeline."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
 
 from adapters.broker.cancel import within
-from contracts import EventState
-from policies.signing import sign_json
 from tollgate.bench.baseline import BASELINES
+from tollgate.bench.events import Events
 from tollgate.bench.goals import machine_load
 from tollgate.bench.history import history_shapes
+from tollgate.bench.parked import PARKED_TENANT, park
 from tollgate.bench.pgstats import PgStats
 from tollgate.bench.pipeline import event_outcome, submit_event
 from tollgate.bench.pyspy import Recorder
@@ -32,14 +31,9 @@ from tollgate.bench.stats import cpu_ms, tree_cpu_ms
 from tollgate.bench.tally import Phase, Tally, plan, send_rate, split
 from tollgate.bench.worker_group import WorkerGroup
 from tollgate.config.settings import Settings
-from tollgate.dev.demo import care_due
 from tollgate.dev.stack import DevStack
-from tollgate.intake.submit import submit
 from tollgate.runtime.client import build_client
-from tollgate.runtime.exits import Exit, Failure
 
-#: Parked events belong to another tenant, so the reviewer's list never pages through them.
-PARKED_TENANT = "globex"
 #: Completed events between two worker RSS readings.
 RSS_EVERY = 1000
 HISTORY_SAMPLES = 3
@@ -50,9 +44,7 @@ class Bench:
                  settings: Settings, client: Client) -> None:
         self.stack, self.args, self.rng = stack, args, rng
         self.settings, self.client = settings, client
-        self.secrets = settings.tenant_secrets()
-        self.serial = 0
-        self.run_tag = datetime.now(UTC).strftime("%H%M%S")
+        self.events = Events(stack, settings.tenant_secrets())
         self.workers: dict[str, WorkerGroup] = {}
         self.pg_stats: PgStats | None = None  # --pg-stats: set by the command once enabled
         self.samples: dict[str, list[str]] = {}  # finished plain-phase workflows, per pipeline
@@ -131,52 +123,19 @@ class Bench:
                 **summaries}
 
     async def _park(self, phase: Phase) -> float:
-        """Submit ``phase.parked`` Tollgate events nobody will decide and wait until all of
-        them wait for review; the Tollgate worker's RSS then, in MB."""
-        gate = asyncio.Semaphore(self.args.concurrency)
-
-        async def one(raw: str) -> None:
-            async with gate:
-                await submit(self.client, raw, task_queue=self.settings.task_queue)
-
-        events = self._events("tollgate", phase, phase.parked, tenant=PARKED_TENANT)
-        await asyncio.gather(*(one(raw) for _, raw in events))
-        query = (f"WorkflowType = 'ProcessEvent' AND TollgateTenant = '{PARKED_TENANT}' AND "
-                 f"TollgateState = '{EventState.AWAITING_REVIEW.value}'")
+        """Park ``phase.parked`` events (``parked.py``); the Tollgate worker's RSS once all of
+        them wait for review, in MB."""
+        events = self.events.make("tollgate", phase, phase.parked, tenant=PARKED_TENANT)
         # Each parked event runs up to review here: allow a generous 1 s apiece on top.
-        deadline = time.perf_counter() + self.args.event_timeout + phase.parked
-        while (waiting := (await self.client.count_workflows(query)).count) < phase.parked:
-            if time.perf_counter() > deadline:
-                raise Failure(Exit.REFUSED, f"only {waiting} of {phase.parked} parked events "
-                              "reached review in time; see the worker log (--keep)")
-            await asyncio.sleep(1)
+        await park(self.client, self.settings.task_queue, events, self.args.concurrency,
+                   self.args.event_timeout + phase.parked)
         return round(self.workers["tollgate"].rss_mb(), 1)
-
-    def _events(self, pipeline: str, phase: Phase, n: int,
-                tenant: str = TENANT) -> list[tuple[str, str]]:
-        """n signed CARE_DUE events, each for a customer of its own (so none supersedes
-        another), as (workflow id, raw JSON)."""
-        now = datetime.now(UTC)
-        assert self.stack.standins is not None
-        crm = self.stack.standins.crm
-        events = []
-        for _ in range(n):
-            self.serial += 1
-            customer = f"B-{self.run_tag}-{self.serial}"
-            key = f"bench-{self.run_tag}-{phase.name}-{pipeline}-{self.serial}"
-            crm.upsert(tenant, customer, first_name="Sam", pet_name="Rex",
-                       consent_messaging=True, updated_at=now - timedelta(hours=1))
-            raw = sign_json(json.dumps(care_due(tenant, customer, key, now=now)), self.secrets)
-            wf_id = (f"event/{tenant}/{key}" if pipeline == "tollgate"
-                     else f"bench-{pipeline}/{tenant}/{key}")
-            events.append((wf_id, raw))
-        return events
 
     async def run_round(self, phase: Phase, pipeline: str, size: int, tally: Tally, *,
                         dups: bool) -> None:
         fraction = phase.duplicates if dups else 0.0
         order = plan(size, fraction, 2 * self.args.concurrency, self.rng)
-        events = self._events(pipeline, phase, max(order) + 1)
+        events = self.events.make(pipeline, phase, max(order) + 1)
         tally.distinct += len(events)
         assert self.stack.standins is not None
         messaging = self.stack.standins.messaging
