@@ -1,5 +1,6 @@
-"""Shared real parts for the tests: one embedded PostgreSQL per session (a fresh database per
-test module), the stand-in targets, helpers to build signed events, and the spans a test makes."""
+"""Shared real parts for the tests: one embedded PostgreSQL per session (a fresh, migrated
+database per test module), the stand-in targets, helpers to build signed events, and the spans
+a test makes."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from contracts.events import STARTED_SHAPE
 from policies.signing import sign_json
 from tests.eventually import eventually
 from tests.hang_guard import pytest_timeout_set_timer  # noqa: F401  (a hook: pytest finds it here)
+from tests.pg_databases import fresh_database, with_database
 from tests.pg_folder import pg_folder
 from tests.scheduling import make_scheduler
 from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
@@ -118,17 +120,16 @@ def pg_server() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 async def database_url(pg_server: str) -> AsyncIterator[str]:
-    """A fresh database per test module, so modules never see each other's rows."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(pg_server)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    await admin.close()
-    yield _with_database(pg_server, name)
+    """A fresh database per test module, so modules never see each other's rows; migrated
+    already (a copy of the process's template, tests/pg_databases.py), so whatever starts on it
+    applies no migration and only checks them."""
+    yield await fresh_database(pg_server, prefix="t")
 
 
 @pytest.fixture(scope="module")
 async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    """A migrated pool on the module's database, for tests that read or write the stores."""
+    """A pool on the module's database, as a worker opens one (the migrations checked), for
+    tests that read or write the stores."""
     from adapters.postgres.store import create_pool
 
     made = await create_pool(database_url)
@@ -136,10 +137,8 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
     await made.close()
 
 
-def _with_database(url: str, name: str) -> str:
-    head, _, query = url.partition("?")
-    base = head.rsplit("/", 1)[0]
-    return f"{base}/{name}" + (f"?{query}" if query else "")
+#: Under its old name for the test modules that import it from here.
+_with_database = with_database
 
 
 @pytest.fixture(scope="module")
