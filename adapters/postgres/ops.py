@@ -179,28 +179,34 @@ class OpsStore:
         row = await self.pool.fetchrow("SELECT * FROM dead_letters WHERE id = $1", dl_id)
         return dict(row) if row else None
 
-    async def approve_dead_letter(self, dl_id: int, *, actor: str, reason: str) -> bool:
-        """Allow one more replay. False when there is no such open or approved dead letter."""
+    async def approve_dead_letter(self, dl_id: int, *, actor: str, reason: str,
+                                  replays: int | None = None) -> bool:
+        """Allow one more replay. False when there is no such open or approved dead letter,
+        or (``replays``: the count the caller judged it by) a replay was claimed since."""
         async with self.pool.acquire() as conn, conn.transaction():
             done = await conn.fetchval(
                 "UPDATE dead_letters SET status = 'APPROVED', approvals = approvals + 1,"
                 " approved_by = $2, updated_at = now()"
-                " WHERE id = $1 AND status IN ('OPEN', 'APPROVED', 'REPLAYED') RETURNING id",
-                dl_id, actor,
+                " WHERE id = $1 AND status IN ('OPEN', 'APPROVED', 'REPLAYED')"
+                " AND ($3::int IS NULL OR replays = $3) RETURNING id",
+                dl_id, actor, replays,
             )
             if done is not None:
                 await _audit(conn, actor, "dlq_approve", f"dead_letter/{dl_id}",
                              {"reason": reason})
         return done is not None
 
-    async def claim_replay(self, dl_id: int, *, actor: str) -> int | None:
-        """Use one approval: returns the replay number, or None when no approval is unused."""
+    async def claim_replay(self, dl_id: int, *, actor: str,
+                           replays: int | None = None) -> int | None:
+        """Use one approval: returns the replay number, or None when no approval is unused or
+        (``replays``: the count the caller judged the last replay's end by) one was claimed
+        since, so two replays never run side by side (ADR 0066)."""
         async with self.pool.acquire() as conn, conn.transaction():
             number = await conn.fetchval(
                 "UPDATE dead_letters SET replays = replays + 1, status = 'REPLAYED',"
                 " updated_at = now() WHERE id = $1 AND replays < approvals"
-                " AND status <> 'CLOSED' RETURNING replays",
-                dl_id,
+                " AND status <> 'CLOSED' AND ($2::int IS NULL OR replays = $2) RETURNING replays",
+                dl_id, replays,
             )
             if number is not None:
                 await _audit(conn, actor, "dlq_replay", f"dead_letter/{dl_id}",

@@ -106,25 +106,19 @@ async def _authorized_row(s: Settings, dl_id: int, token: str | None,
 @click.option("--reason", required=True, type=TEXT, help="why it is safe to try again (recorded)")
 @operator_token
 def approve(dl_id: int, reason: str, token: str | None) -> Command:
-    """Allow one replay of dead letter ID (exit 1 when it is closed, or is never replayed
-    from here: its replay plan says what to do instead). Needs a change_owner's or an
+    """Allow one replay of dead letter ID (exit 1 when it is closed, is never replayed from
+    here: its replay plan says what to do instead, or while an earlier replay of it may still
+    run: asks Temporal, exit 3 when it does not answer). Needs a change_owner's or an
     incident_commander's token of the dead letter's tenant (exit 1 otherwise, audited; 8
     without one); an ID with no dead letter is refused the same way, as every tenant's."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres.ops import OpsStore
         from policies.authority import OpsAction
-        from tollgate.ops.actions import replay_refusal
+        from tollgate.ops.actions import approve_replay
 
         row, who = await _authorized_row(s, dl_id, token, OpsAction.DEAD_LETTER_APPROVE)
-        refused = replay_refusal(row)
-        if refused:
-            raise Failure(Exit.REFUSED, refused)
         async with pool(s, migrate=True) as p:
-            ok = await OpsStore(p).approve_dead_letter(dl_id, actor=who.reviewer, reason=reason)
-        if not ok:
-            raise Failure(Exit.REFUSED, f"dead letter {dl_id} is closed")
-        click.echo(f"dead letter {dl_id} approved for one replay")
+            click.echo(await approve_replay(p, row, who.reviewer, reason, lambda: connect(s)))
         return Exit.OK
 
     return go
@@ -134,10 +128,11 @@ def approve(dl_id: int, reason: str, token: str | None) -> Command:
 @click.argument("dl_id", metavar="ID", type=ROW_ID)
 @operator_token
 def replay(dl_id: int, token: str | None) -> Command:
-    """Replay dead letter ID once per approval; never when its receipt says it happened.
-    Needs a change_owner's, incident_commander's or on_call's token of its tenant (exit 1
-    otherwise, audited; 8 without one); an ID with no dead letter is refused the same way,
-    as every tenant's."""
+    """Replay dead letter ID once per approval; never when its receipt says it happened,
+    nor while an earlier replay of it may still run (exit 1; asks Temporal, exit 3 when it
+    does not answer). Needs a change_owner's, incident_commander's or on_call's token of its
+    tenant (exit 1 otherwise, audited; 8 without one); an ID with no dead letter is refused
+    the same way, as every tenant's."""
 
     async def go(s: Settings) -> int:
         from policies.authority import OpsAction

@@ -4,6 +4,8 @@ replay of an approved dead letter. ``tollgate.cli.ops`` is the command line over
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -16,6 +18,8 @@ from tollgate.runtime.exits import Exit, Failure
 
 #: Dead letters whose replay is a new attempt of the same action; others are fixed upstream.
 REPLAYABLE = frozenset({"unreconciled_write"})
+#: A claimed replay whose run Temporal does not know after this long was never started.
+START_WINDOW = timedelta(minutes=15)
 
 
 async def ensure_sweep_schedule(client: Client, task_queue: str) -> bool:
@@ -67,8 +71,68 @@ def replay_workflow_id(row: dict[str, Any], number: int) -> str:
     return f"reconcile/{key}/replay-{number}"
 
 
+async def replay_in_flight(row: dict[str, Any], connect: Callable[[], Awaitable[Client]],
+                           now: datetime) -> str | None:
+    """Why the last replay of dead letter ``row`` may still send, or None when none can.
+
+    Closing, approving and replaying it all wait for that replay's end (ADRs 0060, 0066): a
+    replay started cannot be called back, and a second one beside it would race it (the first
+    to stop would reopen the dead letter while the other still runs). Temporal is asked about
+    the run; a claimed replay whose run it does not know is starting (claim and start are
+    seconds apart), unless it was claimed longer ago than ``START_WINDOW``: then its command
+    died before starting it, and nothing will. Temporal not answering raises (exit 3)."""
+    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError, RPCStatusCode
+
+    number = int(row["replays"])
+    if number == 0:
+        return None
+    run = replay_workflow_id(row, number)
+    client = await connect()
+    try:
+        found = await client.get_workflow_handle(run).describe()
+    except RPCError as exc:
+        if exc.status != RPCStatusCode.NOT_FOUND:
+            raise
+        claimed = now - row["updated_at"]
+        if claimed > START_WINDOW:
+            return None  # its command died between the claim and the start
+        return (f"replay {number} was claimed {int(claimed.total_seconds() // 60)} min ago "
+                f"and its run {run} has not started yet; try again once that run ended")
+    if found.status == WorkflowExecutionStatus.RUNNING:
+        return (f"replay {number} is still running ({run}); try again once it ended "
+                f"(tollgate ops state {run})")
+    return None
+
+
+async def approve_replay(pool: asyncpg.Pool, row: dict[str, Any], operator: str, reason: str,
+                         connect: Callable[[], Awaitable[Client]]) -> str:
+    """Allow one more replay of ``row`` as ``operator``: the line to print. Raises ``Failure``
+    (exit 1) when it is never replayed from here, is closed, or an earlier replay of it may
+    still send."""
+    dl_id = int(row["id"])
+    refused = replay_refusal(row)
+    if refused:
+        raise Failure(Exit.REFUSED, refused)
+    if row["status"] == "CLOSED":
+        raise Failure(Exit.REFUSED, f"dead letter {dl_id} is closed")
+    running = await replay_in_flight(row, connect, datetime.now(UTC))
+    if running:
+        raise Failure(Exit.REFUSED, f"dead letter {dl_id}: not approved: {running}")
+    ops = OpsStore(pool)
+    if not await ops.approve_dead_letter(dl_id, actor=operator, reason=reason,
+                                         replays=int(row["replays"])):
+        now = await ops.dead_letter_row(dl_id)
+        if now is None or now["status"] == "CLOSED":
+            raise Failure(Exit.REFUSED, f"dead letter {dl_id} is closed")
+        raise Failure(Exit.REFUSED, f"dead letter {dl_id}: not approved: a replay of it was "
+                      "claimed meanwhile; try again once that replay ended")
+    return f"dead letter {dl_id} approved for one replay"
+
+
 async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: str,
-                             connect: Any, task_queue: str) -> tuple[Exit, str]:
+                             connect: Callable[[], Awaitable[Client]],
+                             task_queue: str) -> tuple[Exit, str]:
     """A new attempt of the same action (same key, same correlation id), once per approval,
     and never when the receipt already has its final answer. ``connect`` is an async
     callable returning a Temporal client, called only when a replay really starts.
@@ -88,10 +152,19 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
                                                            operator=operator)
     if receipt is not None:
         return found_settled(receipt)
-    number = await ops.claim_replay(dl_id, actor=operator)
-    if number is None:
+    seen = int(row["replays"])
+    if int(row["approvals"]) <= seen:
         raise Failure(Exit.REFUSED, f"dead letter {dl_id} has no unused approval: "
                       "`tollgate ops dlq approve` first")
+    # An approval given while the last replay ran (before approve waited for it) must not
+    # start a second replay beside it (ADR 0066).
+    running = await replay_in_flight(row, connect, datetime.now(UTC))
+    if running:
+        raise Failure(Exit.REFUSED, f"dead letter {dl_id}: not replayed: {running}")
+    number = await ops.claim_replay(dl_id, actor=operator, replays=seen)
+    if number is None:
+        raise Failure(Exit.REFUSED, f"dead letter {dl_id} has no unused approval, or a replay "
+                      "of it was claimed meanwhile: `tollgate ops dlq show` it")
     from contracts import ReconcileRequest, ReconcileResult
     from workflows.reconcile_write import ReconcileWriteWorkflow
 

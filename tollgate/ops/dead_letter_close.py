@@ -9,26 +9,22 @@ is invented), is moved aside for good (``MOVED_ASIDE_SQL``): not an open unknown
 A replay already started cannot be called back by a close, and a resend after a person settled
 the write by hand would be the duplicate the close exists to prevent. So a dead letter whose
 last replay may still be running is refused: Temporal is asked about that replay's run, and
-closing waits for its end. A replay claimed but whose run Temporal does not know is starting
-(the claim and the start are seconds apart), unless it was claimed longer ago than
-``START_WINDOW``: then its command died before starting it, and nothing will.
+closing waits for its end (``tollgate.ops.actions.replay_in_flight``, which approve and replay
+ask too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
 from temporalio.client import Client
 
 from adapters.postgres.ops import OpsStore
-from tollgate.ops.actions import replay_workflow_id
+from tollgate.ops.actions import replay_in_flight
 from tollgate.runtime.exits import Exit, Failure
-
-#: A claimed replay whose run Temporal does not know after this long was never started.
-START_WINDOW = timedelta(minutes=15)
 
 
 def already_closed(row: dict[str, Any]) -> str:
@@ -36,34 +32,6 @@ def already_closed(row: dict[str, Any]) -> str:
     by = f" by {row['closed_by']}" if row.get("closed_by") else ""
     at = f" at {row['closed_at']:%Y-%m-%d %H:%M:%S} UTC" if row.get("closed_at") else ""
     return f"dead letter {row['id']}: already closed{by}{at}: nothing to do"
-
-
-async def replay_in_flight(row: dict[str, Any], connect: Callable[[], Awaitable[Client]],
-                           now: datetime) -> str | None:
-    """Why the last replay of ``row`` may still send (one line), or None when none can."""
-    from temporalio.client import WorkflowExecutionStatus
-    from temporalio.service import RPCError, RPCStatusCode
-
-    number = int(row["replays"])
-    if number == 0:
-        return None
-    run = replay_workflow_id(row, number)
-    client = await connect()
-    try:
-        found = await client.get_workflow_handle(run).describe()
-    except RPCError as exc:
-        if exc.status != RPCStatusCode.NOT_FOUND:
-            raise
-        claimed = now - row["updated_at"]
-        if claimed > START_WINDOW:
-            return None  # its command died between the claim and the start
-        return (f"dead letter {row['id']}: not closed: replay {number} was claimed "
-                f"{int(claimed.total_seconds() // 60)} min ago and its run {run} has not "
-                "started yet; close it once that run ended")
-    if found.status == WorkflowExecutionStatus.RUNNING:
-        return (f"dead letter {row['id']}: not closed: replay {number} is still running "
-                f"({run}); close it once it ended (tollgate ops state {run})")
-    return None
 
 
 async def close_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: str,
@@ -76,7 +44,7 @@ async def close_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: s
         return Exit.OK, already_closed(row)
     running = await replay_in_flight(row, connect, datetime.now(UTC))
     if running:
-        raise Failure(Exit.REFUSED, running)
+        raise Failure(Exit.REFUSED, f"dead letter {dl_id}: not closed: {running}")
     ops = OpsStore(pool)
     if not await ops.close_dead_letter(dl_id, actor=operator, reason=reason,
                                        replays=int(row["replays"]), by_hand=True):
