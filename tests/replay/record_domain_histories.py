@@ -23,6 +23,7 @@ from tests.conftest import TEST_KEYS_FILE
 from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_scenes import DOWN_CONSUMER, OrderDesk, domain_scenes
+from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack, Ports
 from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker
@@ -47,7 +48,7 @@ async def record() -> None:
     await asyncio.to_thread(stack.start)
     try:
         # Encrypted under the committed test keys, which the replay tests decrypt with.
-        settings = Settings.from_env({**stack.env(), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER,
+        settings = Settings.from_env({**stack_env(stack), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER,
                                       "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
         assert settings.dsn
         client = await build_client(settings.temporal_address, env=settings.env)

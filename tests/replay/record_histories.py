@@ -26,6 +26,7 @@ from starter import submit
 from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due, signed, wait_state
+from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack, Ports
 from tollgate.runtime.client import build_client
 from tollgate.runtime.identity import issue_dev_token
@@ -67,7 +68,7 @@ async def record() -> None:
         for key in OWN_KEYS:  # a customer per scenario: the daily limit is one send each
             stack.standins.crm.upsert("acme", own(key), first_name="Lan", pet_name="Miu",
                                       consent_messaging=True)
-        settings = Settings.from_env(stack.env())
+        settings = Settings.from_env(stack_env(stack))
         client = await build_client(settings.temporal_address, env=settings.env)
         secrets = settings.tenant_secrets()
         now = datetime.now(UTC)

@@ -24,6 +24,7 @@ from policies.signing import sign_json
 from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_triage import message_received
+from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack, Ports
 from tollgate.intake.submit import submit
 from tollgate.runtime.client import build_client
@@ -47,7 +48,7 @@ async def record() -> None:
     try:
         assert stack.standins is not None
         stack.standins.crm.seed_demo()
-        settings = Settings.from_env(stack.env())
+        settings = Settings.from_env(stack_env(stack))
         client = await build_client(settings.temporal_address, env=settings.env)
         now = datetime.now(UTC)
         async with main_worker(client, settings), draft_worker(client, settings):

@@ -20,6 +20,7 @@ from tests.conftest import fresh_key
 from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due, signed, wait_state
+from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack, Ports, temporal_binary
 from tollgate.observability.logs import configure_logging
 from tollgate.runtime.client import build_client
@@ -83,7 +84,7 @@ async def run_canary(stack: DevStack) -> tuple[str, str, str]:
     assert stack.standins is not None and stack.codec is not None
     stack.standins.crm.upsert("acme", "C-CANARY", first_name=FIRST_NAME, pet_name=PET_NAME,
                               consent_messaging=True)
-    settings = Settings.from_env(stack.env())
+    settings = Settings.from_env(stack_env(stack))
     client = await build_client(settings.temporal_address, env=settings.env)
     event = care_due("acme", "C-CANARY", fresh_key("canary"), now=datetime.now(UTC))
     event["payload"]["notes"] = f"call {PHONE} or write to {EMAIL} before the visit"

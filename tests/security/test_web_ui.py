@@ -15,6 +15,7 @@ import pytest
 
 from tests.ports import free_port
 from tests.security.test_canary import FIRST_NAME, hits, run_canary
+from tollgate.dev.endpoints import ui_url
 from tollgate.dev.stack import DevStack, Ports
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
@@ -59,7 +60,7 @@ async def test_the_ui_shows_the_draft_with_the_codec_and_no_personal_data_withou
         wf_id, plain, _ = await run_canary(stack)
         assert stack.codec is not None
         started = json.loads(plain)["events"][0]["workflowExecutionStartedEventAttributes"]
-        url = (f"{stack.ui_url}/namespaces/default/workflows/"
+        url = (f"{ui_url(stack)}/namespaces/default/workflows/"
                f"{urllib.parse.quote(wf_id, safe='')}/{started['originalExecutionRunId']}/history")
         decoded = await page_text(browser, url, tmp_path / "ui-with-codec.png", block=None)
         sealed = await page_text(browser, url, tmp_path / "ui-without-codec.png",

@@ -97,6 +97,7 @@ def run_bench(args: argparse.Namespace) -> int:
 async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) -> dict[str, Any]:
     from tollgate.bench.pgstats import PgStats
     from tollgate.bench.run import Bench  # heavy: only when the bench runs
+    from tollgate.dev.endpoints import stack_env
     from tollgate.dev.stack import DevStack, Ports, free_port, temporal_binary
 
     stack = DevStack(state_dir=state_dir, ports=Ports(
@@ -124,7 +125,7 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
 
                 recorded = await run_histories(runner.client)
                 # The stack's ring: it sealed them.
-                keys = load_key_ring(CodecSettings.from_env(stack.env()))
+                keys = load_key_ring(CodecSettings.from_env(stack_env(stack)))
         finally:
             await runner.close()
     finally:

@@ -31,6 +31,7 @@ from tollgate.bench.stats import cpu_ms, tree_cpu_ms
 from tollgate.bench.tally import Phase, Tally, plan, send_rate, split
 from tollgate.bench.worker_group import WorkerGroup
 from tollgate.config.settings import Settings
+from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack
 from tollgate.runtime.client import build_client
 
@@ -55,7 +56,7 @@ class Bench:
     @classmethod
     async def create(cls, stack: DevStack, args: argparse.Namespace,
                      rng: random.Random) -> Bench:
-        settings = Settings.from_env(stack.env())
+        settings = Settings.from_env(stack_env(stack))
         client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
         return cls(stack, args, rng, settings, client)
 

