@@ -89,6 +89,8 @@ def test_help_imports_neither_temporal_nor_the_settings(tmp_path: Path, argv: li
     assert code == Exit.OK
     assert "structlog" in modules  # the logs were configured, without rich
     assert not {TEMPORAL, SETTINGS, RICH} & modules
+    # The options need a few patterns and choices, not every contract's model (ADR 0068).
+    assert not {"contracts.drafting", "contracts.review", "contracts.events"} & modules
 
 
 def test_a_mistyped_command_is_a_usage_error_that_still_suggests(tmp_path: Path) -> None:
