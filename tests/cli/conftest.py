@@ -10,7 +10,7 @@ from temporalio.testing import WorkflowEnvironment
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.store import create_pool
-from tests.cli.test_ops_status import fresh_database
+from tests.pg_databases import fresh_database
 
 
 @pytest.fixture

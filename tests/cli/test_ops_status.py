@@ -4,7 +4,6 @@ that says whether a person is needed (6) or not (0)."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,21 +11,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from adapters.postgres.store import create_pool
 from tests.cli.helpers import base_env, tollgate
-from tests.conftest import _with_database, fresh_key
+from tests.conftest import fresh_key
+from tests.pg_databases import fresh_database
 from tollgate.runtime.exits import Exit
-
-
-async def fresh_database(server_url: str) -> str:
-    name = f"s_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(server_url)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    await admin.close()
-    url = _with_database(server_url, name)
-    pool = await create_pool(url)  # the schema, as a worker would make it
-    await pool.close()
-    return url
 
 
 async def add_event(conn: asyncpg.Connection, tenant: str, state: str, age: timedelta,

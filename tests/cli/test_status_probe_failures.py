@@ -17,9 +17,10 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.cli.helpers import said_by
-from tests.cli.test_ops_status import add_event, fresh_database
+from tests.cli.test_ops_status import add_event
 from tests.conftest import worker_settings
 from tests.grpc_refusal import refusing
+from tests.pg_databases import fresh_database
 from tollgate.cli.ops import ops
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
