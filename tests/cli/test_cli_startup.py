@@ -139,3 +139,7 @@ def test_a_command_that_talks_to_temporal_leaves_the_metrics_exporter_unimported
     assert {TEMPORAL, "tollgate.runtime.client"} <= modules  # it got as far as a client
     assert not {"prometheus_client", "tollgate.observability.metrics",
                 "adapters.postgres.metrics"} & modules
+    # httpx came (the targets' capabilities), its own command line did not: no rich, no
+    # pygments (ADR 0068).
+    assert "httpx" in modules
+    assert not {RICH, "pygments"} & modules

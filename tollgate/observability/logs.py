@@ -10,17 +10,21 @@ from collections.abc import MutableMapping
 from typing import IO, TYPE_CHECKING, Any
 
 
-def _import_structlog_without_rich() -> None:
-    """Import structlog with ``rich`` out of its sight, when this process has imported neither.
+def _leave_out_unused_extras() -> None:
+    """Keep two libraries' optional extras, which no process of ours uses, out of its imports.
 
-    structlog imports rich, when it can, for its console renderer's tracebacks
-    (``structlog.dev``) and for the reprs of ``dict_tracebacks`` (``structlog.tracebacks``):
-    ≈ 0.15 s of every console script's start here, for features these JSON lines never use
-    (their tracebacks are ``format_exc_info``'s, which is the standard library's). A ``None``
-    in ``sys.modules`` makes ``import rich`` fail, so structlog takes its own fallbacks; the
-    entry goes again at once, so the CLI's tables still import rich when they print
+    structlog imports ``rich``, when it can, for its console renderer's tracebacks
+    (``structlog.dev``) and for the reprs of ``dict_tracebacks`` (``structlog.tracebacks``); our
+    lines are JSON and their tracebacks ``format_exc_info``'s, the standard library's. httpx
+    imports its own command line (``httpx._main``: rich, pygments) when both are installed.
+    Together ≈ 0.3 s of a console script's start here (docs/performance.md, "CLI start-up").
+    A ``None`` in ``sys.modules`` makes an import fail, and both libraries take their own
+    fallbacks: structlog's entry for rich goes again at once, so the CLI's tables still import
+    rich when they print; httpx's command line stays refused for the process
     (docs/adr/0068-what-a-command-does-not-use-it-does-not-import.md).
     """
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     if "structlog" in sys.modules or "rich" in sys.modules:
         return
     sys.modules["rich"] = None  # type: ignore[assignment]
@@ -30,7 +34,7 @@ def _import_structlog_without_rich() -> None:
         del sys.modules["rich"]
 
 
-_import_structlog_without_rich()
+_leave_out_unused_extras()
 
 import structlog  # noqa: E402
 
