@@ -3,8 +3,9 @@ after the target stored the message (also after a 429 first); PostgreSQL restart
 send step is inside its call to the target. Each runs against a deduping and a non-deduping
 target, and each ends SUCCEEDED with one message and no POST beyond those the faults explain.
 
-The killed attempt is retried when its start-to-close timeout (30 s) passes, so the kill tests
-take about half a minute each: the price of not heartbeating a single HTTP call.
+The killed attempt is retried once its heartbeat timeout (10 s, ``EXECUTE_HEARTBEAT``) passes,
+plus the retry's first backoff: about 11 s for any kill. So the three kill scenarios share one
+kill per target mode, each event held at its own point of the send step when it comes.
 """
 
 from __future__ import annotations
@@ -81,85 +82,80 @@ def new_key() -> str:
     return fresh_key("p")
 
 
-async def test_worker_killed_before_the_send_sends_once_after_restart(
+def pending_for(rig: Rig, key: str) -> list[dict[str, object]]:
+    """The messaging faults still armed for this action key."""
+    return [f for f in rig.faults_left() if f["key"] == key]
+
+
+async def test_a_worker_killed_inside_three_sends_resends_none_after_restart(
     process_rig: tuple[Rig, WorkerProcess],
 ) -> None:
-    """Fault: the worker process is SIGKILLed inside the send step, while its consent re-check
-    is held in a delayed CRM read (before anything is sent).
+    """Three events, each held at its own point of the send step when one SIGKILL takes the
+    worker process down; the restarted worker's attempts come after the killed ones time out.
+    One kill for the three: each waits the send's heartbeat timeout, once, side by side.
+
+    Before the send: the consent re-check at send time is held in a delayed CRM read.
     Evidence: the CRM consumed the delay fault (the worker was inside that call) and no POST had
     arrived at the kill; the send step's history shows a second attempt after the first one
-    timed out.
-    Invariant: after the restart, one POST and one message; SUCCEEDED."""
+    timed out. Invariant: after the restart, one POST and one message; SUCCEEDED.
+
+    After the write: the target stores the message and hangs; the kill comes before the worker
+    hears back, so the receipt is still PENDING. Evidence: the hang fault was consumed and the
+    message stored before the kill; the second attempt found the message by lookup.
+    Invariant: no second POST (a non-deduping target would store a second message), one
+    message; SUCCEEDED found_at_target.
+
+    After a 429, then the write: the first send gets a 429 (it leaves "sent nothing" on the
+    receipt); the second is stored by the target, which then hangs. Evidence: both faults
+    consumed, two POSTs and the message stored before the kill; the third attempt found the
+    message by lookup. Invariant: the "sent nothing" note of the first attempt never vouches
+    for the second, so no third POST (a non-deduping target would hold two messages);
+    found_at_target."""
     rig, proc = process_rig
-    customer, key = rig.customer(), new_key()
-    ack = await rig.submit(signed_event(customer, key=key))
-    await rig.wait_review(ack.workflow_id)
+    customer, before, stored, limited = rig.customer(), new_key(), new_key(), new_key()
+    acks = {}
+    for key, who in ((before, customer), (stored, rig.customer()), (limited, rig.customer())):
+        acks[key] = (await rig.submit(signed_event(who, key=key))).workflow_id
+    # Held long past the kill whatever the machine's load: the kill, not the hang, ends them.
+    rig.standins.messaging.inject("hang_after_write", key=send_key(stored), ms=60_000)
+    rig.standins.messaging.inject("rate_limit", key=send_key(limited), retry_after=1)
+    rig.standins.messaging.inject("hang_after_write", key=send_key(limited), ms=60_000)
+    await rig.approve(acks[stored])
+    await rig.approve(acks[limited])
+    await eventually(lambda: rig.messages(send_key(stored)) == 1, "the message stored")
+    await eventually(lambda: rig.messages(send_key(limited)) == 1,
+                     "the message stored after the 429")
+    assert pending_for(rig, send_key(stored)) == [] == pending_for(rig, send_key(limited))
+    assert rig.posts(send_key(limited)) == 2
     # The consent re-check at send time reads the CRM first: hold it there, then crash.
-    rig.standins.crm.inject("delay", key=customer, ms=20_000, times=1)
-    await rig.approve(ack.workflow_id)
+    await rig.wait_review(acks[before])
+    rig.standins.crm.inject("delay", key=customer, ms=60_000, times=1)
+    await rig.approve(acks[before])
     await eventually(lambda: rig.standins.crm.faults.pending() == [],
                      "the send step inside the delayed consent read")
-    proc.kill()
-    assert rig.posts(send_key(key)) == 0
+    proc.kill()  # two messages stored with their receipts still PENDING, one send not begun
+    assert rig.posts(send_key(before)) == 0
     proc.start()
-    outcome = await rig.outcome(ack.workflow_id, within=90)
-    [execute] = await rig.attempts(ack.workflow_id, "execute_action")
+
+    outcome = await rig.outcome(acks[before], within=90)
+    [execute] = await rig.attempts(acks[before], "execute_action")
     assert execute.attempt == 2 and "timeout" in execute.last_failure.lower()
     assert outcome.state == EventState.SUCCEEDED
-    assert (rig.posts(send_key(key)), rig.messages(send_key(key))) == (1, 1)
+    assert (rig.posts(send_key(before)), rig.messages(send_key(before))) == (1, 1)
 
-
-async def test_worker_killed_after_the_target_stored_the_message_reconciles_by_lookup(
-    process_rig: tuple[Rig, WorkerProcess],
-) -> None:
-    """Fault: the target stores the message and hangs; the worker is SIGKILLed before it hears
-    back, so the receipt is still PENDING.
-    Evidence: the hang fault was consumed and the message stored before the kill; the send
-    step's second attempt (after the first timed out) found the message by lookup.
-    Invariant: no second POST (a non-deduping target would store a second message), one
-    message; SUCCEEDED found_at_target."""
-    rig, proc = process_rig
-    key = new_key()
-    ack = await rig.submit(signed_event(rig.customer(), key=key))
-    rig.standins.messaging.inject("hang_after_write", key=send_key(key), ms=8000)
-    await rig.approve(ack.workflow_id)
-    await eventually(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
-    assert rig.faults_left() == []
-    proc.kill()  # the message is stored; the receipt is still PENDING
-    proc.start()
-    outcome = await rig.outcome(ack.workflow_id, within=90)
-    [execute] = await rig.attempts(ack.workflow_id, "execute_action")
+    outcome = await rig.outcome(acks[stored], within=90)
+    [execute] = await rig.attempts(acks[stored], "execute_action")
     assert execute.attempt == 2 and "timeout" in execute.last_failure.lower()
     assert execute.result["reason_code"] == "found_at_target"
     assert outcome.state == EventState.SUCCEEDED
     assert outcome.reason_code == "found_at_target"
-    assert (rig.posts(send_key(key)), rig.messages(send_key(key))) == (1, 1)
+    assert (rig.posts(send_key(stored)), rig.messages(send_key(stored))) == (1, 1)
 
-
-async def test_killed_after_a_429_then_a_stored_send_still_looks_up_first(
-    process_rig: tuple[Rig, WorkerProcess],
-) -> None:
-    """Fault: the first send gets a 429 (it leaves "sent nothing" on the receipt); the second
-    is stored by the target, which then hangs, and the worker is SIGKILLed.
-    Evidence: both faults consumed, two POSTs and the message stored before the kill; the third
-    attempt, after the second timed out, found the message by lookup.
-    Invariant: the "sent nothing" note of the first attempt never vouches for the second, so
-    no third POST (a non-deduping target would hold two messages); found_at_target."""
-    rig, proc = process_rig
-    key = new_key()
-    ack = await rig.submit(signed_event(rig.customer(), key=key))
-    rig.standins.messaging.inject("rate_limit", key=send_key(key), retry_after=1)
-    rig.standins.messaging.inject("hang_after_write", key=send_key(key), ms=8000)
-    await rig.approve(ack.workflow_id)
-    await eventually(lambda: rig.messages(send_key(key)) == 1, "the message stored at the target")
-    assert rig.faults_left() == [] and rig.posts(send_key(key)) == 2
-    proc.kill()
-    proc.start()
-    outcome = await rig.outcome(ack.workflow_id, within=90)
-    [execute] = await rig.attempts(ack.workflow_id, "execute_action")
+    outcome = await rig.outcome(acks[limited], within=90)
+    [execute] = await rig.attempts(acks[limited], "execute_action")
     assert execute.attempt == 3 and execute.result["reason_code"] == "found_at_target"
     assert outcome.state == EventState.SUCCEEDED
-    assert (rig.posts(send_key(key)), rig.messages(send_key(key))) == (2, 1)
+    assert (rig.posts(send_key(limited)), rig.messages(send_key(limited))) == (2, 1)
 
 
 @pytest.fixture
