@@ -108,7 +108,10 @@ class ReconcileActivities:
         facts = redact({"action_key": action.action_key, "adapter": action.adapter,
                         "tenant_id": ref.tenant_id, "event_id": ref.event_id})
         if request.refused is not None:  # the resend was refused: fixed upstream, no replay
+            # A replay's refusal ends the replayed dead letter too, in the same transaction:
+            # this one holds the write now (ADR 0066).
             await self.ops.dead_letter(
+                replaces=_replay(request, "had its resend refused"),
                 workflow_id=ref.workflow_id, error_class=ErrorClass.REJECTED.value,
                 error_code=request.refused, state="STOPPED", owner="messaging-oncall",
                 replay_plan=REFUSED_PLAN, redacted_payload=facts, tenant_id=ref.tenant_id,

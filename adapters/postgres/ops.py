@@ -15,6 +15,7 @@ from asyncpg.pool import PoolConnectionProxy
 from adapters.postgres.pgtext import pg_json, pg_text, pg_text_or_none
 from adapters.postgres.steps import recorded_beside, step_args
 from contracts import StepRecord
+from contracts.actions import ReplaySettle
 
 #: A switch row covers (adapter, tenant) when each column equals the value or is '*'.
 _COVERING = "adapter IN ($1, '*') AND tenant_id IN ($2, '*')"
@@ -154,15 +155,23 @@ class OpsStore:
         replay_input: dict[str, Any] | None = None,
         step: StepRecord | None = None,
         actor: str = REOPEN_ACTOR,
+        replaces: ReplaySettle | None = None,
     ) -> None:
         """``step``: transitions recorded in the same statement, each only if its number holds
         nothing yet (the send step's EXECUTING, ``DeadLetterActivities``). ``actor``: who the
-        audit row names if this reopens a REPLAYED dead letter (``DEAD_LETTER_SQL``)."""
+        audit row names if this reopens a REPLAYED dead letter (``DEAD_LETTER_SQL``).
+        ``replaces``: the replay whose end this dead letter is, under another code (its resend
+        refused): the replayed dead letter is closed in the same transaction, naming this one
+        (ADR 0066), so the write has one dead letter in the queue."""
         args = (pg_text(workflow_id), pg_text_or_none(tenant_id), pg_text_or_none(event_id),
                 pg_text_or_none(correlation_id), error_class, error_code, state, owner,
                 pg_text(replay_plan), pg_json(redacted_payload or None), action_key,
                 pg_json(replay_input or None), actor)
-        if step is None:
+        if replaces is not None:
+            async with self.pool.acquire() as conn, conn.transaction():
+                await conn.execute(DEAD_LETTER_SQL, *args)
+                await close_replaced(conn, replaces, args[0], error_code, actor=actor)
+        elif step is None:
             await self.pool.execute(DEAD_LETTER_SQL, *args)
         else:
             await self.pool.fetchval(DEAD_LETTER_AND_STEP_SQL, *step_args(step), *args)
@@ -254,3 +263,18 @@ async def close_dead_letter_in(conn: PoolConnectionProxy, dl_id: int, *, actor: 
         await _audit(conn, actor, "dlq_close", f"dead_letter/{dl_id}",
                      {"reason": reason, **({"by_hand": True} if by_hand else {})})
     return done is not None
+
+
+async def close_replaced(conn: PoolConnectionProxy, replay: ReplaySettle, workflow_id: str,
+                         code: str, *, actor: str) -> None:
+    """Close the dead letter ``replay`` replayed, whose run ended with dead letter
+    (``workflow_id``, ``code``) instead (its resend refused: ADR 0066), naming that one. Only
+    while that replay is its last (``replays`` unchanged) and it is not closed."""
+    newer = await conn.fetchval("SELECT id FROM dead_letters WHERE workflow_id = $1"
+                                " AND error_code = $2", workflow_id, code)
+    if newer is None or newer == replay.dead_letter:
+        return
+    await close_dead_letter_in(
+        conn, replay.dead_letter, actor=actor, replays=replay.number,
+        reason=f"replay {replay.number or '?'} {replay.how}: superseded by dead letter {newer} "
+        f"({code}), which holds the write now")

@@ -180,4 +180,11 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
     receipt_text = (f"receipt {result.receipt.status} {result.receipt.external_id or ''}"
                     if result.receipt else "no receipt")
     code = Exit.OK if result.status in ("succeeded", "resent") else Exit.REFUSED
-    return code, f"replay {number} of dead letter {dl_id}: {result.status}, {receipt_text}"
+    line = f"replay {number} of dead letter {dl_id}: {result.status}, {receipt_text}"
+    if result.status == "stopped":  # where the write waits now (ADRs 0059, 0066)
+        after = await ops.dead_letter_row(dl_id) or {}
+        if after.get("status") == "CLOSED":
+            line += f"; dead letter {dl_id} closed: {after['closed_reason']}"
+        elif after.get("status") == "OPEN":
+            line += f"; dead letter {dl_id} reopened: approve to replay again"
+    return code, line

@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from contracts import StepRecord
+from contracts.actions import ReplaySettle
 from contracts.rollout import RolloutDecision
 
 
@@ -51,4 +52,5 @@ class DeadLetterQueue(Protocol):
         replay_plan: str, redacted_payload: dict[str, Any] | None, tenant_id: str | None,
         event_id: str | None, correlation_id: str | None, action_key: str | None = None,
         replay_input: dict[str, Any] | None = None, step: StepRecord | None = None,
+        replaces: ReplaySettle | None = None,
     ) -> None: ...
