@@ -34,6 +34,7 @@ from tests.eventually import eventually
 from tests.hang_guard import pytest_timeout_set_timer  # noqa: F401  (a hook: pytest finds it here)
 from tests.pg_databases import fresh_database, with_database
 from tests.pg_folder import pg_folder
+from tests.ports import share_with_product
 from tests.scheduling import make_scheduler
 from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
 from tollgate.config.service import CodecSettings
@@ -74,6 +75,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     where = item.path.relative_to(item.config.rootpath).as_posix()
     if where.startswith(E2E_FOLDERS) or "dev_server" in getattr(item, "fixturenames", ()):
         item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _product_ports_from_this_slice() -> None:
+    """The product's own port picks in this process come from this xdist process's slice
+    (tests/ports.py says why)."""
+    share_with_product()
 
 
 @pytest.fixture(autouse=True)

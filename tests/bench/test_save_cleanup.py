@@ -15,7 +15,9 @@ from tests.pg_folder import pg_folder
 
 pytestmark = pytest.mark.e2e
 
-_SAVE_ONE = ("from tollgate.bench.save import run_bench_save; "
+#: Its ports from this xdist process's slice, as the product's picks in a test process are.
+_SAVE_ONE = ("from tests.ports import share_with_product; share_with_product(); "
+             "from tollgate.bench.save import run_bench_save; "
              "raise SystemExit(run_bench_save(1, 0))")
 
 
