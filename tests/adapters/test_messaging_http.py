@@ -1,62 +1,26 @@
-"""MessagingHttpAdapter: each outcome classified so a message is never sent twice.
-
-Behaviour runs over real loopback HTTP against the stand-in; protocol corners (HTTP-date
-Retry-After, 409, unreadable bodies, transport errors) use ``httpx.MockTransport``.
+"""MessagingHttpAdapter against the messaging stand-in over real loopback HTTP: each outcome
+classified so a message is never sent twice (answer lost after the write, hang, 429, 503, 4xx,
+slow, down, a receipt lookup cannot see yet). Protocol corners: test_messaging_http_protocol.py.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Callable, Iterator
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
+from collections.abc import AsyncIterator, Iterator
 
-import httpx
 import pytest
 
 from adapters.http.messaging import MessagingHttpAdapter
-from adapters.ports.targets import ActionAdapter, TargetWrite
-from contracts import ActionRequest, EventRef
+from adapters.ports.targets import ActionAdapter
 from contracts.errors import (
     RateLimited,
     RejectedError,
     RetryableError,
     TimeoutBeforeWrite,
-    TollgateError,
     UnknownWrite,
 )
+from tests.adapters.messaging_kit import BODY_TEXT, action, assert_no_private_data
 from tests.eventually import eventually
 from tollgate.dev.standins import MessagingStandIn
-
-REF = EventRef(
-    workflow_id="event/acme/evt-1",
-    tenant_id="acme",
-    event_id="evt-1",
-    event_type="CARE_DUE",
-    entity_id="C-1001",
-    correlation_id="corr-1",
-    schema_version=3,
-)
-BODY_TEXT = "Hi Lan, Miu is due for a check-up"
-
-
-def action(key: str = "acme:evt-1:messaging:send") -> ActionRequest:
-    return ActionRequest(
-        ref=REF,
-        adapter="messaging",
-        action="send",
-        action_key=key,
-        channel="sms",
-        body=BODY_TEXT,
-        policy_version="p1",
-        approved_by="reviewer-1",
-    )
-
-
-def assert_no_private_data(exc: BaseException, key: str) -> None:
-    text = str(exc)
-    for secret in (BODY_TEXT, REF.entity_id, key):
-        assert secret not in text
 
 
 @pytest.fixture
@@ -215,149 +179,3 @@ async def test_lookup_finds_a_key_with_reserved_characters(adapter) -> None:
     write = await adapter.execute(action(key))
     assert await adapter.lookup(key) == write
     assert await adapter.lookup("acme") is None
-
-
-# --- protocol corners with MockTransport -------------------------------------------------------
-
-Handler = Callable[[httpx.Request], httpx.Response]
-
-
-async def run(handler: Handler, call: str = "execute") -> TargetWrite | None:
-    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    adapter = MessagingHttpAdapter("http://messaging.test", client=client)
-    try:
-        if call == "execute":
-            return await adapter.execute(action())
-        return await adapter.lookup(action().action_key)
-    finally:
-        await client.aclose()
-
-
-def receipt(key: str = "acme:evt-1:messaging:send", status: int = 200) -> httpx.Response:
-    return httpx.Response(status, json={"id": "m-9", "idempotency_key": key, "status": "accepted"})
-
-
-async def test_request_shape_carries_the_key_header_and_no_address() -> None:
-    seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return receipt(status=201)
-
-    assert await run(handler) == TargetWrite(
-        idempotency_key="acme:evt-1:messaging:send", external_id="m-9"
-    )
-    [request] = seen
-    assert (request.method, request.url.path) == ("POST", "/messages")
-    assert request.headers["Idempotency-Key"] == "acme:evt-1:messaging:send"
-    assert json.loads(request.content) == {
-        "tenant_id": "acme",
-        "recipient_ref": "C-1001",
-        "channel": "sms",
-        "body": BODY_TEXT,
-        "correlation_id": "corr-1",
-    }
-
-
-async def test_retry_after_as_http_date() -> None:
-    when = datetime.now(UTC) + timedelta(seconds=120)
-    header = format_datetime(when, usegmt=True)
-    with pytest.raises(RateLimited) as info:
-        await run(lambda r: httpx.Response(429, headers={"Retry-After": header}))
-    assert 110 <= info.value.retry_after <= 120
-
-
-async def test_409_already_exists_is_success_via_lookup() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        if request.method == "POST":
-            return httpx.Response(409, json={"error": "already_exists"})
-        assert request.url.path == "/messages/by-key/acme:evt-1:messaging:send"
-        return receipt()
-
-    write = await run(handler)
-    assert write is not None and write.external_id == "m-9"
-    # Said so, for the circuit's duplicate count (a key this send never sent was held).
-    assert write.status == "already_held"
-
-
-async def test_409_that_lookup_cannot_confirm_is_unknown_not_success() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(409 if request.method == "POST" else 404)
-
-    with pytest.raises(UnknownWrite):
-        await run(handler)
-
-
-@pytest.mark.parametrize(
-    "response",
-    [
-        httpx.Response(201, content=b"{not json"),
-        httpx.Response(201, json=["a list"]),
-        httpx.Response(201, json={"idempotency_key": "acme:evt-1:messaging:send"}),
-        receipt(key="someone-elses-key", status=201),
-    ],
-)
-async def test_unreadable_success_is_unknown_write(response: httpx.Response) -> None:
-    with pytest.raises(UnknownWrite) as info:
-        await run(lambda r: response)
-    assert info.value.code == "messaging_bad_response"
-
-
-@pytest.mark.parametrize(
-    ("status", "error", "code"),
-    [
-        (400, RejectedError, "target_400"),
-        (404, RejectedError, "target_404"),
-        (422, RejectedError, "target_422"),
-        (500, UnknownWrite, "messaging_500"),
-        (502, UnknownWrite, "messaging_502"),
-        (504, UnknownWrite, "messaging_504"),
-        (503, RetryableError, "messaging_503"),
-        (302, UnknownWrite, "messaging_302"),
-    ],
-)
-async def test_status_classification(status: int, error: type[TollgateError], code: str) -> None:
-    with pytest.raises(error) as info:
-        await run(lambda r: httpx.Response(status, json={"code": "Lan's number +84 90"}))
-    assert type(info.value) is error
-    assert info.value.code == code
-    assert "+84" not in str(info.value)  # an unsafe target code is not echoed
-
-
-@pytest.mark.parametrize(
-    ("exc", "error"),
-    [
-        (httpx.ConnectError("refused"), TimeoutBeforeWrite),
-        (httpx.ConnectTimeout("slow connect"), TimeoutBeforeWrite),
-        (httpx.PoolTimeout("no connection free"), TimeoutBeforeWrite),
-        (httpx.ReadTimeout("slow answer"), UnknownWrite),
-        (httpx.WriteTimeout("slow send"), UnknownWrite),
-        (httpx.RemoteProtocolError("server disconnected"), UnknownWrite),
-        (httpx.ReadError("connection reset"), UnknownWrite),
-    ],
-)
-async def test_transport_error_classification(
-    exc: httpx.RequestError, error: type[TollgateError]
-) -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        raise exc
-
-    with pytest.raises(error) as info:
-        await run(handler)
-    assert type(info.value) is error
-
-
-@pytest.mark.parametrize(
-    ("response", "error"),
-    [
-        (httpx.Response(500), RetryableError),
-        (httpx.Response(429, headers={"Retry-After": "3"}), RateLimited),
-        (httpx.Response(200, content=b"<html>"), RetryableError),
-    ],
-)
-async def test_lookup_errors_are_retryable_never_none(
-    response: httpx.Response, error: type[TollgateError]
-) -> None:
-    with pytest.raises(error) as info:
-        await run(lambda r: response, call="lookup")
-    assert type(info.value) is error

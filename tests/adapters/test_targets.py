@@ -8,7 +8,7 @@ import pytest
 from adapters.http.messaging import MessagingHttpAdapter
 from contracts import TargetCapabilities
 from contracts.errors import InvalidInput, RetryableError, UnknownWrite
-from tests.adapters.test_messaging_http import action
+from tests.adapters.messaging_kit import action
 from tollgate.config.targets import parse_targets
 
 
