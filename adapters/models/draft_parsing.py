@@ -5,8 +5,7 @@ the same outcome.
 Shapes read: the object itself; the object under a wrapper key (``draft``, ``result``,
 ``output``, ``data``, ...) or a one-key wrapper, also when double-encoded as a JSON string; a
 one-element array around it; JSON inside a ```json fence or surrounded by prose; camelCase keys.
-``parse_list_answer`` reads list domains (tags): a bare array of strings, objects with a label,
-or labels plus a separate confidence array.
+Tags have a reader of their own: ``tag_parsing.py``.
 
 ``parse_answer`` and ``find_answer`` are the steps every answer shape shares (drafts here, triage
 and postmortems in their own modules): find the JSON, find the answer object in it by its keys
@@ -228,54 +227,6 @@ def _findings(exc: ValidationError) -> list[str]:
         )
         findings.append(f"schema_invalid:{loc or '_'}:{error['type']}")
     return sorted(set(findings))
-
-
-# --- list domains (tags, labels) -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ListAnswer:
-    """Labels in the model's order, each with its confidence (None when the model gave none)."""
-
-    items: list[str]
-    confidences: list[float | None]
-
-
-_LIST_KEYS = ("tags", "labels", "items", "categories")
-_CONF_KEYS = ("confidence", "confidences", "scores")
-
-
-def parse_list_answer(raw: str) -> ListAnswer:
-    """Read a list answer. A readable empty list is a valid result; ``{}`` is not.
-
-    Raises:
-        UnreadableOutput: nothing list-shaped, or labels and confidences of different lengths.
-    """
-    value = next(_json_values(raw))
-    confs: Any = None
-    if isinstance(value, dict):
-        confs = next((value[k] for k in _CONF_KEYS if isinstance(value.get(k), list)), None)
-        value = next((value[k] for k in _LIST_KEYS if isinstance(value.get(k), list)), None)
-    elif isinstance(value, list) and len(value) == 2 and all(isinstance(v, list) for v in value):
-        value, confs = value  # [[labels], [confidences]]
-    if not isinstance(value, list):
-        raise UnreadableOutput("unreadable_output", raw=raw)
-    items: list[str] = []
-    found: list[float | None] = []
-    for entry in value:
-        label, conf = entry, None
-        if isinstance(entry, dict):
-            label = next((entry[k] for k in ("tag", "label", "name") if k in entry), None)
-            conf = entry.get("confidence")
-        if not isinstance(label, str):
-            raise UnreadableOutput("unreadable_output", raw=raw)
-        items.append(label)
-        found.append(float(conf) if isinstance(conf, int | float) else None)
-    if confs is not None:
-        if len(confs) != len(items) or not all(isinstance(c, int | float) for c in confs):
-            raise UnreadableOutput("unreadable_output", raw=raw)
-        found = [float(c) for c in confs]
-    return ListAnswer(items=items, confidences=found)
 
 
 #: When a provider's 429 names no delay. Long enough not to hammer a limited key, short enough

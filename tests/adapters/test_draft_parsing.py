@@ -12,7 +12,6 @@ from adapters.models.draft_parsing import (
     ToolCallInOutput,
     UnreadableOutput,
     parse_draft,
-    parse_list_answer,
 )
 
 DRAFT = {"message": "Hi Lan, Miu's vaccination is due soon.", "source_refs": ["crm.first_name"]}
@@ -138,34 +137,3 @@ def test_contract_breaks_are_findings_not_retries(raw: str, finding: str) -> Non
 def test_confidence_is_recorded_or_unknown_never_a_failure(value: object, expected: object) -> None:
     assert parse_draft(json.dumps({**DRAFT, "confidence": value})).confidence == expected
 
-
-# --- list domains ------------------------------------------------------------------------------
-
-LISTS = {
-    "object_tags": ('{"tags": ["cat", "vaccine"]}', ["cat", "vaccine"], [None, None]),
-    "object_labels": ('{"labels": [{"label": "cat", "confidence": 0.9}]}', ["cat"], [0.9]),
-    "bare_array": ('["cat", "vaccine"]', ["cat", "vaccine"], [None, None]),
-    "separate_confidences": (
-        '{"tags": ["cat", "vaccine"], "confidence": [0.9, 0.6]}',
-        ["cat", "vaccine"],
-        [0.9, 0.6],
-    ),
-    "array_plus_array": ('[["cat", "dog"], [0.8, 0.3]]', ["cat", "dog"], [0.8, 0.3]),
-    "fenced_objects": ('```json\n[{"tag": "cat"}]\n```', ["cat"], [None]),
-    "readable_empty": ('{"tags": []}', [], []),
-}
-
-
-@pytest.mark.parametrize(("raw", "items", "confs"), LISTS.values(), ids=LISTS.keys())
-def test_list_shapes(raw: str, items: list[str], confs: list[float | None]) -> None:
-    answer = parse_list_answer(raw)
-
-    assert (answer.items, answer.confidences) == (items, confs)
-
-
-@pytest.mark.parametrize(
-    "raw", ["{}", '{"tags": "cat"}', '{"tags": ["a", "b"], "confidence": [0.9]}', "[1, 2]", ""]
-)
-def test_unreadable_lists_raise(raw: str) -> None:
-    with pytest.raises(UnreadableOutput):
-        parse_list_answer(raw)
