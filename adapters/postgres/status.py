@@ -31,6 +31,24 @@ UNKNOWN_WRITES_SQL = (
     " FROM receipts r WHERE r.status IN ('PENDING', 'UNKNOWN')) o GROUP BY tenant_id, adapter")
 
 
+#: How long past its lookup window a replay may still be running: its one resend's retries
+#: and a worker's restart fit well within it.
+REPLAY_MARGIN = "1 hour"
+#: Dead letters REPLAYED for longer than their replay can run (its lookup window, 10 minutes
+#: unless the request says, plus ``REPLAY_MARGIN``) whose write is still open: in no queue,
+#: since a replay that stops reopens its dead letter (ADR 0059) and one that settles the write
+#: settles the receipt. Its replay ended unseen (its run terminated or failed), never started
+#: (its command died after the claim), or stopped before that reopening existed with no end
+#: recorded (migration 0135 reopened those whose end was). PostgreSQL alone cannot tell a
+#: replay that still runs, so ``ops status`` names them for a person (ADR 0066). $1: now.
+STALE_REPLAYS_SQL = (
+    "SELECT d.id, d.replays, d.updated_at FROM dead_letters d WHERE d.status = 'REPLAYED'"
+    " AND EXISTS (SELECT 1 FROM receipts r WHERE r.action_key = d.action_key"
+    " AND r.status IN ('PENDING', 'UNKNOWN'))"
+    " AND d.updated_at < $1::timestamptz - COALESCE((d.replay_input ->> 'lookup_window')::interval,"
+    f" interval '10 minutes') - interval '{REPLAY_MARGIN}' ORDER BY d.id")
+
+
 class StatusStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
@@ -52,6 +70,7 @@ class StatusStore:
             dead = await conn.fetch(
                 "SELECT error_code, count(*) AS n FROM dead_letters"
                 " WHERE status IN ('OPEN', 'APPROVED') GROUP BY error_code ORDER BY error_code")
+            stale = await conn.fetch(STALE_REPLAYS_SQL, now)
             closed = await conn.fetch(
                 "SELECT adapter, tenant_id, reason, changed_by, changed_at FROM kill_switches"
                 " WHERE closed ORDER BY adapter, tenant_id")
@@ -73,6 +92,9 @@ class StatusStore:
             "unknown_writes_moved_aside": sum(r["aside"] for r in unknown),
             "unknown_writes_closed_by_hand": sum(r["closed"] for r in unknown),
             "dead_letters": [{"reason": r["error_code"], "count": r["n"]} for r in dead],
+            "stale_replays": [{"dead_letter": r["id"], "replay": r["replays"],
+                               "claimed_age_s": (now - r["updated_at"]).total_seconds()}
+                              for r in stale],
             "closed_switches": [dict(r) for r in closed],
             "last_sweep": dict(sweep) if sweep else None,
             "outbox": outbox_totals(outbox),

@@ -34,6 +34,10 @@ def needs_a_human(snap: dict[str, Any], *, max_past_sla: int, max_unknown: int,
     dead = sum(r["count"] for r in snap["dead_letters"])
     if dead > max_dead_letters:
         why.append(f"{dead} dead letter(s) waiting (limit {max_dead_letters})")
+    if snap.get("stale_replays"):  # in no queue: a person finds out how its replay ended
+        ids = ", ".join(str(r["dead_letter"]) for r in snap["stale_replays"])
+        why.append(f"{len(snap['stale_replays'])} replayed dead letter(s) in no queue: "
+                   f"{ids} (docs/runbook.md, Dead letters)")
     for row in snap["states"]:
         # AWAITING_REVIEW waits for people by design: its limit is the SLA, counted above.
         age = row["oldest_age_s"]
@@ -68,6 +72,11 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
     aside_text = f" ({', '.join(apart)})" if apart else ""
     click.echo(f"unknown writes open: {snap['open_unknown_writes']}{aside_text}"
                f" · dead letters: {dead}")
+    if snap.get("stale_replays"):
+        click.echo("replayed dead letters in no queue (the write still open, replayed longer "
+                   "ago than a replay runs): " + ", ".join(
+                       f"{r['dead_letter']} (replay {r['replay']}, claimed "
+                       f"{_age(r['claimed_age_s'])} ago)" for r in snap["stale_replays"]))
     switches = ", ".join(f"{r['adapter']}/{r['tenant_id']}" for r in snap["closed_switches"])
     click.echo(f"closed kill switches: {switches or 'none'}")
     box = snap["outbox"]
