@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tollgate.bench.goals import all_cpu_ms, evaluate, load_words, markdown, render_goals
+from tollgate.bench.goals import all_cpu_ms, evaluate, markdown, render_goals
+from tollgate.bench.load import load_words
 
 
 def pipeline(events_per_s: float, cpu: dict[str, float], ack: tuple[float, float],

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from tollgate.bench.bracket import phase_order
-from tollgate.bench.goals import as_json, evaluate, machine_load
+from tollgate.bench.goals import as_json, evaluate
+from tollgate.bench.load import machine_load
 from tollgate.bench.render import render
 from tollgate.bench.report import headline, ratios, verdicts
 from tollgate.bench.stats import environment

@@ -1,18 +1,17 @@
 """Issue 33's goals, judged from one bench report: each goal's figure and whether it was met,
-and the machine's load during the run (a loaded machine moves events/s and latency far more
-than CPU per event). The CPU and throughput goals also print their ratio's range over pairs of
-neighbouring rounds (``spread.py``); the verdict stays on the phase's figure. Pure functions of
-the report dict; ``render.py`` prints them and ``command.py`` stores them in ``--json`` under
-``goals``.
+with the machine's load during the run beside them (``load.py``). The CPU and throughput goals
+also print their ratio's range over pairs of neighbouring rounds (``spread.py``); the verdict
+stays on the phase's figure. Pure functions of the report dict; ``render.py`` prints them and
+``command.py`` stores them in ``--json`` under ``goals``.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from tollgate.bench.bracket import drift, plains, reference
+from tollgate.bench.load import load_words
 from tollgate.bench.spread import CPU, THROUGHPUT, all_cpu_ms, pair_ratios, span, span_words
 from tollgate.bench.stats import ratio
 
@@ -28,8 +27,6 @@ HISTORY_EVENTS, HISTORY_UPSERTS = 40, 2
 REPLAY_PER_S = 80
 #: Distinct throughput the duplicates phase may lose, and the parked phase; the worker's RSS.
 DUPLICATE_LOSS, PARKED_LOSS, PARKED_RSS_MB = 0.05, 0.10, 200
-#: A 1-minute load average under this (whole machine) counts as quiet, as issue 33 put it.
-QUIET_LOAD = 1.0
 
 
 @dataclass(frozen=True)
@@ -40,27 +37,6 @@ class Goal:
     met: bool | None  # None: this run cannot tell (phase not run, figure missing)
     #: The lowest and highest ratio over pairs of neighbouring rounds (spread.py); not judged.
     rounds: tuple[float, float] | None = None
-
-
-def machine_load() -> dict[str, float | int | None]:
-    """The 1-, 5- and 15-minute load averages now, and the CPU count they are relative to."""
-    try:
-        one, five, fifteen = os.getloadavg()
-    except OSError:
-        return {"load_1m": None, "load_5m": None, "load_15m": None, "cpus": os.cpu_count()}
-    return {"load_1m": round(one, 2), "load_5m": round(five, 2), "load_15m": round(fifteen, 2),
-            "cpus": os.cpu_count()}
-
-
-def load_words(load: dict[str, Any] | None) -> str:
-    """'load 0.4 -> 2.1 (1 min) on 2 CPUs: loaded' from ``{"start": ..., "end": ...}``."""
-    if not load or not load.get("start") or not load.get("end"):
-        return "load not recorded"
-    start, end = load["start"]["load_1m"], load["end"]["load_1m"]
-    if start is None or end is None:
-        return "load not readable here"
-    kind = "quiet" if max(start, end) < QUIET_LOAD else "loaded"
-    return f"load {start:g} -> {end:g} (1 min) on {load['end']['cpus']} CPUs: {kind}"
 
 
 def _at_most(q: float | None, limit: float) -> bool | None:

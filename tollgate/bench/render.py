@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from tollgate.bench.bracket import PLAIN_AGAIN, plains, reference
-from tollgate.bench.goals import PARKED_LOSS, PARKED_RSS_MB, all_cpu_ms, load_words, render_goals
+from tollgate.bench.goals import PARKED_LOSS, PARKED_RSS_MB, all_cpu_ms, render_goals
+from tollgate.bench.load import load_words
 from tollgate.bench.report import ROWS, baselines, dig, headline, ratios, shape_warnings, verdicts
 from tollgate.bench.slowest import slowest_line
 from tollgate.bench.stats import ratio

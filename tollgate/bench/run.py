@@ -19,8 +19,8 @@ from temporalio.client import Client
 from adapters.broker.cancel import within
 from tollgate.bench.baseline import BASELINES
 from tollgate.bench.events import Events
-from tollgate.bench.goals import machine_load
 from tollgate.bench.history import history_shapes
+from tollgate.bench.load import machine_load
 from tollgate.bench.parked import PARKED_TENANT, park
 from tollgate.bench.pgstats import PgStats
 from tollgate.bench.pipeline import event_outcome, submit_event
