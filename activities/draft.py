@@ -40,8 +40,9 @@ from adapters.ports.models import DraftProvider, ModelAnswer
 from contracts import DraftRequest, DraftResult, Flag
 from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import ErrorClass, TollgateError
-from policies.draft_validator import inspect_draft, redact, scan_context, stopping
+from policies.draft_validator import inspect_draft, scan_context, stopping
 from policies.prompts import build_prompt, prompt_version_for
+from policies.sensitive import redact
 
 EXCERPT_CHARS = 500
 log = structlog.get_logger("tollgate.draft")

@@ -47,7 +47,7 @@ from policies.taint import (
     looks_like_name,
 )
 
-__all__ = ["inspect_draft", "redact", "scan_context", "scan_context_for_injection", "stopping",
+__all__ = ["inspect_draft", "scan_context", "scan_context_for_injection", "stopping",
            "validate_draft"]
 
 _REF = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){1,4}")

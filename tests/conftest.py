@@ -40,12 +40,8 @@ from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, lo
 from tollgate.config.service import CodecSettings
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due
-from tollgate.dev.stack import (
-    SEARCH_ATTRIBUTES,
-    search_attribute_args,
-    start_embedded_postgres,
-    stop_embedded_postgres,
-)
+from tollgate.dev.postgres import start_embedded_postgres, stop_embedded_postgres
+from tollgate.dev.stack_config import SEARCH_ATTRIBUTES, search_attribute_args
 from tollgate.dev.standins import StandIns, start_standins
 from tollgate.observability import tracing
 from worker import draft_worker, main_worker

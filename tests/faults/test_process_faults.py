@@ -28,7 +28,7 @@ from tests.conftest import fresh_key, signed_event, worker_settings
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
 from tests.pg_folder import pg_folder
-from tollgate.dev.stack import start_embedded_postgres, stop_embedded_postgres
+from tollgate.dev.postgres import start_embedded_postgres, stop_embedded_postgres
 from worker import main_worker
 
 

@@ -17,9 +17,9 @@ from tollgate.config.settings import Settings
 from tollgate.http import review_service as rs
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services, TemporalLink
-from tollgate.http.identity import verifier_from_settings
 from tollgate.http.ratelimit import TenantRateLimiter
 from tollgate.http.webhook_auth import body_signature
+from tollgate.runtime.identity import verifier_from_settings
 
 
 def http_settings(database_url: str, state_dir: Path, temporal_address: str = "127.0.0.1:1",

@@ -10,7 +10,7 @@ import pytest
 from tollgate.cli import main
 from tollgate.cli.review import identity_of
 from tollgate.config.settings import Settings
-from tollgate.http.identity import issue_dev_token
+from tollgate.runtime.identity import issue_dev_token
 
 
 def settings(state: Path) -> Settings:

@@ -27,8 +27,8 @@ from tests.http.conftest import signed_headers
 from tests.http.test_standard_webhooks import webhook_headers
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services
-from tollgate.http.identity import issue_dev_token
 from tollgate.http.webhook_auth import standard_secret
+from tollgate.runtime.identity import issue_dev_token
 
 CASES = settings(max_examples=8, deadline=None, derandomize=True,
                  suppress_health_check=list(HealthCheck))

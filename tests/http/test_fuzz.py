@@ -19,7 +19,7 @@ from tests.conftest import fresh_key
 from tests.http.conftest import post_events, signed_headers
 from tollgate.dev.demo import care_due
 from tollgate.http.deps import Services
-from tollgate.http.identity import issue_dev_token
+from tollgate.runtime.identity import issue_dev_token
 
 FUZZ = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -26,7 +26,7 @@ from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE, fresh_key
 from tests.http.conftest import post_events
 from tollgate.dev.demo import care_due
 from tollgate.http.deps import Services
-from tollgate.http.identity import issue_dev_token
+from tollgate.runtime.identity import issue_dev_token
 
 HOSTILE = settings(max_examples=40, deadline=None,
                    suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -35,9 +35,9 @@ from tollgate.dev.demo import care_due
 from tollgate.dev.standins import StandIns
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services, TemporalLink
-from tollgate.http.identity import verifier_from_settings
 from tollgate.http.ratelimit import TenantRateLimiter
 from tollgate.http.relay import RelayPolicy, run_relay
+from tollgate.runtime.identity import verifier_from_settings
 from worker import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e

@@ -16,7 +16,7 @@ from tests.eventually import eventually
 from tests.http.browser import ARGS, CHROMIUM, artifacts, inbox_stack, log_in, needs_chromium
 from tests.http.test_reviews import produce
 from tollgate.dev.standins import StandIns
-from tollgate.http.identity import issue_dev_token
+from tollgate.runtime.identity import issue_dev_token
 
 pytestmark = pytest.mark.e2e
 

@@ -23,8 +23,8 @@ from tests.http.browser import ARGS, CHROMIUM, Inbox, artifacts, inbox_stack, lo
 from tests.http.conftest import signed_headers
 from tollgate.dev.demo import care_due
 from tollgate.dev.standins import StandIns
-from tollgate.http.identity import issue_dev_token
 from tollgate.http.relay import relay_once
+from tollgate.runtime.identity import issue_dev_token
 
 pytestmark = pytest.mark.e2e
 PHONE = {"width": 390, "height": 844}

@@ -13,7 +13,7 @@ from contracts.errors import InvalidInput
 from contracts.tagging import ItemCapture, JobFailure
 from policies.tagging import tag_key
 from tollgate.http.deps import Services
-from tollgate.http.identity import issue_dev_token
+from tollgate.runtime.identity import issue_dev_token
 
 
 def bearer(svc: Services, user: str, *, tenant: str = "acme",

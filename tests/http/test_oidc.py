@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tollgate.config.settings import Settings
 from tollgate.http.deps import Services
-from tollgate.http.identity import (
+from tollgate.runtime.identity import (
     DEV_AUDIENCE,
     DEV_ISSUER,
     IdentityError,

@@ -23,8 +23,7 @@ from tests.eventually import eventually
 from tests.http.conftest import http_settings, signed_headers
 from tests.ports import free_port
 from tollgate.dev.demo import care_due
-from tollgate.dev.stack import search_attribute_args
-from tollgate.dev.stack_config import SPEED_ARGS
+from tollgate.dev.stack_config import SPEED_ARGS, search_attribute_args
 from tollgate.dev.standins import StandIns
 from tollgate.http.app import serve
 from tollgate.runtime.client import build_client

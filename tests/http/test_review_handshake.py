@@ -19,8 +19,8 @@ from tests.http.test_reviews import produce, stack, token
 from tests.review_queries import QueryCounter, counting
 from tollgate.dev.standins import StandIns
 from tollgate.http.deps import Services
-from tollgate.http.identity import issue_dev_token
 from tollgate.http.inbox import CSRF_COOKIE
+from tollgate.runtime.identity import issue_dev_token
 
 pytestmark = pytest.mark.e2e
 __all__ = ["stack"]  # the fixture, shared with the review API's tests

@@ -27,10 +27,15 @@ from tollgate.dev.demo import care_due
 from tollgate.dev.standins import StandIns
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services, TemporalLink
-from tollgate.http.identity import DEV_AUDIENCE, DEV_ISSUER, issue_dev_token, verifier_from_settings
 from tollgate.http.inbox import CSRF_COOKIE
 from tollgate.http.ratelimit import TenantRateLimiter
 from tollgate.http.relay import relay_once
+from tollgate.runtime.identity import (
+    DEV_AUDIENCE,
+    DEV_ISSUER,
+    issue_dev_token,
+    verifier_from_settings,
+)
 from worker import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from contracts import Draft, DraftRequest, EventRef
-from policies.draft_validator import redact, scan_context_for_injection, validate_draft
+from policies.draft_validator import scan_context_for_injection, validate_draft
 from policies.prompts import CONTEXT_CLOSE, build_prompt, draft_json_schema
+from policies.sensitive import redact
 
 CORPUS = json.loads((Path(__file__).parents[1] / "fixtures" / "draft_corpus.json").read_text())
 LINKS = frozenset(CORPUS["link_allowlist"])

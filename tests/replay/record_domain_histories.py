@@ -24,7 +24,8 @@ from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_scenes import DOWN_CONSUMER, OrderDesk, domain_scenes
 from tollgate.dev.endpoints import stack_env
-from tollgate.dev.stack import DevStack, Ports
+from tollgate.dev.stack import DevStack
+from tollgate.dev.stack_config import Ports
 from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker
 

@@ -25,7 +25,8 @@ from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_triage import message_received
 from tollgate.dev.endpoints import stack_env
-from tollgate.dev.stack import DevStack, Ports
+from tollgate.dev.stack import DevStack
+from tollgate.dev.stack_config import Ports
 from tollgate.intake.submit import submit
 from tollgate.runtime.client import build_client
 from tollgate.runtime.identity import issue_dev_token

@@ -21,7 +21,8 @@ from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due, signed, wait_state
 from tollgate.dev.endpoints import stack_env
-from tollgate.dev.stack import DevStack, Ports, temporal_binary
+from tollgate.dev.stack import DevStack
+from tollgate.dev.stack_config import Ports, temporal_binary
 from tollgate.observability.logs import configure_logging
 from tollgate.runtime.client import build_client
 from worker import draft_worker, main_worker

@@ -23,8 +23,10 @@ from tests.pg_folder import answer_in_a_process
 from tollgate.codec.files import private_dir
 from tollgate.codec.payload import ensure_keys_file
 from tollgate.codec.server import start_dev_codec_server
+from tollgate.dev.dev_keys import ensure_tenants_file
 from tollgate.dev.run import start_extra_workers
-from tollgate.dev.stack import DevStack, Ports, ensure_tenants_file, free_port
+from tollgate.dev.stack import DevStack
+from tollgate.dev.stack_config import Ports, free_port
 from tollgate.dev.standins.store import RecordStore
 from tollgate.ops.backup import backup
 from tollgate.runtime.identity import DEV_KEY_FILE, dev_private_key

@@ -16,7 +16,8 @@ import pytest
 from tests.ports import free_port
 from tests.security.test_canary import FIRST_NAME, hits, run_canary
 from tollgate.dev.endpoints import ui_url
-from tollgate.dev.stack import DevStack, Ports
+from tollgate.dev.stack import DevStack
+from tollgate.dev.stack_config import Ports
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
     shutil.which("chromium") is None,

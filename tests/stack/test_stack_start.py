@@ -11,7 +11,8 @@ import pytest
 
 from tests.pg_folder import answer_in_a_process
 from tests.stack.devproc import stack_folder
-from tollgate.dev.stack import DevStack, Ports, StackError
+from tollgate.dev.stack import DevStack
+from tollgate.dev.stack_config import Ports, StackError
 
 #: Stand-ins only: with both addresses given, no Temporal or PostgreSQL is started.
 OUTSIDE = {"database_url": "postgresql://unused/", "temporal_address": "127.0.0.1:1"}

@@ -99,7 +99,8 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
     from tollgate.bench.pgstats import PgStats
     from tollgate.bench.run import Bench  # heavy: only when the bench runs
     from tollgate.dev.endpoints import stack_env
-    from tollgate.dev.stack import DevStack, Ports, free_port, temporal_binary
+    from tollgate.dev.stack import DevStack
+    from tollgate.dev.stack_config import Ports, free_port, temporal_binary
 
     stack = DevStack(state_dir=state_dir, ports=Ports(
         temporal=free_port(), ui=free_port(), crm=0, messaging=0))

@@ -25,7 +25,8 @@ from contracts.tagging import ItemCapture, JobState
 from tollgate.config.settings import Settings, default_process_variable
 from tollgate.dev.endpoints import stack_env
 from tollgate.dev.postgres import short_runtime_dir
-from tollgate.dev.stack import DevStack, Ports, free_port
+from tollgate.dev.stack import DevStack
+from tollgate.dev.stack_config import Ports, free_port
 from tollgate.intake.items import save_item, temporal_starter
 from tollgate.runtime.client import build_client
 from workflows.process_event import DRAFT_TASK_QUEUE

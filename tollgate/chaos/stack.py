@@ -6,7 +6,8 @@ import asyncio
 import json
 from pathlib import Path
 
-from tollgate.dev.stack import DevStack, Ports, StackError, free_port
+from tollgate.dev.stack import DevStack
+from tollgate.dev.stack_config import Ports, StackError, free_port
 
 #: How long the stand-in declares a write it holds may stay invisible to a lookup. Its slowest
 #: lookup fault hides a write for 1.5 s; 30 s leaves a wide margin under restarts, and spares

@@ -40,7 +40,7 @@ def token(reviewer: str, role: str, tenant: str, hours: float) -> int:
     """Print a local reviewer token signed by the dev key in the state folder (for the inbox,
     the review API and `tollgate review ... --token`)."""
     from tollgate.config.settings import Settings
-    from tollgate.http.identity import issue_dev_token
+    from tollgate.runtime.identity import issue_dev_token
 
     click.echo(issue_dev_token(Settings.from_env().state_dir, reviewer=reviewer, role=role,
                                tenant=tenant, ttl_s=int(hours * 3600)))

@@ -26,7 +26,8 @@ from policies.signing import sign_json
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_evidence import gather, missing
 from tollgate.dev.endpoints import stack_env, ui_url
-from tollgate.dev.stack import DevStack, Ports, free_port
+from tollgate.dev.stack import DevStack
+from tollgate.dev.stack_config import Ports, free_port
 from tollgate.intake.submit import describe, submit
 from tollgate.runtime.client import build_client
 from tollgate.runtime.identity import issue_dev_token

@@ -23,13 +23,10 @@ from tollgate.dev.guard import Guard
 from tollgate.dev.postgres import postmaster_pid, start_embedded_postgres, stop_embedded_postgres
 from tollgate.dev.stack_config import (
     DEMO_TENANTS,
-    SEARCH_ATTRIBUTES,
     Ports,
     StackError,
     ensure_free,
     free_port,
-    search_attribute_args,
-    temporal_binary,
     wait_listening,
 )
 from tollgate.dev.stack_standins import start_stack_standins
@@ -42,10 +39,6 @@ from tollgate.dev.state_folder import (
     write_pid_file,
 )
 from tollgate.dev.temporal_server import dev_server_args, launch_dev_server, stop_dev_server
-
-__all__ = ["DEMO_TENANTS", "SEARCH_ATTRIBUTES", "DevStack", "Ports", "StackError", "free_port",
-           "search_attribute_args", "start_embedded_postgres", "stop_embedded_postgres",
-           "temporal_binary"]
 
 
 @dataclass

@@ -109,7 +109,7 @@ def install_docs(app: FastAPI) -> None:
 async def build_services(settings: Settings) -> AsyncIterator[Services]:
     """The services of one process, from settings; the pool is closed on exit."""
     from adapters.postgres.store import create_pool
-    from tollgate.http.identity import verifier_from_settings
+    from tollgate.runtime.identity import verifier_from_settings
 
     if not settings.dsn:
         raise SystemExit("no PostgreSQL: set DATABASE_URL or start `tollgate dev`")

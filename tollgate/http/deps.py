@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import asyncpg
     from temporalio.client import Client
 
-    from tollgate.http.identity import Verifier
+    from tollgate.runtime.identity import Verifier
 
 #: A Temporal client that cannot connect within this says so (503) instead of hanging a reviewer.
 CONNECT_TIMEOUT_S = 5.0

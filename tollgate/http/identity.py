@@ -6,21 +6,7 @@ from __future__ import annotations
 
 from fastapi import HTTPException, Request
 
-from tollgate.runtime.identity import (
-    DEV_AUDIENCE,
-    DEV_ISSUER,
-    DEV_KEY_FILE,
-    Identity,
-    IdentityError,
-    Verifier,
-    dev_private_key,
-    issue_dev_token,
-    verifier_from_settings,
-)
-
-__all__ = ["DEV_AUDIENCE", "DEV_ISSUER", "DEV_KEY_FILE", "TOKEN_COOKIE", "Identity",
-           "IdentityError", "Verifier", "caller", "dev_private_key", "issue_dev_token",
-           "verifier_from_settings"]
+from tollgate.runtime.identity import Identity, IdentityError, Verifier
 
 #: Where the web inbox keeps the token (HttpOnly, SameSite=Strict).
 TOKEN_COOKIE = "tollgate_token"  # noqa: S105 - a cookie name, not a secret

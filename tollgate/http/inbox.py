@@ -25,7 +25,8 @@ from starlette.datastructures import FormData
 
 from tollgate.http import review_service as rs
 from tollgate.http.deps import Services, services
-from tollgate.http.identity import TOKEN_COOKIE, Identity, IdentityError
+from tollgate.http.identity import TOKEN_COOKIE
+from tollgate.runtime.identity import Identity, IdentityError
 
 router = APIRouter(include_in_schema=False)
 Svc = Annotated[Services, Depends(services)]

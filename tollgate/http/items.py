@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tollgate.http.deps import Services, services
 from tollgate.http.edge_errors import EdgeInvalid, EdgeRoute, Refusal
 from tollgate.http.idempotency import KEY_REUSED, IdempotencyKey, once
-from tollgate.http.identity import Identity
 from tollgate.http.reviews import Who
+from tollgate.runtime.identity import Identity
 
 router = APIRouter(tags=["items"], route_class=EdgeRoute)
 Svc = Annotated[Services, Depends(services)]

@@ -20,7 +20,6 @@ from contracts import ReviewDecision, ReviewTicket
 from contracts.base import ID_PATTERN
 from contracts.triage import Assignment
 from tollgate.http.deps import Services
-from tollgate.http.identity import Identity
 from tollgate.http.review_evidence import evidence_fields
 from tollgate.ops.review_ticket import (
     DECISION_TIMEOUT,
@@ -29,6 +28,7 @@ from tollgate.ops.review_ticket import (
     how_it_ended,
     open_end,
 )
+from tollgate.runtime.identity import Identity
 
 QUERY_TIMEOUT = timedelta(seconds=10)
 #: What a workflow id of this project can look like (``event/{tenant}/{key}``,

@@ -15,7 +15,8 @@ from tollgate.http import review_service as rs
 from tollgate.http.deps import Services, services
 from tollgate.http.edge_errors import EdgeInvalid, EdgeRoute, Refusal
 from tollgate.http.idempotency import KEY_REUSED, IdempotencyKey, once
-from tollgate.http.identity import Identity, caller
+from tollgate.http.identity import caller
+from tollgate.runtime.identity import Identity
 
 router = APIRouter(tags=["reviews"], route_class=EdgeRoute)
 Svc = Annotated[Services, Depends(services)]
