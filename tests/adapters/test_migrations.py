@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 from adapters.postgres import pool as pool_module
 from adapters.postgres.audit import AuditStore, chain_shard
 from adapters.postgres.pool import MigrationChecksumError, migrate
-from tests.conftest import _with_database
+from tests.pg_databases import empty_database
 
 SHIPPED = Path(pool_module.__file__).parent / "migrations"
 CHECKSUMS = "0070_migration_checksums.sql"
@@ -25,11 +24,8 @@ CHECKSUMS = "0070_migration_checksums.sql"
 @pytest.fixture
 async def empty_pool(pg_server: str) -> AsyncIterator[asyncpg.Pool]:
     """A pool on a database of its own with no schema at all (not even schema_migrations)."""
-    name = f"mig_{uuid.uuid4().hex[:10]}"
-    admin = await asyncpg.connect(pg_server)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    await admin.close()
-    made = await asyncpg.create_pool(_with_database(pg_server, name), min_size=1, max_size=2)
+    made = await asyncpg.create_pool(await empty_database(pg_server, "mig"), min_size=1,
+                                     max_size=2)
     yield made
     await made.close()
 

@@ -24,7 +24,7 @@ from adapters.postgres.receipts import ReceiptStore
 from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest
 from contracts.sweep import SweepRequest
 from tests.cli.helpers import run_ops
-from tests.cli.test_ops_status import status
+from tests.cli.ops_status_support import status
 from tests.cli.test_unknown_write_moved_aside import (
     EmptyTarget,
     figures,

@@ -3,24 +3,19 @@ one line naming the file, exit 1 (docs/cli.md), nothing applied (docs/adr/0024).
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import asyncpg
 
 from tests.cli.helpers import base_env, tollgate
-from tests.conftest import _with_database
+from tests.pg_databases import empty_database
 from tollgate.runtime.exits import Exit
 
 
 async def test_an_edited_applied_migration_fails_in_one_line_naming_it(
     pg_server: str, tmp_path: Path
 ) -> None:
-    name = f"m_{uuid.uuid4().hex[:10]}"
-    admin = await asyncpg.connect(pg_server)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    await admin.close()
-    env = base_env(tmp_path / "state", DATABASE_URL=_with_database(pg_server, name))
+    env = base_env(tmp_path / "state", DATABASE_URL=await empty_database(pg_server, "m"))
     assert tollgate("ops", "migrate", env=env).code == Exit.OK
     conn = await asyncpg.connect(env["DATABASE_URL"])
     try:

@@ -5,29 +5,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import asyncpg
 import pytest
 
 from tests.cli.helpers import base_env, tollgate
-from tests.conftest import fresh_key
+from tests.cli.ops_status_support import add_event, status
 from tests.pg_databases import fresh_database
 from tollgate.runtime.exits import Exit
-
-
-async def add_event(conn: asyncpg.Connection, tenant: str, state: str, age: timedelta,
-                    review_due_in: timedelta | None = None) -> None:
-    now = datetime.now(UTC)
-    key = fresh_key()
-    await conn.execute(
-        "INSERT INTO events (workflow_id, run_id, tenant_id, idempotency_key, event_id,"
-        " event_type, schema_version, entity_id, correlation_id, payload_fingerprint,"
-        " occurred_at, received_at, state, updated_at, review_due_at)"
-        " VALUES ($1, 'r', $2, $3, $3, 'CARE_DUE', 3, 'C-1', 'c', 'fp', $4, $4, $5, $6, $7)",
-        f"event/{tenant}/{key}", tenant, key, now - age, state, now - age,
-        now + review_due_in if review_due_in is not None else None)
 
 
 @pytest.fixture
@@ -55,14 +42,6 @@ async def troubled(pg_server: str) -> AsyncIterator[str]:
         " VALUES ('messaging', 'acme', true, 'incident', 'kim')")
     await conn.close()
     yield url
-
-
-def status(url: str, tmp_path: Path, *args: str, temporal: str | None = None
-           ) -> tuple[int, str]:
-    extra = {"TEMPORAL_ADDRESS": temporal} if temporal else {}
-    said = tollgate("ops", "status", *args, env=base_env(tmp_path, DATABASE_URL=url, **extra))
-    assert said.clean(), said.text
-    return said.code, said.out
 
 
 def test_a_calm_system_needs_nobody(calm: str, temporal: str, tmp_path: Path) -> None:

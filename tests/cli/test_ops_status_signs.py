@@ -15,7 +15,7 @@ import pytest
 
 from adapters.postgres.metrics import MetricsStore
 from tests.cli.helpers import base_env, tollgate
-from tests.cli.test_ops_status import add_event
+from tests.cli.ops_status_support import add_event
 from tests.conftest import TEST_KEYS_FILE
 from tests.pg_databases import fresh_database
 from tollgate.codec.payload import load_key_ring

@@ -17,7 +17,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.cli.helpers import said_by
-from tests.cli.test_ops_status import add_event
+from tests.cli.ops_status_support import add_event
 from tests.conftest import worker_settings
 from tests.grpc_refusal import refusing
 from tests.pg_databases import fresh_database

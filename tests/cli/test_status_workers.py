@@ -13,7 +13,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.cli.helpers import live_settings, said_by
-from tests.cli.test_ops_status import add_event
+from tests.cli.ops_status_support import add_event
 from tests.conftest import signed_event, start, wait_review, worker_settings
 from tests.pg_databases import fresh_database
 from tollgate.cli.ops import ops

@@ -26,7 +26,7 @@ from contracts import ActionRequest, EventRef, ReceiptStatus
 from contracts.actions import UNRECONCILED_CODE, UNRECONCILED_OWNER, UNRECONCILED_PLAN
 from contracts.sweep import SweepRequest
 from policies.keys import action_key
-from tests.cli.test_ops_status import status
+from tests.cli.ops_status_support import status
 from tests.conftest import fresh_key
 from tests.pg_databases import fresh_database
 from tollgate.cli.ops_status import needs_a_human

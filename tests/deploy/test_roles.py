@@ -4,24 +4,19 @@ without a token it could share with the Web UI."""
 
 from __future__ import annotations
 
-import uuid
-
 import asyncpg
 import pytest
 
 from tests.cli.helpers import run_ops
-from tests.conftest import TEST_KEYS_FILE, _with_database
+from tests.conftest import TEST_KEYS_FILE
+from tests.pg_databases import empty_database
 from tollgate.codec.server import main as codec_main
 from tollgate.config.settings import Settings
 
 
 async def test_migrate_job_applies_the_schema_once(pg_server: str,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    name = f"m_{uuid.uuid4().hex[:10]}"
-    admin = await asyncpg.connect(pg_server)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    await admin.close()
-    url = _with_database(pg_server, name)
+    url = await empty_database(pg_server, "m")
     settings = Settings.from_env({"DATABASE_URL": url})
     assert await run_ops(["migrate"], settings) == 0
     assert "applied 0001_init.sql" in capsys.readouterr().out
