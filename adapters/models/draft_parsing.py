@@ -227,8 +227,3 @@ def _findings(exc: ValidationError) -> list[str]:
         )
         findings.append(f"schema_invalid:{loc or '_'}:{error['type']}")
     return sorted(set(findings))
-
-
-#: When a provider's 429 names no delay. Long enough not to hammer a limited key, short enough
-#: for review. (The header itself is read by ``adapters.http.common.retry_after``.)
-PROVIDER_RETRY_AFTER = 5.0

@@ -13,13 +13,17 @@ from typing import Any, Protocol
 
 from adapters.http.common import retry_after
 from adapters.models.answer_errors import Failure, answer_failure
-from adapters.models.draft_parsing import PROVIDER_RETRY_AFTER, parse_draft
+from adapters.models.draft_parsing import parse_draft
 from adapters.models.postmortem_parsing import parse_postmortem
 from adapters.models.triage_parsing import parse_triage
 from adapters.ports.models import ModelAnswer, PostmortemAnswer, TokenUsage, TriageAnswer
 from contracts import DraftPrompt
 from contracts.errors import RateLimited, RejectedError, RetryableError
 from contracts.incident import PostmortemPrompt
+
+#: When a provider's 429 names no delay. Long enough not to hammer a limited key, short enough
+#: for review. (The header itself is read by ``adapters.http.common.retry_after``.)
+PROVIDER_RETRY_AFTER = 5.0
 
 
 class _SdkClient(Protocol):
