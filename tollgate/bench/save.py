@@ -50,8 +50,9 @@ async def bench_save(items: int, model_delay: float) -> tuple[list[float], list[
     state = Path(tempfile.mkdtemp(prefix="tollgate-bench-save-"))
     stack = DevStack(state_dir=state, ports=Ports(temporal=free_port(), ui=free_port(), crm=0,
                                                   messaging=0))
-    await asyncio.to_thread(stack.start)
     try:
+        # Inside the try: a start that fails has stopped what it started, and the folder goes.
+        await asyncio.to_thread(stack.start)
         settings = Settings.from_env(stack_env(stack))
         assert settings.dsn
         client = await build_client(settings.temporal_address, env=settings.env)
