@@ -19,7 +19,9 @@ from contracts.actions import (
     UNRECONCILED_CODE,
     UNRECONCILED_OWNER,
     UNRECONCILED_PLAN,
+    ReplayEnd,
     ReplaySettle,
+    replay_number,
 )
 from contracts.errors import ErrorClass, RejectedError
 from policies.redaction import redact
@@ -47,9 +49,8 @@ def _replay(request: ReconcileRequest, how: str) -> ReplaySettle | None:
     (``reconcile/KEY/replay-N``: ``tollgate.ops.actions.replay_workflow_id``)."""
     if request.replay_of is None:
         return None
-    number = (activity.info().workflow_id or "").rpartition("/replay-")[2]
     return ReplaySettle(dead_letter=request.replay_of,
-                        number=int(number) if number.isdigit() else None, how=how)
+                        number=replay_number(activity.info().workflow_id or ""), how=how)
 
 
 class ReconcileActivities:
@@ -128,3 +129,15 @@ class ReconcileActivities:
             action_key=action.action_key,
             replay_input=request.model_dump(mode="json", exclude={"action_token"}),
         )
+
+    @activity.defn
+    async def record_replay_end(self, end: ReplayEnd) -> None:
+        """The replay run's own end, as it ends (ADR 0069): PostgreSQL tells a finished replay
+        from a running one whether or not the command that started it is still waiting."""
+        if end.number is None:  # not started as a replay (no replay-N id): nothing to key it by
+            log.warning("record_replay_end", dead_letter=end.dead_letter, recorded=False)
+            return
+        recorded = await self.ops.record_replay_result(end.dead_letter, actor=None,
+                                                       replay=end.number, result=end.result)
+        log.info("record_replay_end", dead_letter=end.dead_letter, replay=end.number,
+                 result=end.result, recorded=recorded)

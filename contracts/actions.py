@@ -149,6 +149,28 @@ class ReplaySettle(Frozen):
     how: str
 
 
+#: How a dead letter's replay run ended (``ReplayEnd.result``): its ``ReconcileResult`` status,
+#: or ``failed`` (a step gave up for good) or ``cancelled`` (asked to stop) when it returned none.
+ReplayOutcome = Literal["succeeded", "resent", "stopped", "rejected", "failed", "cancelled"]
+
+
+class ReplayEnd(Frozen):
+    """The end of replay ``number`` (None when its run id does not say) of dead letter
+    ``dead_letter``, written by the replay's own run as it ends (ADR 0069): one
+    ``dlq_replay_result`` audit row per (dead letter, replay), a repeat writes nothing."""
+
+    dead_letter: int
+    number: int | None = None
+    result: ReplayOutcome
+
+
+def replay_number(workflow_id: str) -> int | None:
+    """The replay number a dead letter's replay run carries in its id
+    (``reconcile/KEY/replay-N``: ``tollgate.ops.actions.replay_workflow_id``), or None."""
+    number = workflow_id.rpartition("/replay-")[2]
+    return int(number) if number.isdigit() else None
+
+
 #: The dead letter of a write nothing could confirm or rule out: the reconciler's, when its
 #: lookups found nothing and a resend was not safe, and ``tollgate ops close --unresolved-write``'s
 #: for a run terminated mid-send whose receipt the target does not hold. One code, owner and plan,

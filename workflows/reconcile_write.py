@@ -4,29 +4,66 @@ Look the key up at the target with backoff until the window closes. Found: SUCCE
 target's id. Not found: resend once with the same key only if the target dedupes by key (the
 resend activity refuses otherwise) and the approval still covers it (the activity checks the
 action token's binding again: ADR 0049); else STOPPED with a dead letter for an operator. A target
-that cannot be looked up at all skips the window: waiting would tell nothing.
+that cannot be looked up at all skips the window: waiting would tell nothing. A dead letter's
+replay (``replay_of``) records its own end as it ends, whoever waits for it (ADR 0069).
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from activities.reconcile import ReconcileActivities
     from contracts import ReconcileRequest, ReconcileResult, target_task_queue
+    from contracts.actions import ReplayEnd, ReplayOutcome, replay_number
     from workflows import timeouts as t
 
 #: Patch id: a target without lookup no longer waits out the lookup window (issue 9).
 NO_LOOKUP_SKIPS_WINDOW = "no-lookup-skips-window"
 #: Patch id: lookups and the resend run on the target's own (rate-limited) task queue.
 TARGET_TASK_QUEUE = "target-task-queue"
+#: Patch id: a dead letter's replay run writes its own end (ADR 0069).
+REPLAY_RECORDS_ITS_END = "replay-records-its-end"
+
+#: A replay's end by its result's status; every other status it can return is ``stopped``.
+_SETTLED: dict[str, ReplayOutcome] = {"succeeded": "succeeded", "resent": "resent",
+                                      "rejected": "rejected"}
 
 
 @workflow.defn(name="ReconcileWrite")
 class ReconcileWriteWorkflow:
     @workflow.run
     async def run(self, request: ReconcileRequest) -> ReconcileResult:
+        if request.replay_of is None:
+            return await self._reconcile(request)
+        try:
+            result = await self._reconcile(request)
+        except (ActivityError, asyncio.CancelledError) as exc:
+            # The run ends without a result: a step gave up for good, or it was cancelled.
+            await self._record_end(request, "cancelled" if is_cancelled_exception(exc)
+                                   else "failed")
+            raise
+        await self._record_end(request, _SETTLED.get(result.status, "stopped"))
+        return result
+
+    async def _record_end(self, request: ReconcileRequest, result: ReplayOutcome) -> None:
+        """The replay's end in PostgreSQL (one row per replay), written by the run itself so
+        it is there however the command that started it fared. Replays started before the
+        patch end with no such step, as they did."""
+        if request.replay_of is None or not workflow.patched(REPLAY_RECORDS_ITS_END):
+            return
+        end = ReplayEnd(dead_letter=request.replay_of, result=result,
+                        number=replay_number(workflow.info().workflow_id))
+        await workflow.execute_activity_method(
+            ReconcileActivities.record_replay_end, end,
+            start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY,
+            summary=f"record how replay {end.number} of dead letter {end.dead_letter} ended",
+        )
+
+    async def _reconcile(self, request: ReconcileRequest) -> ReconcileResult:
         deadline = workflow.now() + request.lookup_window
         delay = t.RECONCILE_FIRST_DELAY
         attempts = 0

@@ -59,6 +59,16 @@ DEAD_LETTER_SQL = (f"WITH dl AS ({_DEAD_LETTER_INSERT}), {_reopen_audit('dl')}"
 #: where its numbers hold nothing yet (``recorded_beside``).
 DEAD_LETTER_AND_STEP_SQL = recorded_beside(_DEAD_LETTER_INSERT, then=_reopen_audit("side"))
 
+#: One ``dlq_replay_result`` row per (dead letter, replay): migration 0136's unique index
+#: decides, so the run's own write, a retry of it and the command's write make one row.
+REPLAY_RESULT_SQL = (
+    "INSERT INTO audit (actor, action, target, detail) SELECT coalesce($4::text, (SELECT"
+    " a.actor FROM audit a WHERE a.action = 'dlq_replay' AND a.target = $1"
+    " AND a.detail->>'replay' = $2::int::text ORDER BY a.id DESC LIMIT 1), 'replay'),"
+    " 'dlq_replay_result', $1, jsonb_build_object('replay', $2::int, 'result', $3::text)"
+    " ON CONFLICT (target, (detail->>'replay')) WHERE action = 'dlq_replay_result'"
+    " DO NOTHING RETURNING id")
+
 
 async def _audit(conn: PoolConnectionProxy, actor: str, action: str, target: str,
                  detail: dict[str, Any]) -> None:
@@ -228,13 +238,14 @@ class OpsStore:
         await self.pool.execute("UPDATE dead_letters SET replayed_workflow_id = $2 WHERE id = $1",
                                 dl_id, workflow_id)
 
-    async def record_replay_result(self, dl_id: int, *, actor: str, replay: int,
-                                   result: str) -> None:
+    async def record_replay_result(self, dl_id: int, *, actor: str | None, replay: int,
+                                   result: str) -> bool:
         """How replay ``replay`` of a dead letter ended (the reconciler's status), for the
-        ``tollgate_dlq_replays_total`` metric and the audit trail."""
-        async with self.pool.acquire() as conn:
-            await _audit(conn, actor, "dlq_replay_result", f"dead_letter/{dl_id}",
-                         {"replay": replay, "result": result})
+        ``tollgate_dlq_replays_total`` metric, the audit trail and migration 0135. Written by
+        the replay's run as it ends (ADR 0069); once per replay, a repeat writes nothing (False).
+        ``actor`` None: who claimed that replay (its ``dlq_replay`` row), else ``replay``."""
+        return await self.pool.fetchval(REPLAY_RESULT_SQL, f"dead_letter/{dl_id}", replay,
+                                        result, actor) is not None
 
     async def close_dead_letter(self, dl_id: int, *, actor: str, reason: str,
                                 replays: int | None = None, by_hand: bool = False) -> bool:

@@ -176,6 +176,8 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
     await ops.replay_started(dl_id, run_id)
     result: ReconcileResult = await client.execute_workflow(
         ReconcileWriteWorkflow.run, request, task_queue=task_queue, id=run_id)
+    # The run wrote its end as it ended (ADR 0069), so this writes nothing; kept for a run a
+    # worker from before that change ran, whose end only this command hears.
     await ops.record_replay_result(dl_id, actor=operator, replay=number, result=result.status)
     receipt_text = (f"receipt {result.receipt.status} {result.receipt.external_id or ''}"
                     if result.receipt else "no receipt")

@@ -54,3 +54,6 @@ class DeadLetterQueue(Protocol):
         replay_input: dict[str, Any] | None = None, step: StepRecord | None = None,
         replaces: ReplaySettle | None = None,
     ) -> None: ...
+
+    async def record_replay_result(self, dl_id: int, *, actor: str | None, replay: int,
+                                   result: str) -> bool: ...
