@@ -12,6 +12,7 @@ that would have waited is gone (Ctrl-C, a closed terminal). The run's own end is
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import uuid
@@ -22,7 +23,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
@@ -38,6 +39,7 @@ from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest, 
 from contracts.drafting import CustomerRecord
 from policies.keys import action_key
 from tests.conftest import fresh_key
+from tollgate.ops.actions import replay_dead_letter
 from workflows.reconcile_write import ReconcileWriteWorkflow
 
 HISTORIES = Path(__file__).parent.parent / "replay" / "histories"
@@ -78,9 +80,11 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
     await p.close()
 
 
-async def claimed_replay(pool: asyncpg.Pool, target: Target) -> tuple[int, ReconcileRequest]:
-    """An unknown write's ``unreconciled_write`` dead letter, approved and its replay 1
-    claimed by op.kim, as ``tollgate ops dlq replay`` leaves it just before it starts the run."""
+async def claimed_replay(pool: asyncpg.Pool, target: Target,
+                         claim: bool = True) -> tuple[int, ReconcileRequest]:
+    """An unknown write's ``unreconciled_write`` dead letter, approved and (``claim``) its
+    replay 1 claimed by op.kim, as ``tollgate ops dlq replay`` leaves it just before it starts
+    the run."""
     receipts, ops = ReceiptStore(pool), OpsStore(pool)
     event_id = fresh_key("evt")
     ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
@@ -102,15 +106,15 @@ async def claimed_replay(pool: asyncpg.Pool, target: Target) -> tuple[int, Recon
     dl_id = int(await pool.fetchval("SELECT id FROM dead_letters WHERE action_key = $1",
                                     action.action_key))
     assert await ops.approve_dead_letter(dl_id, actor="op.kim", reason="target back")
-    assert await ops.claim_replay(dl_id, actor="op.kim", replays=0) == 1
+    if claim:
+        assert await ops.claim_replay(dl_id, actor="op.kim", replays=0) == 1
     return dl_id, request.model_copy(update={"replay_of": dl_id})
 
 
-async def start_replay(env: WorkflowEnvironment, pool: asyncpg.Pool, target: Target,
-                       request: ReconcileRequest,
-                       then: Any) -> Any:
-    """Run replay 1 of ``request`` on a worker of the current code; ``then(handle)`` is what
-    the test does with it (nobody records its end)."""
+@contextlib.asynccontextmanager
+async def workers(env: WorkflowEnvironment, pool: asyncpg.Pool,
+                  target: Target) -> AsyncIterator[str]:
+    """Workers of the current code for the reconciler and ``target``: their task queue."""
     activities = ReconcileActivities(ReceiptStore(pool), OpsStore(pool), {target.name: target},
                                      guard=ResendGuard(Consenting(), Consenting(), b"k" * 32))
     queue = f"rc-{uuid.uuid4().hex[:8]}"
@@ -120,10 +124,25 @@ async def start_replay(env: WorkflowEnvironment, pool: asyncpg.Pool, target: Tar
             Worker(env.client, task_queue=target_task_queue(queue, target.name),
                    activities=[activities.lookup_write, activities.resend_write],
                    interceptors=[ActivityContextInterceptor()]):
+        yield queue
+
+
+async def start_replay(env: WorkflowEnvironment, pool: asyncpg.Pool, target: Target,
+                       request: ReconcileRequest,
+                       then: Any) -> Any:
+    """Run replay 1 of ``request``; ``then(handle)`` is what the test does with it (nobody
+    records its end)."""
+    async with workers(env, pool, target) as queue:
         handle = await env.client.start_workflow(
             ReconcileWriteWorkflow.run, request, task_queue=queue,
             id=f"reconcile/{request.action.action_key}/replay-1")
         return await then(handle)
+
+
+async def first_lookup(target: Target) -> None:
+    async with asyncio.timeout(30):
+        while target.lookups == 0:
+            await asyncio.sleep(0.05)
 
 
 async def ends(pool: asyncpg.Pool, dl_id: int) -> list[tuple[str, dict[str, Any]]]:
@@ -173,9 +192,7 @@ async def test_a_replay_cancelled_in_its_window_records_that_it_ended(
     dl_id, request = await claimed_replay(pool, target)
 
     async def cancel(handle: WorkflowHandle[Any, Any]) -> None:
-        async with asyncio.timeout(30):
-            while target.lookups == 0:
-                await asyncio.sleep(0.05)
+        await first_lookup(target)
         await handle.cancel()
         with pytest.raises(WorkflowFailureError) as failed:
             await handle.result()
@@ -185,3 +202,33 @@ async def test_a_replay_cancelled_in_its_window_records_that_it_ended(
 
     assert await ends(pool, dl_id) == [("op.kim", {"replay": 1, "result": "cancelled"})]
     assert target.calls == 0
+
+
+async def test_a_replay_command_cut_short_still_gets_its_end_recorded(
+    env: WorkflowEnvironment, pool: asyncpg.Pool
+) -> None:
+    """The operator's Ctrl-C while ``tollgate ops dlq replay`` waits out the lookup window:
+    the command stops waiting, the run goes on, and its end is recorded when it ends."""
+    target = Target("replay_end_cut_short", lookup=True)
+    dl_id, request = await claimed_replay(pool, target, claim=False)
+    row = await OpsStore(pool).dead_letter_row(dl_id)
+    assert row is not None
+
+    async def connect() -> Client:
+        return env.client
+
+    async with workers(env, pool, target) as queue:
+        command = asyncio.create_task(replay_dead_letter(pool, row, "op.kim", connect, queue))
+        await first_lookup(target)  # the run is in its lookup window, the command waits
+        command.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await command
+        assert await ends(pool, dl_id) == []  # the command wrote nothing
+        # With the command's wait cancelled, the test server's clock no longer skips on its own
+        # (a result() alone long-polls out, "No completion event found"): move it on by hand.
+        await env.sleep(request.lookup_window + timedelta(minutes=1))
+        run = env.client.get_workflow_handle_for(
+            ReconcileWriteWorkflow.run, f"reconcile/{request.action.action_key}/replay-1")
+        assert (await run.result()).status == "stopped"
+
+    assert await ends(pool, dl_id) == [("op.kim", {"replay": 1, "result": "stopped"})]
