@@ -187,7 +187,8 @@ async def test_postgres_restarted_mid_run_still_ends_with_one_message(
         rig.queue = queue
         ack = await rig.submit(signed_event(rig.customer(), key=key))
         await rig.wait_review(ack.workflow_id)
-        rig.standins.messaging.inject("delay", key=send_key(key), ms=10_000)
+        # The restart below takes 0.4-1.1 s here; the POST is held well past it.
+        rig.standins.messaging.inject("delay", key=send_key(key), ms=6000)
         await rig.approve(ack.workflow_id)
         await eventually(lambda: rig.posts(send_key(key)) == 1, "the send inside its POST")
         await asyncio.to_thread(
