@@ -143,3 +143,12 @@ def test_a_command_that_talks_to_temporal_leaves_the_metrics_exporter_unimported
     # pygments (ADR 0068).
     assert "httpx" in modules
     assert not {RICH, "pygments"} & modules
+
+
+def test_dev_token_imports_neither_the_stack_nor_the_http_service(tmp_path: Path) -> None:
+    """The README walk runs `dev token` six times: it needs the dev key, not the stack's
+    modules (tollgate.dev.stack) or FastAPI (tollgate.http), ≈ 0.5 s of its start before."""
+    code, modules, err = run(tmp_path, "dev", "token", "--reviewer", "lan.nguyen",
+                             "--role", "care_lead", "--tenant", "acme")
+    assert code == Exit.OK, err
+    assert not {"tollgate.dev.stack", "fastapi", "tollgate.http.identity", TEMPORAL} & modules

@@ -44,11 +44,10 @@ def dev(ctx: click.Context, temporal: int | None, ui: int | None, crm: int | Non
     """Start the embedded stack (Temporal dev server, PostgreSQL, stand-in targets) and a
     worker, until Ctrl-C. A running stack writes .tollgate/endpoints.json, so commands in
     another terminal find it. `tollgate dev token` prints a local reviewer token."""
+    if ctx.invoked_subcommand is not None:  # `dev token`: none of the stack's modules
+        return None
     from tollgate.dev.stack import DevStack
     from tollgate.dev.stack_config import Ports
-
-    if ctx.invoked_subcommand is not None:
-        return None
 
     chosen = {k: v for k, v in {"temporal": temporal, "ui": ui, "crm": crm,
                                 "messaging": messaging, "http": http}.items() if v is not None}

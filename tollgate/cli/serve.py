@@ -39,6 +39,7 @@ def _id(ctx: click.Context, param: click.Parameter, value: str) -> str:
 def token(reviewer: str, role: str, tenant: str, hours: float) -> int:
     """Print a local reviewer token signed by the dev key in the state folder (for the inbox,
     the review API and `tollgate review ... --token`)."""
+    # From where it is defined: tollgate.http.identity, which names it too, imports FastAPI.
     from tollgate.config.settings import Settings
     from tollgate.runtime.identity import issue_dev_token
 
