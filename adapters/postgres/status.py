@@ -34,19 +34,26 @@ UNKNOWN_WRITES_SQL = (
 #: How long past its lookup window a replay may still be running: its one resend's retries
 #: and a worker's restart fit well within it.
 REPLAY_MARGIN = "1 hour"
-#: Dead letters REPLAYED for longer than their replay can run (its lookup window, 10 minutes
-#: unless the request says, plus ``REPLAY_MARGIN``) whose write is still open: in no queue,
-#: since a replay that stops reopens its dead letter (ADR 0059) and one that settles the write
-#: settles the receipt. Its replay ended unseen (its run terminated or failed), never started
-#: (its command died after the claim), or stopped before that reopening existed with no end
-#: recorded (migration 0135 reopened those whose end was). PostgreSQL alone cannot tell a
-#: replay that still runs, so ``ops status`` names them for a person (ADR 0066). $1: now.
+#: Dead letters REPLAYED whose write is still open and whose last replay is over: in no
+#: queue, since a replay that stops reopens its dead letter (ADR 0059) and one that settles the
+#: write settles the receipt. Over when its run recorded its end (``ended``: ``failed`` or
+#: ``cancelled`` here, ADR 0069), or, with no end recorded, once claimed longer ago than it
+#: can run (its lookup window, 10 minutes unless the request says, plus ``REPLAY_MARGIN``):
+#: its run was terminated, never started (its command died after the claim), or is from
+#: before ADR 0069 and its command did not hear the end (ADR 0066). PostgreSQL alone cannot
+#: tell such a replay from one that still runs, so ``ops status`` names them for a person.
+#: $1: now.
 STALE_REPLAYS_SQL = (
-    "SELECT d.id, d.replays, d.updated_at FROM dead_letters d WHERE d.status = 'REPLAYED'"
+    "SELECT d.id, d.replays, d.updated_at, e.ended FROM dead_letters d"
+    " LEFT JOIN LATERAL (SELECT a.detail ->> 'result' AS ended FROM audit a"
+    " WHERE a.action = 'dlq_replay_result' AND a.target = 'dead_letter/' || d.id"
+    " AND a.detail ->> 'replay' = d.replays::text LIMIT 1) e ON true"
+    " WHERE d.status = 'REPLAYED'"
     " AND EXISTS (SELECT 1 FROM receipts r WHERE r.action_key = d.action_key"
     " AND r.status IN ('PENDING', 'UNKNOWN'))"
-    " AND d.updated_at < $1::timestamptz - COALESCE((d.replay_input ->> 'lookup_window')::interval,"
-    f" interval '10 minutes') - interval '{REPLAY_MARGIN}' ORDER BY d.id")
+    " AND (e.ended IS NOT NULL OR d.updated_at < $1::timestamptz"
+    " - COALESCE((d.replay_input ->> 'lookup_window')::interval, interval '10 minutes')"
+    f" - interval '{REPLAY_MARGIN}') ORDER BY d.id")
 
 
 class StatusStore:
@@ -93,7 +100,8 @@ class StatusStore:
             "unknown_writes_closed_by_hand": sum(r["closed"] for r in unknown),
             "dead_letters": [{"reason": r["error_code"], "count": r["n"]} for r in dead],
             "stale_replays": [{"dead_letter": r["id"], "replay": r["replays"],
-                               "claimed_age_s": (now - r["updated_at"]).total_seconds()}
+                               "claimed_age_s": (now - r["updated_at"]).total_seconds(),
+                               "ended": r["ended"]}
                               for r in stale],
             "closed_switches": [dict(r) for r in closed],
             "last_sweep": dict(sweep) if sweep else None,

@@ -5,7 +5,8 @@ good; before ADR 0066, so did a replay whose resend was refused. Migration 0135 
 those PostgreSQL alone knows ended (the replay command recorded the end, `stopped`) while the
 write is still open: reopened, or closed in favour of the refusal's dead letter. Any other
 REPLAYED dead letter whose write is still open past the time its replay can run is named by
-`ops status` (its replay ended unseen, or never started), for a person to look at."""
+`ops status` (its replay ended unseen, or never started), for a person to look at, and at once
+when its replay's run recorded its end (`failed`, `cancelled`: ADR 0069)."""
 
 from __future__ import annotations
 
@@ -86,21 +87,29 @@ async def test_status_names_a_replayed_dead_letter_in_no_queue(
     # of it has ended, and its write is still open.
     await ops.pool.execute("UPDATE dead_letters SET updated_at = now() - interval '2 hours'"
                            " WHERE id = $1", lost)
+    # Claimed just now too, but its run recorded its end (ADR 0069): over, named at once.
+    cancelled, _ = await replayed(ops, receipts, None)
+    assert await ops.record_replay_result(cancelled, actor=None, replay=1, result="cancelled")
     snap = await StatusStore(ops.pool).snapshot(datetime.now(UTC))
-    assert [(r["dead_letter"], r["replay"]) for r in snap["stale_replays"]] == [(lost, 1)]
+    assert [(r["dead_letter"], r["replay"]) for r in snap["stale_replays"]] == [
+        (lost, 1), (cancelled, 1)]
+    assert [r["ended"] for r in snap["stale_replays"]] == [None, "cancelled"]
     assert 7190 < snap["stale_replays"][0]["claimed_age_s"] < 7300
     why = needs_a_human({**snap, "outbox": {}}, max_past_sla=0, max_unknown=10,
                         max_dead_letters=10, max_open_age_s=3600)
-    assert why == [f"1 replayed dead letter(s) in no queue: {lost} (docs/runbook.md, "
-                   "Dead letters)"]
+    assert why == [f"2 replayed dead letter(s) in no queue: {lost}, {cancelled} "
+                   "(docs/runbook.md, Dead letters)"]
 
     assert await run_ops(["status"], settings(url, tmp_path)) == Exit.ATTENTION
     out = capsys.readouterr().out
     [line] = [x for x in out.splitlines() if x.startswith("replayed dead letters")]
-    # Only the one claimed long ago: the one claimed just now is not named.
-    assert line == (f"replayed dead letters in no queue (the write still open, replayed "
-                    f"longer ago than a replay runs): {lost} (replay 1, claimed 2h 00m ago)")
+    # The one claimed long ago and the one whose end is recorded: the one claimed just now,
+    # with no end, is not named.
+    assert line == (f"replayed dead letters in no queue (the write still open, its replay "
+                    f"ended or claimed longer ago than a replay runs): {lost} (replay 1, "
+                    f"claimed 2h 00m ago), {cancelled} (replay 1, ended cancelled, claimed "
+                    f"0m ago)")
 
     assert await run_ops(["status", "--json"], settings(url, tmp_path)) == Exit.ATTENTION
     report = json.loads(capsys.readouterr().out)
-    assert [r["dead_letter"] for r in report["stale_replays"]] == [lost]
+    assert [r["dead_letter"] for r in report["stale_replays"]] == [lost, cancelled]

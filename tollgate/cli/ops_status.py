@@ -73,10 +73,12 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
     click.echo(f"unknown writes open: {snap['open_unknown_writes']}{aside_text}"
                f" · dead letters: {dead}")
     if snap.get("stale_replays"):
-        click.echo("replayed dead letters in no queue (the write still open, replayed longer "
-                   "ago than a replay runs): " + ", ".join(
-                       f"{r['dead_letter']} (replay {r['replay']}, claimed "
-                       f"{_age(r['claimed_age_s'])} ago)" for r in snap["stale_replays"]))
+        click.echo("replayed dead letters in no queue (the write still open, its replay "
+                   "ended or claimed longer ago than a replay runs): " + ", ".join(
+                       f"{r['dead_letter']} (replay {r['replay']}, "
+                       + (f"ended {r['ended']}, " if r.get("ended") else "")
+                       + f"claimed {_age(r['claimed_age_s'])} ago)"
+                       for r in snap["stale_replays"]))
     switches = ", ".join(f"{r['adapter']}/{r['tenant_id']}" for r in snap["closed_switches"])
     click.echo(f"closed kill switches: {switches or 'none'}")
     box = snap["outbox"]
