@@ -6,6 +6,7 @@ importable.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 if __name__ == "__main__":
     # Before anything that needs the dependencies: under a Python without them (not the venv's),
@@ -14,9 +15,21 @@ if __name__ == "__main__":
 
     require_installed(__file__, sys.argv[1:])
 
-from tollgate.intake.submit import describe, read_source, split_events, submit, submit_all
+if TYPE_CHECKING:
+    from tollgate.intake.submit import describe, read_source, split_events, submit, submit_all
 
 __all__ = ["describe", "main", "read_source", "split_events", "submit", "submit_all"]
+
+
+def __getattr__(name: str) -> Any:
+    # The API is imported when asked for (PEP 562): run as a script, this file hands the command
+    # line to `tollgate submit`, which imports what a submit needs when it needs it (a file
+    # that is not there stops before the Temporal SDK; docs/performance.md, "CLI start-up").
+    if name in __all__ and name != "main":
+        import importlib
+
+        return getattr(importlib.import_module("tollgate.intake.submit"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -152,3 +152,19 @@ def test_dev_token_imports_neither_the_stack_nor_the_http_service(tmp_path: Path
                              "--role", "care_lead", "--tenant", "acme")
     assert code == Exit.OK, err
     assert not {"tollgate.dev.stack", "fastapi", "tollgate.http.identity", TEMPORAL} & modules
+
+
+def test_starter_of_a_missing_file_stops_before_importing_temporal(tmp_path: Path) -> None:
+    """`python starter.py` is `tollgate submit`: its API (``starter.submit`` …) is imported when
+    asked for, not before the command line is read."""
+    where, starter = tmp_path / "probe.json", str(ROOT / "starter.py")
+    probe = ("import json, runpy, sys\n"
+             "try:\n    runpy.run_path(sys.argv[2], run_name='__main__')\n"
+             "except SystemExit as exc:\n    code = exc.code\n"
+             "json.dump({'code': code, 'modules': sorted(sys.modules)}, open(sys.argv[1], 'w'))")
+    done = subprocess.run([sys.executable, "-c", probe, str(where), starter,  # noqa: S603
+                           str(tmp_path / "nope.json")], env=base_env(tmp_path), cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False)
+    found = json.loads(where.read_text(encoding="utf-8"))
+    assert found["code"] == Exit.FILE, done.stderr
+    assert not {TEMPORAL, RICH, "tollgate.intake.submit"} & set(found["modules"])
