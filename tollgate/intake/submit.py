@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from temporalio.client import (
     Client,
@@ -42,7 +43,13 @@ from tollgate.intake.source import read_source as read_source  # moved; starter.
 from tollgate.intake.source import split_events as split_events
 from tollgate.intake.visibility import start_view
 from tollgate.observability.tracing import submit_span
-from workflows.process_event import ProcessEventWorkflow
+
+#: The workflow and update an event is offered to, by name (``workflows/process_event.py``):
+#: importing the workflow for its method references brought every activity, policy and
+#: contract it uses into each `tollgate submit` (docs/performance.md, "CLI start-up").
+#: tests/test_intake_names.py holds them to the workflow's definition.
+EVENT_WORKFLOW = "ProcessEvent"
+INTAKE_UPDATE = "intake"
 
 _ID = re.compile(ID_PATTERN)
 #: How long one delivery keeps being offered while the server is busy with the same workflow's
@@ -159,16 +166,16 @@ async def _offer(client: Client, request: IntakeRequest, wf_id: str,
     # Tenant and type listed from the start: the run need not upsert them (ADR 0053).
     summary, attributes = start_view(request.raw)
     while True:
-        start = WithStartWorkflowOperation(
-            ProcessEventWorkflow.run, request, id=wf_id, task_queue=task_queue,
+        start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+            EVENT_WORKFLOW, request, id=wf_id, task_queue=task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             static_summary=summary, search_attributes=attributes,
         )
         try:
             ack: IntakeAck = await client.execute_update_with_start_workflow(
-                ProcessEventWorkflow.intake, request, start_workflow_operation=start,
-                id=delivery_id)
+                INTAKE_UPDATE, request, start_workflow_operation=start, id=delivery_id,
+                result_type=IntakeAck)
             return ack
         except WorkflowAlreadyStartedError:
             return None
