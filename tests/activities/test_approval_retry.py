@@ -20,7 +20,7 @@ from contracts import ActionRequest, DraftResult, EventRef, EventState, StepReco
 from contracts.actions import MintRequest
 from contracts.fused_steps import ApprovalResult, ApprovalStep
 from contracts.review import GateCountsRequest
-from tests.activities.test_tenant_contacts_path import acme_policy
+from tests.activities.tenant_contacts_support import acme_policy
 
 REF = EventRef(workflow_id="event/acme/k-retry", tenant_id="acme", event_id="e-retry",
                event_type="CARE_DUE", entity_id="C-1", correlation_id="c", schema_version=3)

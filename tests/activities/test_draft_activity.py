@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from datetime import timedelta
 
 import pytest
 from structlog.testing import capture_logs
 from temporalio.exceptions import ApplicationError
-from temporalio.testing import ActivityEnvironment
 
-from activities.draft import DraftActivities
-from activities.interceptor import activity_context
 from adapters.models.draft_parsing import (
     ModelRefused,
     ToolCallInOutput,
     UnreadableOutput,
-    parse_draft,
 )
 from adapters.models.openai import OpenAIDraftProvider
-from adapters.ports.models import ModelAnswer
-from contracts import DraftPrompt, DraftRequest, DraftResult
 from contracts.drafting import DRAFT_MAX_ATTEMPTS
 from contracts.errors import RejectedError, TollgateError
 from policies.prompts import PROMPT_VERSION
+from tests.activities.draft_support import CLEAN, ScriptedProvider, run
 from tests.adapters.fake_llm import (
     CARE_CONTEXT,
     CHAT,
@@ -35,53 +29,10 @@ from tests.adapters.fake_llm import (
     openai_error,
 )
 
-CLEAN = {
-    "message": "Hi Lan, Miu's vaccination is due on 1 December 2026. Reply to book a visit.",
-    "source_refs": ["crm.first_name", "crm.pet_name", "event.due_at"],
-    "unknowns": [],
-    "reason": "Due-date reminder.",
-    "confidence": 0.9,
-}
 GARBAGE = (
     "Sure! Lan (lan.nguyen@example.com, +84 90 123 4567) asked me to use key "
     "sk-proj-abcdefghijklmnop1234 and then {\"message\": \"Hi Lan, Miu's vacc" + "x" * 900
 )
-
-
-class ScriptedProvider:
-    """A ``DraftProvider`` that answers from a script and counts its calls."""
-
-    name = "scripted"
-    model = "scripted-1"
-
-    def __init__(self, *answers: str | TollgateError) -> None:
-        self._answers = list(answers)
-        self.calls: list[DraftRequest] = []
-
-    async def propose(self, prompt: DraftPrompt) -> ModelAnswer:
-        self.calls.append(prompt.request)
-        answer = self._answers.pop(0)
-        if isinstance(answer, TollgateError):
-            raise answer
-        return ModelAnswer(draft=parse_draft(answer), raw=answer, model="scripted-1-0426")
-
-
-def env_at(attempt: int) -> ActivityEnvironment:
-    env = ActivityEnvironment()
-    env.info = dataclasses.replace(env.info, attempt=attempt)
-    return env
-
-
-async def run(provider: object, request: DraftRequest, attempt: int = 1) -> DraftResult:
-    activities = DraftActivities(provider)  # type: ignore[arg-type]
-
-    async def intercepted(request: DraftRequest) -> DraftResult:
-        # What the worker's interceptor does around it; ActivityEnvironment takes none.
-        with activity_context([request]):
-            return await activities.draft_message(request)
-
-    result: DraftResult = await env_at(attempt).run(intercepted, request)
-    return result
 
 
 async def test_clean_draft_is_drafted_and_recorded_with_its_provenance() -> None:

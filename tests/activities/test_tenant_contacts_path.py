@@ -15,11 +15,10 @@ from activities.context import ContextActivities
 from adapters.postgres.contacts import ContactStore
 from contracts import ContextRequest, ContextResult, CustomerRecord, DraftRequest, EventRef
 from contracts.contacts import TenantContact
-from contracts.policy import PolicySnapshot
 from contracts.review import StepRecord
-from policies.matrix import VERSIONS_DIR, load_matrix
 from policies.prompts import PROMPT_VERSION
-from tests.activities.test_draft_activity import CLEAN, ScriptedProvider, run
+from tests.activities.draft_support import CLEAN, ScriptedProvider, run
+from tests.activities.tenant_contacts_support import acme_policy
 
 REF = EventRef(workflow_id="event/acme/k-hotline", tenant_id="acme", event_id="e-hotline",
                event_type="CARE_DUE", entity_id="C-1001", correlation_id="c-1", schema_version=3)
@@ -35,12 +34,6 @@ class OneRecord:
 class Steps:
     async def record_step(self, step: StepRecord) -> bool:
         return True
-
-
-def acme_policy() -> PolicySnapshot:
-    snapshot = load_matrix(VERSIONS_DIR / "2026-12-01.json").rule_for("acme", "CARE_DUE")
-    assert snapshot is not None
-    return snapshot
 
 
 async def read_context(pool: asyncpg.Pool) -> ContextResult:

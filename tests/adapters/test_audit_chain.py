@@ -13,6 +13,7 @@ from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from policies.keys import action_key
+from tests.adapters.audit_chain_support import event_ids_in_shards
 from tests.conftest import fresh_key
 
 
@@ -21,18 +22,6 @@ async def stores(database_url: str) -> AsyncIterator[tuple[AuditStore, ReceiptSt
     pool = await create_pool(database_url, max_size=4)
     yield AuditStore(pool), ReceiptStore(pool)
     await pool.close()
-
-
-def event_ids_in_shards(tenant: str, shards: list[int], stem: str = "evt-") -> list[str]:
-    """Distinct event ids ``STEMn`` whose chain ids (``event/TENANT/ID``) fall in the given head
-    shards, in order."""
-    ids: list[str] = []
-    for shard in shards:
-        i = 0
-        while f"{stem}{i}" in ids or chain_shard(f"event/{tenant}/{stem}{i}") != shard:
-            i += 1
-        ids.append(f"{stem}{i}")
-    return ids
 
 
 async def an_event(receipts: ReceiptStore, tenant: str = "acme", event_id: str = "") -> str:

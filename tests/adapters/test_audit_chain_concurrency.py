@@ -13,7 +13,7 @@ import asyncpg
 import pytest
 
 from adapters.postgres.audit import link, row_digest
-from tests.adapters.test_audit_chain import event_ids_in_shards
+from tests.adapters.audit_chain_support import event_ids_in_shards
 from tests.cli.helpers import run_ops
 from tests.conftest import TEST_KEYS_FILE
 from tests.eventually import eventually

@@ -11,7 +11,7 @@ from cloudevents.core.formats.json import JSONFormat
 
 from adapters.broker.rabbitmq import Inbound
 from contracts.errors import InvalidInput
-from tests.http.test_cloudevents import cloud_event
+from tests.http.cloudevents_support import cloud_event
 from tollgate.intake.broker import parse_message
 
 

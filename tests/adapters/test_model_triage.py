@@ -16,11 +16,10 @@ from adapters.models.anthropic import AnthropicDraftProvider
 from adapters.models.draft_parsing import ToolCallInOutput
 from adapters.models.openai import OpenAIDraftProvider
 from adapters.ports.models import TriageProvider
-from contracts import DraftRequest, DraftResult, EventRef
+from contracts import DraftRequest, DraftResult
 from contracts.errors import RateLimited
 from contracts.triage import Assignment
-from policies.matrix import load_matrix
-from policies.triage_prompt import TRIAGE_PROMPT_VERSION, build_triage_prompt
+from policies.triage_prompt import build_triage_prompt
 from tests.adapters.fake_llm import (
     CHAT,
     MESSAGES,
@@ -31,32 +30,9 @@ from tests.adapters.fake_llm import (
     openai_chat,
     openai_tool_call,
 )
+from tests.adapters.model_triage_support import CONTEXT, PROPOSAL, request
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
-CONTEXT = {
-    "crm.first_name": "Lan", "crm.locale": "en", "event.channel": "chat",
-    "event.thread_id": "T-881", "event.body": "I was charged twice for order O-19, refund please",
-    "event.order_id": "O-19",
-}
-PROPOSAL: dict[str, Any] = {
-    "intent": {"value": "refund_request", "source_refs": ["event.body"]},
-    "route": {"value": "billing", "source_refs": ["event.body"]},
-    "conflicts": [], "missing": [],
-    "reply": {"message": "Hi Lan, thank you. Our billing team will look into order O-19.",
-              "source_refs": ["crm.first_name", "event.order_id"]},
-    "reason": "A double charge with an order number: billing owns refunds.",
-    "confidence": 0.9,
-}
-
-
-def request(tenant: str = "acme") -> DraftRequest:
-    snapshot = load_matrix().rule_for(tenant, "MESSAGE_RECEIVED")
-    assert snapshot is not None
-    ref = EventRef(workflow_id=f"event/{tenant}/m-1", tenant_id=tenant, event_id="evt-m-1",
-                   event_type="MESSAGE_RECEIVED", entity_id="C-1001", correlation_id="c-1",
-                   schema_version=1)
-    return DraftRequest(ref=ref, context=CONTEXT, policy_version=snapshot.version,
-                        prompt_version=TRIAGE_PROMPT_VERSION, rule=snapshot.rule)
 
 
 @pytest.fixture

@@ -2,55 +2,27 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
-
 import asyncpg
-import pytest
 
 from activities.attempt import attempt_write
 from adapters.ports.stores.receipts import OPENING_FENCE
-from adapters.ports.targets import TargetWrite
 from adapters.postgres.execute import SendReads, open_and_record, read_before_send
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.rollout import RolloutStore
-from adapters.postgres.store import create_pool
 from contracts import (
     ActionRequest,
-    EventRef,
-    EventState,
     ReceiptStatus,
-    StepRecord,
-    Transition,
 )
 from contracts.rollout import RolloutMode
-from policies.keys import action_key
-from tests.conftest import fresh_key
+from tests.adapters.postgres_execute_support import (
+    Target,
+    action,
+    executing,
+    pool,
+)
 
-
-@pytest.fixture
-async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(database_url, max_size=4)
-    yield pool
-    await pool.close()
-
-
-def action() -> ActionRequest:
-    # A tenant of its own: switches and rollout modes are per (adapter, tenant).
-    tenant, event_id = f"t-{uuid.uuid4().hex[:8]}", fresh_key("evt")
-    ref = EventRef(workflow_id=f"event/{tenant}/{event_id}", tenant_id=tenant,
-                   event_id=event_id, event_type="CARE_DUE", entity_id="C-1",
-                   correlation_id="c", schema_version=3)
-    return ActionRequest(ref=ref, adapter="messaging", action="send_message",
-                         action_key=action_key(tenant, event_id, "messaging", "send_message"),
-                         channel="sms", body="hello", policy_version="v", approved_by="r")
-
-
-def executing(a: ActionRequest) -> StepRecord:
-    return StepRecord(ref=a.ref, policy_version="v", transitions=[Transition(
-        seq=9, from_state=EventState.APPROVED, to_state=EventState.EXECUTING, actor="execute",
-        reason="receipt opened, calling the target")])
+__all__ = ["pool"]  # the fixture, from postgres_execute_support.py
 
 
 async def reads(pool: asyncpg.Pool, a: ActionRequest) -> SendReads:
@@ -120,22 +92,6 @@ async def test_a_would_send_receipt_is_opened_with_its_executing_step(
         "SELECT workflow_id, seq, to_state FROM state_transitions WHERE workflow_id = ANY($1)",
         [a.ref.workflow_id, b.ref.workflow_id])}
     assert rows == {a.ref.workflow_id: (9, "EXECUTING")}
-
-
-class Target:
-    """A target that takes every write (the fence rule is the store's, not the target's)."""
-
-    name, dedupes_by_key, supports_lookup = "messaging", True, True
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def execute(self, request: ActionRequest) -> TargetWrite:
-        self.calls += 1
-        return TargetWrite(idempotency_key=request.action_key, external_id=f"msg-{self.calls}")
-
-    async def lookup(self, idempotency_key: str) -> TargetWrite | None:
-        return None
 
 
 async def receipt_entries(pool: asyncpg.Pool, a: ActionRequest) -> list[str]:

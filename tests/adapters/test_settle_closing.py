@@ -15,7 +15,12 @@ from adapters.postgres.receipts import ReceiptStore
 from contracts import ActionRequest, EventState, Receipt, ReceiptStatus, SendClosing, StepRecord
 from contracts.errors import UnknownWrite
 from contracts.review import closing_step
-from tests.adapters.test_postgres_execute import Target, action, executing, pool
+from tests.adapters.postgres_execute_support import (
+    Target,
+    action,
+    executing,
+    pool,
+)
 
 __all__ = ["pool"]  # the fixture, shared with the send step's other store tests
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.bench.test_goals import by_name, report
+from tests.bench.goals_support import by_name, report
 from tollgate.bench.bracket import phase_order
 from tollgate.bench.goals import markdown
 from tollgate.bench.render import _scenarios

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.bench.test_goals import by_name, report
+from tests.bench.goals_support import by_name, report
 from tollgate.bench.goals import as_json, evaluate, markdown, render_goals
 from tollgate.bench.report import ratios
 from tollgate.bench.tally import Tally

@@ -12,7 +12,7 @@ import pytest
 
 from policies.matrix import newest_matrix_file
 from tests.cli.helpers import run_ops
-from tests.cli.test_rollout_cli import CANARY, settings
+from tests.cli.rollout_support import CANARY, settings
 from tollgate.cli.certify import certify
 from tollgate.cli.common import run_in_loop
 from tollgate.ops.certify import catalogue_digest

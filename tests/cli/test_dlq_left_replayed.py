@@ -21,9 +21,9 @@ from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.status import StatusStore
 from contracts import ReceiptStatus
+from tests.cli.dlq_support import replayable, settings
 from tests.cli.helpers import run_ops
-from tests.cli.test_dlq_close import replayable, settings
-from tests.cli.test_unknown_write_moved_aside import letter
+from tests.cli.unknown_write_support import letter
 from tollgate.cli.ops_status import needs_a_human
 from tollgate.runtime.exits import Exit
 

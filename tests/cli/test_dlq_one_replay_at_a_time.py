@@ -14,8 +14,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
+from tests.cli.dlq_support import replayable, settings
 from tests.cli.helpers import run_ops
-from tests.cli.test_dlq_close import replayable, settings
 from tollgate.runtime.exits import Exit
 
 WHY = ["--reason", "the target is back"]

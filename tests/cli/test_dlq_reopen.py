@@ -32,9 +32,9 @@ from contracts import (
     Transition,
 )
 from contracts.actions import UNRECONCILED_CODE
+from tests.cli.dlq_support import settings
 from tests.cli.helpers import run_ops
-from tests.cli.test_dlq_close import settings
-from tests.cli.test_unknown_write_moved_aside import figures, letter, open_write
+from tests.cli.unknown_write_support import figures, letter, open_write
 from tests.conftest import fresh_key
 from tollgate.runtime.exits import Exit
 

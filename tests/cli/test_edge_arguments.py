@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 import pytest
 
-from tollgate.cli import cli, main
+from tests.cli.edge_arguments_support import answer
+from tollgate.cli import cli
 from tollgate.cli.params import EdgePath, EdgeText
 from tollgate.runtime.exits import Exit
 
@@ -69,14 +70,6 @@ def _nowhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TEMPORAL_ADDRESS", "127.0.0.1:9")
     monkeypatch.delenv("TOLLGATE_TOKEN", raising=False)
     monkeypatch.delenv("TOLLGATE_DEBUG", raising=False)
-
-
-def answer(line: str, value: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    argv = [value if word == "{}" else word for word in line.split()]
-    with pytest.raises(SystemExit) as ended:
-        main(argv)
-    said = capsys.readouterr()
-    return int(ended.value.code or 0), said.out + said.err
 
 
 @pytest.mark.parametrize(("line", "name", "kind"), HOSTILE_CASES)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_edge_arguments import answer
+from tests.cli.edge_arguments_support import answer
 from tollgate.runtime.exits import Exit
 
 BIG = "9" * 20  # past bigint (2^63 - 1)

@@ -15,11 +15,11 @@ from temporalio.testing import WorkflowEnvironment
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.status import StatusStore
 from contracts import EventState
-from tests.cli.test_trace import run_trace
+from tests.cli.trace_support import run_trace
 from tests.conftest import fresh_key, signed_event, worker_settings
 from tests.eventually import eventually
-from tests.faults.test_kill_switch import approved, customer, held_and_waiting
-from tests.faults.test_kill_switch import ops as ops
+from tests.faults.kill_switch_support import approved, customer, held_and_waiting
+from tests.faults.kill_switch_support import ops as ops
 from tollgate.dev.standins import StandIns
 
 

@@ -15,7 +15,8 @@ import asyncpg
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.cli.helpers import consenting, live_settings, ops_token, said_by
+from tests.cli.helpers import consenting, live_settings, said_by
+from tests.cli.ops_close_support import REASON, closing
 from tests.conftest import fresh_key, signed_event, start, wait_review
 from tollgate.cli.ops import ops
 from tollgate.cli.review import review
@@ -23,15 +24,6 @@ from tollgate.cli.trace import trace
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
-
-REASON = "terminated by hand in incident 12"
-
-
-def closing(s: Settings, role: str = "on_call", *, tenant: str = "acme",
-            name: str = "lan.ops", reason: str = REASON) -> tuple[str, ...]:
-    """``ops close``'s options, as ``name`` holding a token of ``role`` and ``tenant``: who
-    closes is the token's reviewer (there is no ``--operator``)."""
-    return ("--reason", reason, *ops_token(s, role, tenant=tenant, name=name))
 
 
 async def reviews(capsys: pytest.CaptureFixture[str], s: Settings) -> tuple[int, dict[str, Any]]:

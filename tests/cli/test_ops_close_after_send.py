@@ -15,39 +15,14 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventRef, EventState, StepRecord, Transition
-from contracts.review import ReviewDecision
-from policies.keys import action_key
+from tests.cli.close_after_send_support import REASON, approve, end_of, send_key
 from tests.cli.helpers import consenting, live_settings, said_by
-from tests.cli.test_ops_close import closing
-from tests.conftest import Handle, fresh_key, signed_event, start, wait_review
+from tests.cli.ops_close_support import closing
+from tests.conftest import fresh_key, signed_event, start, wait_review
 from tests.eventually import eventually
 from tollgate.cli.ops import ops
 from tollgate.dev.standins import StandIns
 from worker import draft_worker, main_worker
-
-REASON = "terminated by hand in incident 14"
-
-
-def send_key(key: str) -> str:
-    return action_key("acme", f"evt-{key}", "messaging", "send_message")
-
-
-async def approve(handle: Handle) -> None:
-    ticket = await wait_review(handle)
-    await handle.execute_update("review", ReviewDecision(
-        request_id=ticket["request_id"], decision="approve", reviewer="an.tran",
-        role="care_lead", reason="ok", draft_version=ticket["draft_version"]))
-
-
-async def end_of(db: asyncpg.Connection, wid: str) -> tuple[object, ...]:
-    """The row's state and reason code, its last transition, and its run_close audit rows."""
-    row = await db.fetchrow("SELECT state, reason_code FROM events WHERE workflow_id = $1", wid)
-    last = await db.fetchrow("SELECT from_state, to_state, actor, reason FROM state_transitions"
-                             " WHERE workflow_id = $1 ORDER BY seq DESC LIMIT 1", wid)
-    audits = await db.fetchval("SELECT count(*) FROM audit WHERE action = 'run_close'"
-                               " AND target = $1", wid)
-    assert row is not None and last is not None
-    return (*row, tuple(last), audits)
 
 
 async def test_close_after_send_waits_for_the_receipt_then_ends_as_it_says(

@@ -11,7 +11,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.cli.helpers import consenting, live_settings, said_by
-from tests.cli.test_ops_close import closing
+from tests.cli.ops_close_support import closing
 from tests.conftest import signed_event, start, wait_review
 from tollgate.cli.ops import ops
 from tollgate.dev.standins import StandIns

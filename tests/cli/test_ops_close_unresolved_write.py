@@ -20,9 +20,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.receipts import MOVED_ASIDE_SQL
 from contracts.actions import UNRECONCILED_PLAN
+from tests.cli.close_after_send_support import REASON, approve, end_of, send_key
 from tests.cli.helpers import consenting, ops_token, said_by
-from tests.cli.test_ops_close import closing
-from tests.cli.test_ops_close_after_send import REASON, approve, end_of, send_key
+from tests.cli.ops_close_support import closing
 from tests.conftest import fresh_key, signed_event, start, worker_settings
 from tests.eventually import eventually
 from tollgate.cli.ops import ops

@@ -79,7 +79,7 @@ async def test_flags_with_rule_source_and_span_are_kept_after_the_event_ends(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from adapters.postgres.store import PostgresStore, create_pool
-    from tests.workflows.test_untrusted_context import INJECTION, put_customer
+    from tests.workflows.untrusted_context_support import INJECTION, put_customer
     from tollgate.cli.review_evidence import print_flags
 
     client, queue = worker_client

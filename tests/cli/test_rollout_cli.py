@@ -11,22 +11,12 @@ import pytest
 
 from adapters.postgres.rollout import RolloutStore
 from tests.cli.helpers import run_ops
-from tests.conftest import TEST_KEYS_FILE
-from tollgate.config.settings import Settings
+from tests.cli.rollout_support import CANARY, settings
 from tollgate.ops.certify import catalogue_digest, catalogue_nodes
 from tollgate.ops.release_identity import code_commit, policy_version
 from tollgate.runtime.exits import Exit
 
-CANARY = ["rollout", "--tenant", "acme", "--adapter", "messaging", "--to", "canary",
-          "--canary", "5", "--reason", "week two"]
-
-
 DIGEST = catalogue_digest(catalogue_nodes())
-
-
-def settings(database_url: str, tmp_path: Path) -> Settings:
-    return Settings.from_env({"DATABASE_URL": database_url, "TOLLGATE_STATE_DIR": str(tmp_path),
-                              "TOLLGATE_KEYS_FILE": str(TEST_KEYS_FILE)})
 
 
 async def test_canary_refused_without_certification_then_allowed_and_audited(

@@ -14,10 +14,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome
 from tests.cli.helpers import run_ops
+from tests.cli.trace_support import run_trace
 from tests.conftest import signed_event, start, worker_settings
 from tests.workflows.review_helpers import approve, new_customer
-from tollgate.cli.common import run_in_loop
-from tollgate.cli.trace import trace
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 
@@ -40,10 +39,6 @@ async def finished(
         TEMPORAL_ADDRESS=env.client.service_client.config.target_host,
         TOLLGATE_UI_URL="http://ui.test:8233")
     yield handle.id, settings
-
-
-async def run_trace(s: Settings, *argv: str) -> int:
-    return await run_in_loop(trace.main(list(argv), standalone_mode=False), s)
 
 
 async def test_trace_prints_the_whole_chain_of_a_finished_event(

@@ -5,29 +5,15 @@ serves: a rule on a misspelt metric would never fire."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
 from adapters.broker.redis_lag import StreamLag
-from tests.observability.test_dashboard import served
+from tests.deploy.alert_rules_support import RULES, promtool
+from tests.observability.dashboard_support import served
 from tollgate.runtime.redis_health import StreamFigures
-
-RULES = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
-
-
-def promtool(*args: str) -> subprocess.CompletedProcess[str]:
-    tool = shutil.which("promtool")
-    if tool is None:
-        pytest.skip("promtool is missing: install the Debian package prometheus "
-                    "(apt-get install -y --no-install-recommends prometheus)")
-    return subprocess.run([tool, *args], cwd=RULES, capture_output=True, text=True,  # noqa: S603
-                          timeout=120, check=False)
 
 
 def rules() -> list[dict[str, str]]:

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
+from tests.deploy.alert_rules_support import promtool
 from tests.deploy.files import COMPOSE, DEPLOY, compose
-from tests.deploy.test_alert_rules import promtool
 
 ALERTS = DEPLOY / "prometheus" / "alerts.yml"
 #: The prom/prometheus image's default ``--config.file`` when the service sets no command.

@@ -18,7 +18,7 @@ from tests.conftest import signed_event
 from tests.deploy.conftest import NO_DEDUPE_TARGETS
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
-from tests.faults.test_process_faults import WorkerProcess, new_key
+from tests.faults.process_faults_support import WorkerProcess, new_key
 from tests.ports import free_port
 
 

@@ -16,7 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 from adapters.broker.cancel import within
 from contracts import EventState, ReviewDecision
 from tests.conftest import Handle, fresh_key, signed_event, start, wait_review, worker_settings
-from tests.deploy.test_worker_versions import make_current, pinned_to
+from tests.deploy.worker_versions_support import make_current, pinned_to
 from tollgate.config.settings import Settings
 from tollgate.config.worker import WorkerSettings
 from tollgate.dev.standins import StandIns

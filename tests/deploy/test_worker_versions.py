@@ -6,18 +6,16 @@ which code ran it; how Tollgate's workers would adopt this is in docs/deploy.md.
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from temporalio import workflow
 from temporalio.api.enums.v1 import EventType
-from temporalio.api.enums.v1 import VersioningBehavior as VersioningBehaviorProto
-from temporalio.api.workflowservice.v1 import SetWorkerDeploymentCurrentVersionRequest
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkerDeploymentConfig
 
 from adapters.broker.cancel import within
+from tests.deploy.worker_versions_support import make_current, pinned_to
 from tests.eventually import eventually
 
 
@@ -61,20 +59,6 @@ def versioned(client: Client, queue: str, deployment: str, build_id: str,
                       default_versioning_behavior=VersioningBehavior.PINNED))
 
 
-async def make_current(client: Client, deployment: str, build_id: str) -> None:
-    async def set_current() -> bool:
-        await client.workflow_service.set_worker_deployment_current_version(
-            SetWorkerDeploymentCurrentVersionRequest(
-                namespace=client.namespace, deployment_name=deployment, build_id=build_id,
-                ignore_missing_task_queues=True))
-        return True
-
-    # The version exists once its worker has polled: retry until the server knows it
-    # (NOT_FOUND or FAILED_PRECONDITION until then).
-    await eventually(set_current, f"{deployment}:{build_id} current", timeout=20, interval=0.2,
-                     ignoring=(Exception,))
-
-
 async def first_task_done(client: Client, workflow_id: str) -> None:
     async def task_completed() -> bool:
         events = [e async for e in client.get_workflow_handle(workflow_id).fetch_history_events()]
@@ -82,12 +66,6 @@ async def first_task_done(client: Client, workflow_id: str) -> None:
 
     await eventually(task_completed, f"{workflow_id}: a workflow task completed", timeout=10,
                      interval=0.1)
-
-
-async def pinned_to(handle: WorkflowHandle[Any, Any]) -> str:
-    info = (await handle.describe()).raw_description.workflow_execution_info.versioning_info
-    assert info.behavior == VersioningBehaviorProto.VERSIONING_BEHAVIOR_PINNED
-    return str(info.deployment_version.build_id)
 
 
 async def test_old_runs_finish_on_the_old_version_new_runs_take_the_new(

@@ -24,7 +24,7 @@ from contracts.actions import WakeUp
 from tests.conftest import fresh_key, signed_event
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
-from tests.faults.test_step_failures import dead_lettered_from_executing
+from tests.faults.step_failures_support import dead_lettered_from_executing
 
 
 async def held_send(rig: Rig, db: asyncpg.Pool) -> tuple[str, str]:

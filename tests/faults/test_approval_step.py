@@ -30,9 +30,9 @@ from contracts.events import STARTED_SHAPE
 from tests.conftest import Handle, fresh_key, signed_event, start, wait_review
 from tests.eventually import eventually
 from tests.faults.conftest import local_activity_attempts, send_key
-from tests.faults.test_kill_switch import customer, sent
-from tests.faults.test_rollout import TRANSITIONS_SQL, ended_after_executing
-from tests.faults.test_step_failures import dead_lettered_from_executing
+from tests.faults.kill_switch_support import customer, sent
+from tests.faults.rollout_support import TRANSITIONS_SQL, ended_after_executing
+from tests.faults.step_failures_support import dead_lettered_from_executing
 from tollgate.dev.standins import StandIns
 from workflows import timeouts as t
 from workflows.process_event import ProcessEventWorkflow

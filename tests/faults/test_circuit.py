@@ -20,7 +20,7 @@ from tests.cli.helpers import run_ops
 from tests.conftest import TEST_KEYS_FILE, signed_event
 from tests.eventually import eventually
 from tests.faults.conftest import send_key
-from tests.faults.test_kill_switch import approved, customer, held_and_waiting, new_key, sent
+from tests.faults.kill_switch_support import approved, customer, held_and_waiting, new_key, sent
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 

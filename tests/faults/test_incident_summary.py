@@ -28,7 +28,7 @@ from policies.signing import sign_json
 from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE, fresh_key, signed_event, start
 from tests.faults.conftest import send_key
 from tests.faults.incident_checks import assert_rests_on_database, draft_over, items_of
-from tests.faults.test_kill_switch import approved, customer, new_key, sent
+from tests.faults.kill_switch_support import approved, customer, new_key, sent
 from tollgate.config.settings import Settings
 from tollgate.dev.demo_triage import message_received
 from tollgate.dev.standins import StandIns

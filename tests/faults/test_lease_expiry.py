@@ -17,7 +17,10 @@ from contracts import EventState
 from tests.conftest import fresh_key, signed_event
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, failure_message, send_key
-from tests.faults.test_process_faults import WorkerProcess, process_rig  # noqa: F401
+from tests.faults.process_faults_support import (
+    WorkerProcess,
+    process_rig,  # noqa: F401 - a fixture
+)
 
 
 @pytest.mark.parametrize("target_mode", ["no_dedupe"], indirect=True)

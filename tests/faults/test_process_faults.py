@@ -11,75 +11,27 @@ kill per target mode, each event held at its own point of the send step when it 
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
 import pytest
 
-import worker as worker_module
 from contracts import EventState
-from tests.conftest import fresh_key, signed_event, worker_settings
+from tests.conftest import signed_event, worker_settings
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
+from tests.faults.process_faults_support import (
+    WorkerProcess,
+    new_key,
+    process_rig,
+)
 from tests.pg_folder import pg_folder
 from tollgate.dev.postgres import start_embedded_postgres, stop_embedded_postgres
 from worker import main_worker
 
-
-class WorkerProcess:
-    """`python worker.py` in its own process, so SIGKILL is a real crash."""
-
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.env, self.log = env, log
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        out = open(self.log, "ab")  # noqa: SIM115 - lives with the process
-        self.proc = subprocess.Popen(
-            [sys.executable, "worker.py", "--queue", "all"],
-            env=self.env, cwd=Path(worker_module.__file__).parent,
-            stdout=out, stderr=out, stdin=subprocess.DEVNULL)
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(10)
-
-
-@pytest.fixture
-def process_rig(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess]]:
-    """The rig's task queue served by a worker process instead of the in-process worker."""
-    s = rig.settings
-    env = {**os.environ, "TEMPORAL_ADDRESS": s.temporal_address,
-           "DATABASE_URL": s.dsn or "", "TOLLGATE_CRM_URL": s.crm_url or "",
-           "TOLLGATE_MESSAGING_URL": s.messaging_url or "",
-           "TOLLGATE_TASK_QUEUE": f"{s.task_queue}-proc",
-           "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),
-           "TOLLGATE_TARGETS": s.env["TOLLGATE_TARGETS"],
-           "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"],
-           "TOLLGATE_ACTION_TOKEN_KEY": s.env["TOLLGATE_ACTION_TOKEN_KEY"]}
-    proc = WorkerProcess(env, tmp_path / "worker.log")
-    proc.start()
-    rig.queue = env["TOLLGATE_TASK_QUEUE"]
-    try:
-        yield rig, proc
-    finally:
-        proc.stop()
-
-
-def new_key() -> str:
-    return fresh_key("p")
+__all__ = ["process_rig"]  # the fixture, from process_faults_support.py
 
 
 def pending_for(rig: Rig, key: str) -> list[dict[str, object]]:

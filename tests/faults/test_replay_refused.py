@@ -14,7 +14,10 @@ import pytest
 
 from adapters.postgres.receipts import AWAITING_A_PERSON_SQL, MOVED_ASIDE_SQL
 from tests.faults.conftest import Rig
-from tests.faults.test_dead_letters import ops, seed_unreconciled
+from tests.faults.dead_letters_support import (
+    ops,
+    seed_unreconciled,
+)
 
 
 @pytest.fixture

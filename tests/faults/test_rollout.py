@@ -7,7 +7,6 @@ PostgreSQL as in the workflow, its transitions numbered without a gap."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from itertools import pairwise
 
 import asyncpg
 import pytest
@@ -19,7 +18,11 @@ from contracts.rollout import RolloutMode
 from policies.keys import action_key
 from tests.conftest import Handle, fresh_key, signed_event
 from tests.faults.conftest import send_key
-from tests.faults.test_kill_switch import approved, customer, new_key, sent
+from tests.faults.kill_switch_support import approved, customer, new_key, sent
+from tests.faults.rollout_support import (
+    TRANSITIONS_SQL,
+    stopped_after_executing,
+)
 from tollgate.dev.standins import StandIns
 
 
@@ -35,25 +38,6 @@ async def receipt_row(pool: asyncpg.Pool, key: str) -> asyncpg.Record:
     row = await pool.fetchrow("SELECT * FROM receipts WHERE action_key = $1", key)
     assert row is not None, "no receipt for the action"
     return row
-
-
-TRANSITIONS_SQL = ("SELECT seq, from_state, to_state FROM state_transitions"
-                   " WHERE workflow_id = $1 ORDER BY seq")
-
-
-def ended_after_executing(records: list[asyncpg.Record], final: str) -> None:
-    """Transitions numbered 1..n, each from the state the one before entered, ending
-    APPROVED -> EXECUTING -> ``final``: a send that ended at the send step, as the run counts
-    it."""
-    rows = [tuple(r) for r in records]
-    assert [r[0] for r in rows] == list(range(1, len(rows) + 1)), rows
-    assert all(b[1] == a[2] for a, b in pairwise(rows)), rows
-    assert [r[1:] for r in rows[-2:]] == [("APPROVED", "EXECUTING"), ("EXECUTING", final)], rows
-
-
-def stopped_after_executing(records: list[asyncpg.Record]) -> None:
-    """A send stopped at the send step (``ended_after_executing``)."""
-    ended_after_executing(records, "STOPPED")
 
 
 async def ended_stopped_from_executing(pool: asyncpg.Pool, handle: Handle, code: str) -> None:

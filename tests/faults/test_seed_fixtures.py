@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from contracts import EventState
 from tests.conftest import signed_event
 from tests.faults.conftest import Rig, send_key
-from tests.faults.test_rollout import TRANSITIONS_SQL, stopped_after_executing
+from tests.faults.rollout_support import TRANSITIONS_SQL, stopped_after_executing
 
 
 def key(name: str) -> str:

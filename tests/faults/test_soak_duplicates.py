@@ -24,7 +24,7 @@ from temporalio.api.enums.v1 import EventType
 from contracts import EventState, IntakeAck
 from tests.conftest import signed_event
 from tests.faults.conftest import Rig, send_key
-from tests.workflows.test_soak_holds import run_histories
+from tests.workflows.soak_support import run_histories
 from workflows.budget import HISTORY_BUDGET_BYTES, HISTORY_BUDGET_EVENTS
 
 #: Half the budget: a repeat that reached the handler writes 6 events (2 at the least), so the

@@ -4,13 +4,11 @@ DEAD_LETTERED with a dead letter for an operator, instead of failing the workflo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 import pytest
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client
 
 from adapters.postgres.ops import OpsStore
 from contracts import EventState
@@ -18,28 +16,9 @@ from tests.cli.helpers import run_ops
 from tests.conftest import fresh_key, signed_event, start, worker_settings
 from tests.eventually import eventually
 from tests.faults.conftest import activity_attempts, send_key
-from tests.faults.test_kill_switch import approved, customer, held_and_waiting, sent
-from tests.faults.test_rollout import TRANSITIONS_SQL, ended_after_executing
+from tests.faults.kill_switch_support import approved, customer, held_and_waiting, sent
+from tests.faults.step_failures_support import dead_lettered_from_executing
 from tollgate.dev.standins import StandIns
-
-#: ``pool.fetch`` or ``Rig.sql``.
-Fetch = Callable[..., Awaitable[Sequence[asyncpg.Record]]]
-
-
-async def dead_lettered_from_executing(fetch: Fetch, handle: WorkflowHandle[Any, Any],
-                                       code: str) -> None:
-    """The event ends as the workflow says (query, search attribute, PostgreSQL row), its
-    transitions numbered 1..n, each from the state the one before entered: APPROVED ->
-    EXECUTING (the send step's, written with its dead letter when it failed before its
-    receipt) -> DEAD_LETTERED, as the run counts them."""
-    rows = await fetch(TRANSITIONS_SQL, handle.id)
-    ended_after_executing(list(rows), "DEAD_LETTERED")
-    [event] = await fetch("SELECT state, reason_code, last_seq, outcome->>'state' AS ended"
-                          " FROM events WHERE workflow_id = $1", handle.id)
-    assert tuple(event) == ("DEAD_LETTERED", code, len(rows), "DEAD_LETTERED")
-    assert await handle.query("state") == EventState.DEAD_LETTERED
-    shown = (await handle.describe()).search_attributes.get("TollgateState")
-    assert shown == ["DEAD_LETTERED"]
 
 
 async def test_a_send_without_an_approval_on_record_is_dead_lettered(

@@ -24,7 +24,7 @@ from standardwebhooks.webhooks import Webhook
 
 from tests.conftest import TENANT_SECRETS
 from tests.http.conftest import signed_headers
-from tests.http.test_standard_webhooks import webhook_headers
+from tests.http.webhooks_support import webhook_headers
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services
 from tollgate.http.webhook_auth import standard_secret

@@ -12,11 +12,11 @@ import pytest
 from cloudevents.core.bindings import http as ce_http
 from cloudevents.core.formats.json import JSONFormat
 
+from tests.http.cloudevents_support import cloud_event, post
 from tests.http.conftest import post_events
-from tests.http.test_cloudevents import cloud_event, post
-from tests.http.test_edge_decisions import DECISION
-from tests.http.test_events import event, outbox_rows
-from tests.http.test_items import bearer
+from tests.http.edge_decisions_support import DECISION
+from tests.http.events_support import event, outbox_rows
+from tests.http.items_support import bearer
 from tollgate.http import review_service as rs
 from tollgate.http.deps import Services
 from tollgate.http.precheck import precheck

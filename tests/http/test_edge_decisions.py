@@ -8,12 +8,10 @@ import json
 import httpx
 import pytest
 
-from tests.http.test_items import bearer
+from tests.http.edge_decisions_support import CSRF, DECISION
+from tests.http.items_support import bearer
 from tollgate.http import review_service as rs
 from tollgate.http.deps import Services
-
-DECISION = {"decision": "approve", "reason": "ok", "request_id": "r-1", "draft_version": 1}
-CSRF = "c" * 32
 
 
 @pytest.mark.parametrize("workflow_id", ["%00", "event/acme/k%00", "a%01b"])

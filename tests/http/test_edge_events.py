@@ -8,7 +8,7 @@ import json
 import httpx
 
 from tests.http.conftest import post_events
-from tests.http.test_events import event, outbox_rows
+from tests.http.events_support import event, outbox_rows
 from tollgate.http.deps import Services
 
 

@@ -6,26 +6,13 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
-from typing import Any
 
-import asyncpg
 import httpx
 
-from tests.conftest import fresh_key
 from tests.http.conftest import post_events, signed_headers
-from tollgate.dev.demo import care_due
+from tests.http.events_support import event, outbox_rows
 from tollgate.http.deps import Services
 from tollgate.http.ratelimit import TenantRateLimiter
-
-
-def event(tenant: str = "acme", key: str | None = None, **overrides: Any) -> dict[str, Any]:
-    key = key or fresh_key("k")
-    return {**care_due(tenant, "C-1001", key, now=datetime.now(UTC)), **overrides}
-
-
-async def outbox_rows(svc: Services, workflow_id: str) -> list[asyncpg.Record]:
-    return await svc.pool.fetch("SELECT * FROM outbox WHERE workflow_id = $1", workflow_id)
 
 
 async def test_accepted_event_is_queued_once_and_repeat_is_a_duplicate(

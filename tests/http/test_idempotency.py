@@ -8,7 +8,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.http.test_items import bearer
+from tests.http.items_support import bearer
 from tollgate.http.deps import Services
 
 

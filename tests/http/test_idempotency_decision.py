@@ -11,7 +11,12 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome
-from tests.http.test_reviews import listed, produce, stack, token
+from tests.http.reviews_support import (
+    listed,
+    produce,
+    stack,
+    token,
+)
 from tollgate.dev.standins import StandIns
 from tollgate.http.deps import Services
 

@@ -14,7 +14,7 @@ from temporalio.testing import WorkflowEnvironment
 from contracts import EventState, FinalOutcome
 from tests.eventually import eventually
 from tests.http.browser import ARGS, CHROMIUM, artifacts, inbox_stack, log_in, needs_chromium
-from tests.http.test_reviews import produce
+from tests.http.reviews_support import produce
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.identity import issue_dev_token
 

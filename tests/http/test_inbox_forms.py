@@ -7,8 +7,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.http.test_edge_decisions import CSRF
-from tests.http.test_items import bearer
+from tests.http.edge_decisions_support import CSRF
+from tests.http.items_support import bearer
 from tollgate.http import review_service as rs
 from tollgate.http.deps import Services
 

@@ -12,14 +12,8 @@ from adapters.postgres.tagging import TaggingStore
 from contracts.errors import InvalidInput
 from contracts.tagging import ItemCapture, JobFailure
 from policies.tagging import tag_key
+from tests.http.items_support import bearer
 from tollgate.http.deps import Services
-from tollgate.runtime.identity import issue_dev_token
-
-
-def bearer(svc: Services, user: str, *, tenant: str = "acme",
-           role: str = "reader") -> dict[str, str]:
-    token = issue_dev_token(svc.settings.state_dir, reviewer=user, role=role, tenant=tenant)
-    return {"Authorization": f"Bearer {token}"}
 
 
 async def test_a_save_is_committed_while_temporal_is_down_and_a_resave_is_the_same_item(

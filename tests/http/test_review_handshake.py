@@ -7,7 +7,6 @@ review to show the draft, posts what it showed (role included), so the decision 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import httpx
 import pytest
@@ -15,7 +14,12 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import EventState, FinalOutcome
 from tests.eventually import eventually
-from tests.http.test_reviews import produce, stack, token
+from tests.http.review_handshake_support import listed_ticket
+from tests.http.reviews_support import (
+    produce,
+    stack,
+    token,
+)
 from tests.review_queries import QueryCounter, counting
 from tollgate.dev.standins import StandIns
 from tollgate.http.deps import Services
@@ -31,18 +35,6 @@ async def counted(svc: Services) -> QueryCounter:
     client, queries = counting(await svc.temporal.client())
     svc.temporal._client = client  # the link's connection, counted
     return queries
-
-
-async def listed_ticket(api: httpx.AsyncClient, headers: dict[str, str], wanted: str,
-                        version: int = 1) -> dict[str, Any]:
-    async def row() -> dict[str, Any] | None:
-        rows = (await api.get("/v1/reviews", headers=headers)).json()
-        return next((r for r in rows if r["workflow_id"] == wanted), None)
-
-    found: dict[str, Any] = await eventually(
-        row, f"{wanted} listed with the ticket of draft v{version}", timeout=20, interval=0.1,
-        until=lambda r: r is not None and r["draft_version"] == version)
-    return found
 
 
 async def test_decision_from_the_listing_needs_no_query_and_a_stale_one_is_refused(

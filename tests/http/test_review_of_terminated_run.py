@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.http.test_review_no_worker import api_with_a_waiting_review
+from tests.http.review_no_worker_support import api_with_a_waiting_review
 from tollgate.dev.standins import StandIns
 
 pytestmark = pytest.mark.e2e

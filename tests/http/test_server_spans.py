@@ -11,8 +11,8 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tests.http.test_events import event
-from tests.http.test_standard_webhooks import sender, webhook_headers
+from tests.http.events_support import event
+from tests.http.webhooks_support import sender, webhook_headers
 from tollgate.http.app import create_app
 from tollgate.http.deps import Services
 

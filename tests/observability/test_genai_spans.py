@@ -31,10 +31,10 @@ from tests.adapters.fake_llm import (
     openai_chat,
     openai_error,
 )
-from tests.adapters.test_model_tags import PROMPT as TAG_PROMPT
-from tests.adapters.test_model_tags import settings as tag_settings
-from tests.adapters.test_model_triage import PROPOSAL
-from tests.adapters.test_model_triage import request as triage_request
+from tests.adapters.model_tags_support import PROMPT as TAG_PROMPT
+from tests.adapters.model_tags_support import settings as tag_settings
+from tests.adapters.model_triage_support import PROPOSAL
+from tests.adapters.model_triage_support import request as triage_request
 from tollgate.config.models import DraftSettings
 from tollgate.runtime.models import build_provider, triage_provider
 from tollgate.runtime.tag_models import build_tag_provider

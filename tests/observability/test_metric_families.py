@@ -35,8 +35,8 @@ from tests.conftest import (
     worker_settings,
 )
 from tests.faults.conftest import send_key
-from tests.faults.test_kill_switch import approved
-from tests.observability.test_dashboard import dashboard_names
+from tests.faults.kill_switch_support import approved
+from tests.observability.dashboard_support import dashboard_names
 from tests.ports import free_port
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns

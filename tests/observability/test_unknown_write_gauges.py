@@ -19,7 +19,7 @@ from temporalio.client import Client
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.status import StatusStore
-from tests.cli.test_unknown_write_moved_aside import letter, open_write
+from tests.cli.unknown_write_support import letter, open_write
 from tollgate.observability.metrics import PostgresCollector
 from tollgate.ops.dead_letter_close import close_dead_letter
 from tollgate.runtime.exits import Exit

@@ -10,7 +10,7 @@ from contracts import Draft, PolicyRule
 from contracts.contacts import TenantContact, contact_key, phone_key, same_phone
 from policies.draft_validator import inspect_draft, stopping, validate_draft
 from policies.matrix import VERSIONS_DIR, load_matrix
-from tests.policies.test_output_shape import request, rule
+from tests.policies.output_shape_support import request, rule
 
 ACME = (TenantContact(kind="phone", value="+84 28 3822 1234"),
         TenantContact(kind="email", value="Care@Acme-Clinic.vn"),

@@ -23,7 +23,7 @@ from adapters.postgres.store import create_pool
 from adapters.postgres.tagging import TaggingStore
 from contracts.errors import RateLimited
 from contracts.tagging import ItemCapture
-from tests.workflows.test_tag_item import ANSWER, ScriptedTagger, result
+from tests.workflows.tag_item_support import ANSWER, ScriptedTagger, result
 from tollgate.intake.items import save_item, temporal_starter
 from workflows.process_event import DRAFT_TASK_QUEUE
 from workflows.tag_item import TagItemWorkflow, tag_workflow_id

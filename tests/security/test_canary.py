@@ -7,51 +7,27 @@ import asyncio
 import base64
 import json
 import logging
-import subprocess
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import structlog
 
-from contracts import EventState, FinalOutcome, ReviewDecision
-from starter import submit
-from tests.conftest import fresh_key
 from tests.ports import free_port
-from tollgate.config.settings import Settings
-from tollgate.dev.demo import care_due, signed, wait_state
-from tollgate.dev.endpoints import stack_env
+from tests.security.canary_support import (
+    EMAIL,
+    FIRST_NAME,
+    PET_NAME,
+    PHONE,
+    hits,
+    run_canary,
+)
 from tollgate.dev.stack import DevStack
-from tollgate.dev.stack_config import Ports, temporal_binary
+from tollgate.dev.stack_config import Ports
 from tollgate.observability.logs import configure_logging
-from tollgate.runtime.client import build_client
-from worker import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e
 
-PHONE = "+84 936 417 582"
-EMAIL = "canary.hoa@tollgate-canary.vn"
-FIRST_NAME, PET_NAME = "Canarinh", "Quokkabelle"
 PLAIN = base64.b64encode(b"json/plain").decode()
-
-
-def variants() -> list[str]:
-    """Every way the canary could be written down: with or without country code, spaced,
-    dotted, dashed, bare; the e-mail in any case and percent-encoded."""
-    local, country = "936417582", "84"
-    groups = ["936", "417", "582"]
-    found = {local, f"0{local}", f"{country}{local}", f"+{country}{local}"}
-    for sep in (" ", ".", "-"):
-        found |= {sep.join(groups), sep.join(["0" + groups[0], *groups[1:]]),
-                  f"+{country}{sep}{sep.join(groups)}", f"{country}{sep}{sep.join(groups)}"}
-    found |= {EMAIL, EMAIL.upper(), EMAIL.replace("@", "%40"), EMAIL.split("@")[0],
-              FIRST_NAME, PET_NAME}
-    return sorted(found)
-
-
-def hits(text: str) -> list[str]:
-    lowered = text.lower()
-    return [v for v in variants() if v.lower() in lowered]
 
 
 def payload_texts(history_json: str) -> list[str]:
@@ -71,40 +47,6 @@ def payload_texts(history_json: str) -> list[str]:
 
     walk(json.loads(history_json))
     return texts
-
-
-def export(stack: DevStack, wf_id: str, *codec: str) -> str:
-    out = subprocess.run(  # noqa: S603 - our own binary, fixed arguments
-        [temporal_binary(), "workflow", "show", "--address", str(stack.temporal_address),
-         "--workflow-id", wf_id, "--output", "json", *codec],
-        capture_output=True, text=True, timeout=60, check=True)
-    return out.stdout
-
-
-async def run_canary(stack: DevStack) -> tuple[str, str, str]:
-    assert stack.standins is not None and stack.codec is not None
-    stack.standins.crm.upsert("acme", "C-CANARY", first_name=FIRST_NAME, pet_name=PET_NAME,
-                              consent_messaging=True)
-    settings = Settings.from_env(stack_env(stack))
-    client = await build_client(settings.temporal_address, env=settings.env)
-    event = care_due("acme", "C-CANARY", fresh_key("canary"), now=datetime.now(UTC))
-    event["payload"]["notes"] = f"call {PHONE} or write to {EMAIL} before the visit"
-    async with main_worker(client, settings), draft_worker(client, settings):
-        ack = await submit(client, signed(event, settings.tenant_secrets()),
-                           task_queue=settings.task_queue)
-        await wait_state(client, ack.workflow_id, EventState.AWAITING_REVIEW)
-        handle = client.get_workflow_handle(ack.workflow_id, result_type=FinalOutcome)
-        ticket = await handle.query("review_ticket")
-        await handle.execute_update("review", ReviewDecision(
-            request_id=ticket["request_id"], decision="approve", reviewer="lan.nguyen",
-            role="care_lead", reason="canary", draft_version=ticket["draft_version"]))
-        outcome = await handle.result()
-    assert outcome.state == EventState.SUCCEEDED
-    plain = await asyncio.to_thread(export, stack, ack.workflow_id)
-    decoded = await asyncio.to_thread(
-        export, stack, ack.workflow_id, "--codec-endpoint", stack.codec.url,
-        "--codec-auth", f"Bearer {stack.codec.token}")
-    return ack.workflow_id, plain, decoded
 
 
 async def test_canary_personal_data_stays_out_of_logs_history_and_sqlite(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.ports import free_port
-from tests.security.test_canary import FIRST_NAME, hits, run_canary
+from tests.security.canary_support import FIRST_NAME, hits, run_canary
 from tollgate.dev.endpoints import ui_url
 from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import Ports

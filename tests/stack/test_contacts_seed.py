@@ -9,7 +9,7 @@ from adapters.postgres.contacts import ContactStore
 from contracts import Draft
 from policies.draft_validator import validate_draft
 from policies.matrix import load_matrix
-from tests.policies.test_output_shape import request
+from tests.policies.output_shape_support import request
 from tollgate.dev.contacts_seed import seed_contacts
 
 

@@ -22,7 +22,7 @@ from contracts.actions import WakeUp
 from contracts.search_attributes import parse_review_ticket
 from tests.conftest import Handle, fresh_key, signed_event, start, wait_review
 from tests.eventually import eventually
-from tests.workflows.test_soak_holds import ops
+from tests.workflows.soak_support import ops
 from tollgate.dev.standins import StandIns
 from tollgate.intake.submit import submit
 from workflows.search_attributes import EVENT_TYPE, REVIEW_DUE, REVIEW_TICKET, STATE, TENANT

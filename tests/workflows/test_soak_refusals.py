@@ -24,8 +24,9 @@ from temporalio.exceptions import ApplicationError
 
 from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review
+from tests.faults.conftest import target_mode
 from tests.workflows.review_helpers import sent_to
-from tests.workflows.test_soak_holds import customer, run_histories, target_mode
+from tests.workflows.soak_support import customer, run_histories
 from tollgate.dev.standins import StandIns
 from workflows.budget import HISTORY_BUDGET_BYTES, HISTORY_BUDGET_EVENTS
 

@@ -5,51 +5,26 @@ and a save whose workflow start failed picked up by the relay."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
 
 import asyncpg
 import pytest
-from temporalio.api.testservice.v1 import LockTimeSkippingRequest, UnlockTimeSkippingRequest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.tagging import TaggingActivities, TagModelActivities
-from adapters.ports.models import TagReply
 from adapters.postgres.store import create_pool
 from adapters.postgres.tagging import TaggingStore
 from contracts.errors import RetryableError
-from contracts.tagging import ItemCapture, JobState, TagItemResult, TagPrompt
+from contracts.tagging import ItemCapture, JobState
 from policies.tagging import tag_key
+from tests.workflows.tag_item_support import ANSWER, ScriptedTagger, result
 from tollgate.intake.items import relay_unstarted, save_item, temporal_starter
 from workflows.process_event import DRAFT_TASK_QUEUE
-from workflows.tag_item import TagItemWorkflow, tag_workflow_id
+from workflows.tag_item import TagItemWorkflow
 from workflows.timeouts import TAG_JOB_ATTEMPTS
-
-
-class ScriptedTagger:
-    """Answers from a script, one entry per call; the last entry repeats."""
-
-    name = "scripted"
-    model = "scripted-1"
-
-    def __init__(self) -> None:
-        self.script: list[str | Exception] = []
-        self.calls = 0
-
-    async def suggest_tags(self, prompt: TagPrompt) -> TagReply:
-        answer = self.script[min(self.calls, len(self.script) - 1)]
-        self.calls += 1
-        if isinstance(answer, Exception):
-            raise answer
-        return TagReply(raw=answer, model=self.model)
-
-
-ANSWER = json.dumps({"tags": [{"tag": "Thiết kế UI", "confidence": 0.9},
-                              {"tag": "Figma", "confidence": 0.8}]})
 
 
 @pytest.fixture(scope="module")
@@ -82,19 +57,6 @@ async def saved(store: TaggingStore, client: Client, queue: str, *tags: str) -> 
                                        title="Thiết kế UI với Figma"), tenant="acme")
     assert item.created and item.started
     return user, item.item_id
-
-
-async def result(client: Client, item_id: int, run: int = 1) -> dict[str, Any]:
-    handle = client.get_workflow_handle(tag_workflow_id(item_id, run),
-                                        result_type=TagItemResult)
-    # A handle from get_workflow_handle does not skip time on its own: unlock skipping while we
-    # wait, so the job's backoff timers pass in an instant (as for a started handle).
-    await client.test_service.unlock_time_skipping(UnlockTimeSkippingRequest())
-    try:
-        out: TagItemResult = await handle.result()
-    finally:
-        await client.test_service.lock_time_skipping(LockTimeSkippingRequest())
-    return out.model_dump(mode="json")
 
 
 async def test_tags_merge_into_the_users_tags_and_new_ones_are_made(

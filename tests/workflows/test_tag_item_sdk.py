@@ -29,7 +29,7 @@ from tests.adapters.fake_llm import (
     openai_chat,
     openai_error,
 )
-from tests.workflows.test_tag_item import result
+from tests.workflows.tag_item_support import result
 from tollgate.config.models import ModelSettings
 from tollgate.intake.items import save_item, temporal_starter
 from workflows.process_event import DRAFT_TASK_QUEUE
