@@ -32,7 +32,7 @@ from contracts.events import STARTED_SHAPE
 from policies.signing import sign_json
 from tests.eventually import eventually
 from tests.hang_guard import pytest_timeout_set_timer  # noqa: F401  (a hook: pytest finds it here)
-from tests.pg_databases import fresh_database, with_database
+from tests.pg_databases import fresh_database
 from tests.pg_folder import pg_folder
 from tests.ports import share_with_product
 from tests.scheduling import make_scheduler
@@ -139,10 +139,6 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
     made = await create_pool(database_url)
     yield made
     await made.close()
-
-
-#: Under its old name for the test modules that import it from here.
-_with_database = with_database
 
 
 @pytest.fixture(scope="module")
