@@ -29,3 +29,14 @@ def test_no_module_under_tests_imports_a_test_module() -> None:
             found += [f"{path.relative_to(TESTS)}:{node.lineno} {name}"
                       for name in names if _test_module(name)]
     assert found == [], "\n".join(found)
+
+
+def test_shared_test_code_has_its_asserts_explained() -> None:
+    """A support module's failed assert shows its values, as a test module's does
+    (tests/__init__.py registers them for pytest's assertion rewriting)."""
+    import tests.cli.ops_status_support as support
+    import tests.eventually as top_level
+
+    # A module pytest rewrote carries the helpers its rewritten asserts call.
+    assert "@py_builtins" in vars(support)
+    assert "@py_builtins" in vars(top_level)
