@@ -33,7 +33,6 @@ from adapters.postgres.receipts import MOVED_ASIDE_SQL, ReceiptStore
 from adapters.postgres.store import create_pool
 from contracts import (
     ActionRequest,
-    EventRef,
     ReceiptStatus,
     ReconcileRequest,
     ReconcileResult,
@@ -41,8 +40,7 @@ from contracts import (
 )
 from contracts.drafting import CustomerRecord
 from policies.action_token import mint
-from policies.keys import action_key
-from tests.conftest import fresh_key
+from tests.workflows.unknown_write_support import unknown_write
 from workflows.reconcile_write import ReconcileWriteWorkflow
 
 HISTORIES = Path(__file__).parent.parent / "replay" / "histories"
@@ -101,16 +99,7 @@ async def reconcile_unknown_write(
     """Leave one write UNKNOWN at ``target`` and run the reconciler on it, carrying the send's
     token (``with_token``) as the event's run hands it over."""
     receipts, ops = ReceiptStore(pool), OpsStore(pool)
-    event_id = fresh_key("evt")
-    ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
-                   event_type="CARE_DUE", entity_id="C-1", correlation_id="corr", schema_version=3)
-    action = ActionRequest(ref=ref, adapter=target.name, action="send_message",
-                           action_key=action_key("acme", event_id, target.name, "send_message"),
-                           channel="sms", body="hello", policy_version="v", approved_by="r")
-    await receipts.open_receipt(action, "fp")
-    fence = await receipts.begin_attempt(action.action_key)
-    await receipts.settle(action.action_key, ReceiptStatus.UNKNOWN, fence=fence,
-                          error_class="unknown_write", error_code="timeout")
+    ref, action = await unknown_write(receipts, target.name)
     binding = Binding(ref.workflow_id)
     activities = ReconcileActivities(receipts, ops, {target.name: target},
                                      guard=ResendGuard(binding, binding, TOKEN_KEY))

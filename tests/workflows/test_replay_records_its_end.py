@@ -35,10 +35,9 @@ from adapters.ports.targets import TargetWrite
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.store import create_pool
-from contracts import ActionRequest, EventRef, ReceiptStatus, ReconcileRequest, target_task_queue
+from contracts import ActionRequest, ReconcileRequest, target_task_queue
 from contracts.drafting import CustomerRecord
-from policies.keys import action_key
-from tests.conftest import fresh_key
+from tests.workflows.unknown_write_support import unknown_write
 from tollgate.ops.actions import replay_dead_letter
 from workflows.reconcile_write import ReconcileWriteWorkflow
 
@@ -86,21 +85,12 @@ async def claimed_replay(pool: asyncpg.Pool, target: Target,
     replay 1 claimed by op.kim, as ``tollgate ops dlq replay`` leaves it just before it starts
     the run."""
     receipts, ops = ReceiptStore(pool), OpsStore(pool)
-    event_id = fresh_key("evt")
-    ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
-                   event_type="CARE_DUE", entity_id="C-1", correlation_id="corr", schema_version=3)
-    action = ActionRequest(ref=ref, adapter=target.name, action="send_message",
-                           action_key=action_key("acme", event_id, target.name, "send_message"),
-                           channel="sms", body="hello", policy_version="v", approved_by="r")
-    await receipts.open_receipt(action, "fp")
-    fence = await receipts.begin_attempt(action.action_key)
-    await receipts.settle(action.action_key, ReceiptStatus.UNKNOWN, fence=fence,
-                          error_class="unknown_write", error_code="timeout")
+    ref, action = await unknown_write(receipts, target.name)
     request = ReconcileRequest(ref=ref, action=action, lookup_window=timedelta(minutes=10))
     await ops.dead_letter(workflow_id=ref.workflow_id, error_class="unknown_write",
                           error_code="unreconciled_write", state="STOPPED", owner="oncall",
                           replay_plan="replay", redacted_payload=None, tenant_id="acme",
-                          event_id=event_id, correlation_id="corr",
+                          event_id=ref.event_id, correlation_id="corr",
                           action_key=action.action_key,
                           replay_input=request.model_dump(mode="json"))
     dl_id = int(await pool.fetchval("SELECT id FROM dead_letters WHERE action_key = $1",
