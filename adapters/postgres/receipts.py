@@ -1,4 +1,4 @@
-"""Receipts in PostgreSQL (kill switches and dead letters: ``postgres_ops.py``).
+"""Receipts in PostgreSQL (kill switches and dead letters: ``ops.py``, ``dead_letters.py``).
 
 A receipt row is written before a side effect and settled after it. Each attempt takes a fence
 number; a settle carrying an older fence, or aimed at a receipt that is already final, changes

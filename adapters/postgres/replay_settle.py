@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from asyncpg.pool import PoolConnectionProxy
 
-from adapters.postgres.ops import close_dead_letter_in
+from adapters.postgres.dead_letters import close_dead_letter_in
 from adapters.postgres.pgtext import pg_text
 from adapters.postgres.steps import TRANSITION_SQL, step_args
 from contracts import EventRef, EventState, FinalOutcome, Receipt, StepRecord, Transition

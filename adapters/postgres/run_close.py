@@ -43,7 +43,7 @@ from typing import Literal
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
-from adapters.postgres.ops import DEAD_LETTER_SQL
+from adapters.postgres.dead_letters import DEAD_LETTER_SQL
 from adapters.postgres.pgtext import pg_json, pg_text
 from adapters.postgres.receipts import RECEIPT_COLUMNS
 from adapters.postgres.steps import TRANSITION_SQL, step_args

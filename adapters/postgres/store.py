@@ -3,7 +3,7 @@
 One asyncpg pool per process (``postgres_pool``). Each step's own write and its state transition
 go in one statement (``postgres_steps``); every insert is keyed so that a retried write changes
 nothing. Review queries come from ``postgres_reviews``; receipts, kill switches and dead
-letters are in ``postgres_receipts.py`` / ``postgres_ops.py`` on the same pool.
+letters are in ``receipts.py`` / ``ops.py`` on the same pool.
 """
 
 from __future__ import annotations

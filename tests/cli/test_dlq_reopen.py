@@ -21,7 +21,8 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities.reconcile import ReconcileActivities
-from adapters.postgres.ops import DEAD_LETTER_SQL, OpsStore
+from adapters.postgres.dead_letters import DEAD_LETTER_SQL
+from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from contracts import (
     ActionRequest,
