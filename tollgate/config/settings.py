@@ -29,16 +29,10 @@ from tollgate.config.models import ModelSettings
 from tollgate.config.service import BrokerSettings, CodecSettings, HttpSettings, IdentitySettings
 from tollgate.config.streams import RedisSettings
 from tollgate.config.targets import TargetSettings
-from tollgate.config.temporal import (
-    DEFAULT_TASK_QUEUE,
-    DEFAULT_TEMPORAL_ADDRESS,
-    DatabaseSettings,
-    TemporalSettings,
-)
+from tollgate.config.temporal import DatabaseSettings, TemporalSettings
 from tollgate.config.worker import ObservabilitySettings, WorkerSettings
 
-__all__ = ["DEFAULT_TASK_QUEUE", "DEFAULT_TEMPORAL_ADDRESS", "SECTIONS", "Settings",
-           "named_secret", "process_env", "read_endpoints"]
+__all__ = ["SECTIONS", "Settings", "named_secret", "process_env", "read_endpoints"]
 
 _MAPPING_ONLY: ContextVar[bool] = ContextVar("tollgate_settings_mapping_only", default=False)
 Source = Literal["env", "running stack", "default"]
