@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from tollgate.observability.metrics import KEYS, families
+from tollgate.observability.metric_families import KEYS, families
 
 ROOT = Path(__file__).resolve().parents[2]
 EMPTY: dict[str, list[dict[str, object]]] = {key: [] for key in KEYS}

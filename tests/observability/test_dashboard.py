@@ -7,7 +7,7 @@ import json
 import re
 
 from tests.observability.dashboard_support import EMPTY, ROOT, dashboard_names, served
-from tollgate.observability.metrics import families
+from tollgate.observability.metric_families import families
 
 
 def test_every_panel_queries_a_metric_the_worker_serves() -> None:

@@ -28,9 +28,9 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from adapters.postgres.metrics import MetricsStore
 from tollgate.config.worker import ObservabilitySettings
-from tollgate.observability.metric_families import KEYS, families
+from tollgate.observability.metric_families import families
 
-__all__ = ["KEYS", "PostgresCollector", "families", "start_exporter"]
+__all__ = ["PostgresCollector", "start_exporter"]
 
 #: How long a scrape waits for PostgreSQL before it answers with what it has (nothing).
 SCRAPE_TIMEOUT_S = 5.0
