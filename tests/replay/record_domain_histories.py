@@ -22,7 +22,8 @@ from tests.conftest import TEST_KEYS_FILE
 from tests.pg_folder import pg_folder
 from tests.ports import free_port
 from tollgate.config.settings import Settings
-from tollgate.dev.demo_scenes import DOWN_CONSUMER, OrderDesk, domain_scenes
+from tollgate.dev.demo_fanout import DOWN_CONSUMER, OrderDesk
+from tollgate.dev.demo_scenes import domain_scenes
 from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import Ports

@@ -151,7 +151,8 @@ async def run_demo(state_dir: Path, *, ui_port: int = 8233) -> list[str]:
     await asyncio.to_thread(stack.start)
     try:
         from tollgate.dev.contacts_seed import seed_contacts
-        from tollgate.dev.demo_scenes import DOWN_CONSUMER, OrderDesk, domain_scenes
+        from tollgate.dev.demo_fanout import DOWN_CONSUMER, OrderDesk
+        from tollgate.dev.demo_scenes import domain_scenes
 
         settings = Settings.from_env({**stack_env(stack), "TOLLGATE_CONSUMERS_DOWN": DOWN_CONSUMER})
         client = await build_client(settings.temporal_address, env=settings.env)

@@ -25,11 +25,11 @@ from temporalio.client import Client
 from adapters.postgres.tagging import TaggingStore
 from contracts.tagging import ApplyTagsRequest, ItemCapture, NormalisedTag, TagItemResult
 from policies.tagging import TRIGRAM_MERGE, tag_key
-from tollgate.dev.demo_fanout import DOWN_CONSUMER, OrderDesk, fan_out_scene
+from tollgate.dev.demo_fanout import OrderDesk, fan_out_scene
 from tollgate.intake.items import save_item, temporal_starter
 from workflows.tag_item import tag_workflow_id
 
-__all__ = ["DOWN_CONSUMER", "OrderDesk", "domain_scenes"]
+__all__ = ["domain_scenes"]
 
 
 #: The demo reader's tags before the save, and the page they save (its text is what the offline
