@@ -31,7 +31,7 @@ from tests.conftest import Handle, start, wait_review, worker_settings
 from tests.eventually import eventually
 from tests.review_queries import listed_entry, new_event, without_ticket
 from tollgate.cli import review_list as listing
-from tollgate.cli.review import review_list
+from tollgate.cli.review_list import review_list
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from tollgate.ops import review_ticket

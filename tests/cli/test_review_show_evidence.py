@@ -13,7 +13,7 @@ from contracts import EventState, ReviewAck, ReviewDecision
 from tests.conftest import Handle, signed_event, start, wait_review
 from tests.eventually import eventually
 from tests.workflows.review_helpers import new_customer
-from tollgate.cli.review import review_show
+from tollgate.cli.review_show import review_show
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tollgate.cli import main
-from tollgate.cli.review import identity_of
+from tollgate.cli.common import identity_of
 from tollgate.config.settings import Settings
 from tollgate.runtime.identity import issue_dev_token
 

@@ -15,7 +15,8 @@ from temporalio.testing import WorkflowEnvironment
 from tests.conftest import signed_event, start, wait_review, worker_settings
 from tests.eventually import eventually
 from tests.workflows.review_helpers import _decisions_sent_as_an_edge, decide, new_customer
-from tollgate.cli.review import review_list, review_show
+from tollgate.cli.review_list import review_list
+from tollgate.cli.review_show import review_show
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.exits import Exit, Failure

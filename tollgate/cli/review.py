@@ -42,7 +42,7 @@ HELP = {
 }
 _SEEN = re.compile(r"v(?P<version>[0-9]{1,9}):(?P<request>[A-Za-z0-9._:-]{1,128})")
 
-__all__ = ["identity_of", "review", "review_decide", "review_list", "review_show"]
+__all__ = ["review", "review_decide"]
 
 @click.group()
 def review() -> None:
