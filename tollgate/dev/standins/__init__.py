@@ -11,9 +11,11 @@ from types import TracebackType
 
 from tollgate.dev.standins.crm import CrmStandIn
 from tollgate.dev.standins.crm_record import CrmRecord
+from tollgate.dev.standins.faults import Fault
 from tollgate.dev.standins.helpdesk import HelpdeskStandIn
 from tollgate.dev.standins.messaging import MessagingStandIn
-from tollgate.dev.standins.server import Fault, PortInUseError, StandIn, StandInServer
+from tollgate.dev.standins.runner import PortInUseError, StandInServer
+from tollgate.dev.standins.server import StandIn
 from tollgate.dev.standins.store import RecordStore, StoreError
 
 __all__ = [

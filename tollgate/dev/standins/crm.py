@@ -22,7 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from tollgate.dev.standins.crm_record import DEMO_CUSTOMERS, CrmRecord
-from tollgate.dev.standins.server import HttpError, Request, Response, StandIn
+from tollgate.dev.standins.runner import HttpError, Request, Response
+from tollgate.dev.standins.server import StandIn
 from tollgate.dev.standins.store import RecordStore
 
 

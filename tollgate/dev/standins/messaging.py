@@ -35,7 +35,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tollgate.dev.standins.server import Fault, HttpError, Request, Response, StandIn
+from tollgate.dev.standins.faults import Fault
+from tollgate.dev.standins.runner import HttpError, Request, Response
+from tollgate.dev.standins.server import StandIn
 from tollgate.dev.standins.store import RecordStore
 
 _FIELDS = ("tenant_id", "recipient_ref", "channel", "body", "correlation_id")

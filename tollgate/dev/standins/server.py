@@ -1,6 +1,6 @@
 """The base of a stand-in target (``StandIn``): lifecycle on a loopback runner, a fault queue
 and the ``/_faults`` admin routes. The runner lives in ``runner.py``, the faults in
-``faults.py``; their names are re-exported here for the stand-ins that import them from here.
+``faults.py``; the stand-ins import their names from there.
 """
 
 from __future__ import annotations
@@ -8,21 +8,10 @@ from __future__ import annotations
 import threading
 from typing import ClassVar, Self
 
-from tollgate.dev.standins.faults import DEFAULT_MS, Fault, FaultKind, FaultQueue
-from tollgate.dev.standins.runner import (
-    HttpError,
-    JsonApp,
-    PortInUseError,
-    Request,
-    Response,
-    StandInServer,
-    require_loopback,
-)
+from tollgate.dev.standins.faults import Fault, FaultKind, FaultQueue
+from tollgate.dev.standins.runner import HttpError, Request, Response, StandInServer
 
-__all__ = [
-    "DEFAULT_MS", "Fault", "FaultKind", "FaultQueue", "HttpError", "JsonApp", "PortInUseError",
-    "Request", "Response", "StandIn", "StandInServer", "require_loopback",
-]
+__all__ = ["StandIn"]
 
 
 class StandIn:
