@@ -36,7 +36,8 @@ from tests.pg_databases import fresh_database
 from tests.pg_folder import pg_folder
 from tests.ports import share_with_product
 from tests.scheduling import make_scheduler
-from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, load_key_ring
+from tollgate.codec.keyring import load_key_ring
+from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter
 from tollgate.config.service import CodecSettings
 from tollgate.config.settings import Settings
 from tollgate.dev.demo import care_due

@@ -14,7 +14,8 @@ from tollgate.bench.replay import (
     committed_histories,
     replay_speed,
 )
-from tollgate.codec.payload import EncryptionCodec, load_key_ring
+from tollgate.codec.keyring import load_key_ring
+from tollgate.codec.payload import EncryptionCodec
 from tollgate.config.service import CodecSettings
 
 

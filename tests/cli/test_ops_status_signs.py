@@ -18,7 +18,7 @@ from tests.cli.helpers import base_env, tollgate
 from tests.cli.ops_status_support import add_event
 from tests.conftest import TEST_KEYS_FILE
 from tests.pg_databases import fresh_database
-from tollgate.codec.payload import load_key_ring
+from tollgate.codec.keyring import load_key_ring
 from tollgate.codec.server import start_codec_server
 from tollgate.config.service import CodecSettings
 from tollgate.observability.metric_families import families

@@ -13,15 +13,12 @@ from temporalio.exceptions import ApplicationError
 
 from contracts import ReviewDecision
 from tests.conftest import CONVERTER, TEST_KEYS
+from tollgate.codec.keyring import KeyRing, KeyRingError, load_key_ring, new_key_ring
 from tollgate.codec.payload import (
     KEY_ID_META,
     EncryptionCodec,
-    KeyRing,
-    KeyRingError,
     UnknownKeyError,
     encrypted_data_converter,
-    load_key_ring,
-    new_key_ring,
 )
 from tollgate.config.service import CodecSettings
 

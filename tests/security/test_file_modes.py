@@ -21,7 +21,7 @@ import pytest
 from adapters.notify.channels import LocalSink
 from tests.pg_folder import answer_in_a_process
 from tollgate.codec.files import private_dir
-from tollgate.codec.payload import ensure_keys_file
+from tollgate.codec.keyring import ensure_keys_file
 from tollgate.codec.server import start_dev_codec_server
 from tollgate.dev.dev_keys import ensure_tenants_file
 from tollgate.dev.run import start_extra_workers

@@ -18,14 +18,12 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from tests.conftest import fresh_key
+from tollgate.codec.keyring import KeyRing, KeyRingError, new_key_ring
 from tollgate.codec.payload import (
     KEY_ID_META,
     EncryptionCodec,
-    KeyRing,
-    KeyRingError,
     UnknownKeyError,
     encrypted_data_converter,
-    new_key_ring,
 )
 
 RING = new_key_ring("shared-1", tenants=["acme", "globex"])

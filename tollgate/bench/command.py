@@ -106,7 +106,7 @@ async def bench(args: argparse.Namespace, state_dir: Path, started: datetime) ->
         temporal=free_port(), ui=free_port(), crm=0, messaging=0))
     phases = phase_order(args.duplicates, args.model_latency, args.parked,
                          again=args.plain_again)
-    from tollgate.codec.payload import KeyRing, load_key_ring
+    from tollgate.codec.keyring import KeyRing, load_key_ring
     from tollgate.config.service import CodecSettings
 
     recorded: list[Any] = []

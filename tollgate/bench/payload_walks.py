@@ -25,7 +25,8 @@ from temporalio.bridge.proto.workflow_completion import WorkflowActivationComple
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 
-from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter, new_key_ring
+from tollgate.codec.keyring import new_key_ring
+from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter
 
 PAIRS = 4000
 ROUNDS = 5

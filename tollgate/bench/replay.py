@@ -27,7 +27,8 @@ from tollgate.bench.replay_codec import TimedCodec, codec_spent, timed_converter
 from tollgate.bench.replay_decode import decoded_history, without_codec
 from tollgate.bench.replay_procs import processes_per_core, replay_in_processes
 from tollgate.bench.replay_streams import REPLAY_STREAMS, RUNNERS, replay_streams
-from tollgate.codec.payload import EncryptionCodec, KeyRing, load_key_ring
+from tollgate.codec.keyring import KeyRing, load_key_ring
+from tollgate.codec.payload import EncryptionCodec
 from tollgate.config.service import CodecSettings
 
 #: Six variants each: 300 keep the replay part of the bench near a minute per set.

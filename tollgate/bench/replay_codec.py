@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import DataConverter
 
-from tollgate.codec.payload import EncryptionCodec, KeyRing, encrypted_data_converter
+from tollgate.codec.keyring import KeyRing
+from tollgate.codec.payload import EncryptionCodec, encrypted_data_converter
 
 #: Seconds of thread CPU spent inside the codec in this process, and the payloads it handled.
 _SPENT: dict[str, float] = {"cpu_s": 0.0, "payloads": 0}

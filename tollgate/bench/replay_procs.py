@@ -21,7 +21,7 @@ from temporalio.client import WorkflowHistory
 from tollgate.bench.replay_codec import codec_spent, timed_converter
 from tollgate.bench.replay_decode import plain_converter
 from tollgate.bench.replay_streams import REPLAY_STREAMS, RUNNERS, replay_streams
-from tollgate.codec.payload import KeyRing
+from tollgate.codec.keyring import KeyRing
 from tollgate.runtime.exits import Exit, Failure
 
 #: A child that does not reach the barrier or report by then is a failed measurement.

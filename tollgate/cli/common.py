@@ -61,7 +61,7 @@ async def connect(s: Settings) -> Client:
     from datetime import timedelta
 
     from tollgate.cli.deadline import with_deadline
-    from tollgate.codec.payload import load_key_ring
+    from tollgate.codec.keyring import load_key_ring
     from tollgate.runtime.client import build_client
 
     # Bounded (TOLLGATE_CLI_TIMEOUT): a paused server accepts the connection and never answers,

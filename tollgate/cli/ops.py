@@ -179,7 +179,7 @@ async def _wake_switch(s: Settings, adapter: str, tenant: str) -> str:
     from temporalio.service import RPCError
 
     from contracts.search_attributes import kill_switch_key
-    from tollgate.codec.payload import KeyRingError
+    from tollgate.codec.keyring import KeyRingError
     from tollgate.ops.wake import wake_held
 
     try:

@@ -31,18 +31,10 @@ from temporalio.converter import (
     WorkflowSerializationContext,
 )
 
-from tollgate.codec.keyring import (
-    KeyRing,
-    KeyRingError,
-    KeySet,
-    ensure_keys_file,
-    load_key_ring,
-    new_key_ring,
-)
+from tollgate.codec.keyring import KeyRing
 
-__all__ = ["ENCODING", "KEY_ID_META", "ContextCachingConverter", "EncryptionCodec", "KeyRing",
-           "KeyRingError", "KeySet", "UnknownKeyError", "encrypted_data_converter",
-           "ensure_keys_file", "load_key_ring", "new_key_ring", "tenant_of"]
+__all__ = ["ENCODING", "KEY_ID_META", "ContextCachingConverter", "EncryptionCodec",
+           "UnknownKeyError", "encrypted_data_converter", "tenant_of"]
 
 ENCODING = b"binary/encrypted"
 KEY_ID_META = "encryption-key-id"

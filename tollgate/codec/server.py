@@ -25,12 +25,8 @@ from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 
 from tollgate.codec.files import write_private
-from tollgate.codec.payload import (
-    EncryptionCodec,
-    KeyRing,
-    ensure_keys_file,
-    load_key_ring,
-)
+from tollgate.codec.keyring import KeyRing, ensure_keys_file, load_key_ring
+from tollgate.codec.payload import EncryptionCodec
 from tollgate.config.service import CodecSettings
 from tollgate.config.settings import process_env
 

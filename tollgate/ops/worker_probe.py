@@ -62,7 +62,7 @@ async def probe_workers(s: Settings) -> dict[str, Any]:
     ``refused`` (PERMISSION_DENIED, UNAUTHENTICATED), ``no namespace`` or ``failing`` (another
     status), with the detail naming the server and the status. The screen still answers from
     PostgreSQL; each of these, like no worker, is a reason for exit 6 while events are open."""
-    from tollgate.codec.payload import new_key_ring
+    from tollgate.codec.keyring import new_key_ring
     from tollgate.intake.reach import why_not_taking
     from tollgate.runtime.client import build_client
 

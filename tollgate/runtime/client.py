@@ -16,7 +16,8 @@ from temporalio.client import Client
 from temporalio.envconfig import ClientConfigProfile, ClientConnectConfig
 from temporalio.runtime import Runtime
 
-from tollgate.codec.payload import KeyRing, encrypted_data_converter, load_key_ring
+from tollgate.codec.keyring import KeyRing, load_key_ring
+from tollgate.codec.payload import encrypted_data_converter
 from tollgate.config.service import CodecSettings
 from tollgate.config.settings import process_env
 from tollgate.config.temporal import TemporalSettings
