@@ -135,7 +135,7 @@ async def database_url(pg_server: str) -> AsyncIterator[str]:
 async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
     """A pool on the module's database, as a worker opens one (the migrations checked), for
     tests that read or write the stores."""
-    from adapters.postgres.store import create_pool
+    from adapters.postgres.pool import create_pool
 
     made = await create_pool(database_url)
     yield made

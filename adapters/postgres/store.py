@@ -19,13 +19,11 @@ from adapters.ports.stores.sending import SendReads
 from adapters.postgres.execute import open_and_record, read_before_send
 from adapters.postgres.outbox import COUNT_DUPLICATE_SQL
 from adapters.postgres.pgtext import pg_json, pg_text, pg_text_or_none
-from adapters.postgres.pool import create_pool, migrate
-from adapters.postgres.reviews import ReviewRecord, ReviewRecords
+from adapters.postgres.reviews import ReviewRecords
 from adapters.postgres.steps import RECORDED_AT_SQL, TRANSITION_SQL, recorded_args, step_args
 from contracts import ActionRequest, EventEnvelope, EventState, Receipt, StepRecord
 
-# Callers that built on this module before the split keep importing these from here.
-__all__ = ["Admission", "PostgresStore", "ReviewRecord", "create_pool", "migrate"]
+__all__ = ["PostgresStore"]
 
 
 # The key's row, and (same statement) one more duplicate counted when this is another run with

@@ -11,7 +11,8 @@ import pytest
 
 from activities.dead_letters import DeadLetterActivities
 from adapters.postgres.ops import OpsStore
-from adapters.postgres.store import PostgresStore, create_pool
+from adapters.postgres.pool import create_pool
+from adapters.postgres.store import PostgresStore
 from contracts import ActionRequest, EventRef, EventState, StepFailure, StepRecord, Transition
 from tests.conftest import fresh_key
 

@@ -14,8 +14,8 @@ from activities.circuit import Circuit
 from activities.sweep import SweepActivities
 from adapters.ports.targets import TargetWrite
 from adapters.postgres.circuit import CircuitStore
+from adapters.postgres.pool import create_pool
 from adapters.postgres.receipts import ReceiptStore
-from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from contracts.policy import CircuitLimits
 from contracts.sweep import SweepRequest

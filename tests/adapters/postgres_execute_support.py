@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 
 from adapters.ports.targets import TargetWrite
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 from contracts import ActionRequest, EventRef, EventState, StepRecord, Transition
 from policies.keys import action_key
 from tests.conftest import fresh_key

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.postgres.audit import AuditStore, chain_shard
+from adapters.postgres.pool import create_pool
 from adapters.postgres.receipts import ReceiptStore
-from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from policies.keys import action_key
 from tests.adapters.audit_chain_support import event_ids_in_shards

@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 
 from adapters.postgres.audit import AuditStore
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 
 #: Other events' entries already chained: 2,000 waiting events of two transitions each.
 PARKED_EVENTS = 2000

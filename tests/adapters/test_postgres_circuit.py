@@ -12,7 +12,7 @@ import pytest
 
 from adapters.postgres.circuit import CircuitStore
 from adapters.postgres.ops import OpsStore
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 
 
 @pytest.fixture

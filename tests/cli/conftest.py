@@ -8,8 +8,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.ops import OpsStore
+from adapters.postgres.pool import create_pool
 from adapters.postgres.receipts import ReceiptStore
-from adapters.postgres.store import create_pool
 from tests.pg_databases import fresh_database
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from activities.dead_letters import DeadLetterActivities
 from adapters.postgres.ops import OpsStore
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 from contracts import ActionRequest, EventRef, StepFailure
 from tests.cli.helpers import run_ops
 from tests.conftest import fresh_key, worker_settings

@@ -12,7 +12,7 @@ import asyncpg
 import pytest
 
 from adapters.postgres.ops import OpsStore
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 from tests.cli.helpers import ops_token, run_ops
 from tests.conftest import TEST_KEYS_FILE
 from tests.ports import free_port

@@ -158,8 +158,8 @@ async def test_close_records_the_end_of_a_terminated_review(
 async def test_close_refuses_an_outcome_and_a_started_send_and_writes_one_end(
         dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from adapters.postgres.pool import create_pool
     from adapters.postgres.run_close import RunCloses
-    from adapters.postgres.store import create_pool
 
     s, customer = live_settings(dev_server, database_url, standins, tmp_path)
     queue, silent = s.task_queue, fresh_key("C")

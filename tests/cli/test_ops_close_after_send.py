@@ -111,7 +111,8 @@ async def test_close_after_a_shadow_send_stops_and_a_send_no_state_allows_is_ref
     no EXECUTING step: terminated there, the row is APPROVED and ends STOPPED, as the run ends
     it. A settled receipt beside a row no send ends from (AWAITING_REVIEW) is refused, not
     guessed."""
-    from adapters.postgres.store import PostgresStore, create_pool
+    from adapters.postgres.pool import create_pool
+    from adapters.postgres.store import PostgresStore
 
     s, _ = live_settings(dev_server, database_url, standins, tmp_path)
     async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):

@@ -78,7 +78,8 @@ async def test_flags_with_rule_source_and_span_are_kept_after_the_event_ends(
     worker_client: tuple[Client, str], standins: StandIns, database_url: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from adapters.postgres.store import PostgresStore, create_pool
+    from adapters.postgres.pool import create_pool
+    from adapters.postgres.store import PostgresStore
     from tests.workflows.untrusted_context_support import INJECTION, put_customer
     from tollgate.cli.review_evidence import print_flags
 

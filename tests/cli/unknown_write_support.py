@@ -9,9 +9,9 @@ import asyncpg
 
 from adapters.ports.targets import TargetWrite
 from adapters.postgres.ops import OpsStore
+from adapters.postgres.pool import create_pool
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.status import StatusStore
-from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from contracts.actions import UNRECONCILED_CODE, UNRECONCILED_OWNER, UNRECONCILED_PLAN
 from policies.keys import action_key

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from adapters.http.messaging import MessagingHttpAdapter
+from adapters.postgres.pool import create_pool
 from adapters.postgres.receipts import ReceiptStore
-from adapters.postgres.store import create_pool
 from contracts import EventState, ReceiptStatus
 from tests.conftest import signed_event
 from tests.faults.conftest import Rig, send_key

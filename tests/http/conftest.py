@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 from tests.conftest import TENANT_SECRETS, TEST_KEYS_FILE
 from tollgate.config.settings import Settings
 from tollgate.http import review_service as rs

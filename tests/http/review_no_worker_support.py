@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 from tests.conftest import worker_settings
 from tests.http.review_handshake_support import listed_ticket
 from tests.http.reviews_support import produce, review_services, token

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 from tests.conftest import TENANT_SECRETS, fresh_key, worker_settings
 from tests.eventually import eventually
 from tests.http.conftest import http_settings, signed_headers

@@ -26,7 +26,7 @@ import pytest
 from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 from contracts import EventState
 from tests.conftest import TENANT_SECRETS, fresh_key, worker_settings
 from tests.eventually import eventually

@@ -20,7 +20,7 @@ from aiosmtpd.smtp import Envelope
 
 from adapters.notify.channels import LocalSink, SlackWebhook, SmtpEmail
 from adapters.postgres.notices import NoticeStore
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 from tests.conftest import fresh_key
 from tests.ports import free_port
 from tollgate.http.notifier import load_channels, notify_once

@@ -47,8 +47,8 @@ async def test_the_inbox_says_stopped_once_ops_close_recorded_the_end(
         tmp_path: Path) -> None:
     """After `ops close` the CLI's `review show` says `state STOPPED` alone; the inbox page
     and the API detail said `(run terminated, no outcome)` beside it (run_ended from Temporal)."""
+    from adapters.postgres.pool import create_pool
     from adapters.postgres.run_close import RunCloses
-    from adapters.postgres.store import create_pool
 
     async with api_with_a_waiting_review(dev_server, database_url, standins, tmp_path) as (
             api, lan, mine, _ticket):

@@ -24,8 +24,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from adapters.postgres.pool import create_pool
 from adapters.postgres.receipts import ReceiptStore
-from adapters.postgres.store import create_pool
 from contracts import ActionRequest, EventRef, ReceiptStatus
 from policies.keys import action_key
 from tests.conftest import fresh_key

@@ -29,8 +29,8 @@ from activities.reconcile import ReconcileActivities
 from activities.resend_guard import ResendGuard
 from adapters.ports.targets import TargetWrite
 from adapters.postgres.ops import OpsStore
+from adapters.postgres.pool import create_pool
 from adapters.postgres.receipts import MOVED_ASIDE_SQL, ReceiptStore
-from adapters.postgres.store import create_pool
 from contracts import (
     ActionRequest,
     ReceiptStatus,

@@ -33,8 +33,8 @@ from activities.reconcile import ReconcileActivities
 from activities.resend_guard import ResendGuard
 from adapters.ports.targets import TargetWrite
 from adapters.postgres.ops import OpsStore
+from adapters.postgres.pool import create_pool
 from adapters.postgres.receipts import ReceiptStore
-from adapters.postgres.store import create_pool
 from contracts import ActionRequest, ReconcileRequest, target_task_queue
 from contracts.drafting import CustomerRecord
 from tests.workflows.unknown_write_support import unknown_write

@@ -16,7 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.tagging import TaggingActivities, TagModelActivities
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 from adapters.postgres.tagging import TaggingStore
 from contracts.tagging import ItemCapture, JobState
 from tests.adapters.fake_llm import (

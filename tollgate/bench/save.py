@@ -19,7 +19,7 @@ from temporalio.worker import Worker
 
 from activities.tagging import TagModelActivities
 from adapters.models.offline_tags import OfflineTagProvider
-from adapters.postgres.store import create_pool
+from adapters.postgres.pool import create_pool
 from adapters.postgres.tagging import TaggingStore
 from contracts.tagging import ItemCapture, JobState
 from tollgate.config.settings import Settings, default_process_variable

@@ -91,7 +91,7 @@ async def pool(s: Settings, *, migrate: bool = False) -> AsyncIterator[asyncpg.P
                       "`tollgate dev` is running (start it, or set DATABASE_URL)")
     try:
         if migrate:
-            from adapters.postgres.store import create_pool
+            from adapters.postgres.pool import create_pool
 
             made = await create_pool(s.dsn, max_size=2)
         else:

@@ -22,7 +22,7 @@ from tollgate.runtime.exits import Exit, Failure
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-    from adapters.postgres.store import ReviewRecord
+    from adapters.postgres.reviews import ReviewRecord
     from contracts import ReviewTicket
     from tollgate.config.settings import Settings
 

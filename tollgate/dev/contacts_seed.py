@@ -22,7 +22,7 @@ EXAMPLE_CONTACTS: dict[str, tuple[TenantContact, ...]] = {
 async def seed_contacts(dsn: str) -> list[str]:
     """Add the example tenants' points where the tenant has none yet; returns who got them."""
     from adapters.postgres.contacts import ContactStore
-    from adapters.postgres.store import create_pool
+    from adapters.postgres.pool import create_pool
 
     pool = await create_pool(dsn, max_size=2)
     try:

@@ -108,7 +108,7 @@ def install_docs(app: FastAPI) -> None:
 @contextlib.asynccontextmanager
 async def build_services(settings: Settings) -> AsyncIterator[Services]:
     """The services of one process, from settings; the pool is closed on exit."""
-    from adapters.postgres.store import create_pool
+    from adapters.postgres.pool import create_pool
     from tollgate.runtime.identity import verifier_from_settings
 
     if not settings.dsn:

@@ -39,9 +39,10 @@ from adapters.postgres.contacts import ContactStore
 from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.order_consumers import order_consumers
+from adapters.postgres.pool import create_pool
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.rollout import RolloutStore
-from adapters.postgres.store import PostgresStore, create_pool
+from adapters.postgres.store import PostgresStore
 from adapters.postgres.tagging import TaggingStore
 from adapters.postgres.watch import PostgresStepWatch
 from contracts import target_task_queue
