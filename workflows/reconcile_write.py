@@ -11,6 +11,8 @@ replay (``replay_of``) records its own end as it ends, whoever waits for it (ADR
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
@@ -29,8 +31,8 @@ TARGET_TASK_QUEUE = "target-task-queue"
 REPLAY_RECORDS_ITS_END = "replay-records-its-end"
 
 #: A replay's end by its result's status; every other status it can return is ``stopped``.
-_SETTLED: dict[str, ReplayOutcome] = {"succeeded": "succeeded", "resent": "resent",
-                                      "rejected": "rejected"}
+_SETTLED: Mapping[str, ReplayOutcome] = MappingProxyType(
+    {"succeeded": "succeeded", "resent": "resent", "rejected": "rejected"})
 
 
 @workflow.defn(name="ReconcileWrite")
