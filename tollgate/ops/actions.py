@@ -135,7 +135,8 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
                              task_queue: str) -> tuple[Exit, str]:
     """A new attempt of the same action (same key, same correlation id), once per approval,
     and never when the receipt already has its final answer. ``connect`` is an async
-    callable returning a Temporal client, called only when a replay really starts.
+    callable returning a Temporal client, called only past the PostgreSQL checks: to ask
+    whether an earlier replay still runs, and to start this one.
 
     Returns the exit code and the line to print; raises ``Failure`` when refused."""
     ops = OpsStore(pool)
