@@ -1,7 +1,8 @@
 """The worker's sandbox remembers each run's serialization contexts between activations
-(tollgate/runtime/sandbox.py, ADR 0055): every remembered answer must be the one the sandbox
-would give at that moment, so every payload is still sealed and opened with the right tenant's
-key, and a replay still catches a changed command sequence."""
+(tollgate/runtime/sandbox.py, ADR 0055) and asks the run's instance for them without the
+sandbox's exec (ADR 0074): every answer must be the one the sandbox would give at that moment,
+so every payload is still sealed and opened with the right tenant's key, and a replay still
+catches a changed command sequence."""
 
 from __future__ import annotations
 
@@ -30,7 +31,13 @@ class _Checked(_ContextMemo):
 
     answers = 0
     remembered = 0
+    #: Runs whose questions went through the sandbox's ``exec`` rather than to the run's instance.
+    through_exec = 0
     wrong: list[str] = []
+
+    def __init__(self, sandboxed: WorkflowInstance) -> None:
+        super().__init__(sandboxed)
+        _Checked.through_exec += self._ask is sandboxed
 
     def get_serialization_context(self, command_info: Any) -> SerializationContext | None:
         known = command_info in self._contexts
@@ -61,6 +68,9 @@ async def test_every_remembered_context_is_the_one_the_sandbox_gives() -> None:
     result = await replayer.replay_workflows(each(), raise_on_replay_failure=False)
     assert result.replay_failures == {}
     assert _Checked.wrong == []
+    # ... and asked of the run's own instance, not through the sandbox's exec (ADR 0074): an SDK
+    # that no longer keeps the instance where 1.35 does would fall back, correct but slower.
+    assert _Checked.through_exec == 0
     # Most questions are answered from the memo: what it is for.
     assert _Checked.remembered > _Checked.answers / 2
 
