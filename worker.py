@@ -20,16 +20,8 @@ if __name__ == "__main__":
 from tollgate.config.settings import Settings
 from tollgate.observability.logs import configure_logging
 from tollgate.runtime.health import run_worker
-from tollgate.runtime.workers import (  # re-exported: callers and tests import them from here
-    DRAFT_WORKER_FORBIDDEN,
-    check_draft_environment,
-    draft_worker,
-    main_worker,
-    run,
-)
 
-__all__ = ["DRAFT_WORKER_FORBIDDEN", "check_draft_environment", "draft_worker", "main",
-           "main_worker", "run"]
+__all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -45,7 +45,7 @@ from tollgate.dev.postgres import start_embedded_postgres, stop_embedded_postgre
 from tollgate.dev.stack_config import SEARCH_ATTRIBUTES, search_attribute_args
 from tollgate.dev.standins import StandIns, start_standins
 from tollgate.observability import tracing
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 from workflows.process_event import ProcessEventWorkflow
 
 #: Every process a test starts (the console script, ``python -m``, a whole stack) imports this

@@ -24,7 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import fresh_key, signed_event, worker_settings
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 from workflows.search_attributes import REVIEW_TICKET
 
 

@@ -9,7 +9,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.conftest import worker_settings
 from tollgate.config.worker import MAX_CACHED_WORKFLOWS, WorkerSettings
 from tollgate.dev.standins import StandIns
-from worker import main_worker
+from tollgate.runtime.workers import main_worker
 
 MAX_CACHED_ENV = WorkerSettings.variable("max_cached_workflows")
 #: What the SDK caches when a worker does not say (temporalio.worker.Worker's default).

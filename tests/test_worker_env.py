@@ -16,6 +16,7 @@ import worker
 from tests.conftest import TEST_KEYS_FILE
 from tests.ports import free_port
 from tollgate.config.settings import Settings
+from tollgate.runtime import workers
 
 pytestmark = pytest.mark.e2e
 
@@ -53,19 +54,19 @@ SECRET_VALUE = "postgresql://secret@db/" + "x" * 16
 def test_draft_worker_refuses_database_and_adapter_credentials(tmp_path: Path) -> None:
     """One start of the worker script with every forbidden variable set: it exits 1 naming
     each of them, and no value."""
-    env = minimal_env(**dict.fromkeys(worker.DRAFT_WORKER_FORBIDDEN, SECRET_VALUE))
+    env = minimal_env(**dict.fromkeys(workers.DRAFT_WORKER_FORBIDDEN, SECRET_VALUE))
     code, out = run_draft_worker(env, tmp_path, 60)
     assert code == 1, out
-    assert [name for name in worker.DRAFT_WORKER_FORBIDDEN if name not in out] == []
+    assert [name for name in workers.DRAFT_WORKER_FORBIDDEN if name not in out] == []
     assert "secret" not in out  # names only, never values
 
 
-@pytest.mark.parametrize("name", worker.DRAFT_WORKER_FORBIDDEN)
+@pytest.mark.parametrize("name", workers.DRAFT_WORKER_FORBIDDEN)
 def test_each_forbidden_variable_alone_is_refused(name: str) -> None:
     """Any one of them is enough (the check the script above runs, here in process)."""
     settings = Settings.from_env({**minimal_env(), name: SECRET_VALUE})
     with pytest.raises(SystemExit) as refused:
-        worker.check_draft_environment(settings)
+        workers.check_draft_environment(settings)
     assert name in str(refused.value.code) and "secret" not in str(refused.value.code)
 
 

@@ -12,7 +12,7 @@ from temporalio.testing import WorkflowEnvironment
 from contracts import target_task_queue
 from tests.conftest import worker_settings
 from tollgate.dev.standins import StandIns
-from worker import main_worker
+from tollgate.runtime.workers import main_worker
 
 
 async def test_a_main_worker_without_a_targets_url_says_so_once_at_start(

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from policies.signing import sign
 from tollgate.cli.params import ID_TEXT, TEXT
 from tollgate.intake.edge import refusal_of
-from tollgate.intake.submit import intake_request, split_events, workflow_id_for
+from tollgate.intake.source import split_events
+from tollgate.intake.submit import intake_request, workflow_id_for
 
 SECRETS = {"acme": "s3cret"}
 

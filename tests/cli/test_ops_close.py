@@ -23,7 +23,7 @@ from tollgate.cli.review import review
 from tollgate.cli.trace import trace
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 async def reviews(capsys: pytest.CaptureFixture[str], s: Settings) -> tuple[int, dict[str, Any]]:

@@ -22,7 +22,7 @@ from tests.conftest import fresh_key, signed_event, start, wait_review
 from tests.eventually import eventually
 from tollgate.cli.ops import ops
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 async def test_close_after_send_waits_for_the_receipt_then_ends_as_it_says(

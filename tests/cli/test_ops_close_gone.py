@@ -15,7 +15,7 @@ from tests.cli.ops_close_support import closing
 from tests.conftest import signed_event, start, wait_review
 from tollgate.cli.ops import ops
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 async def deleted(dev_server: WorkflowEnvironment, workflow_id: str) -> None:

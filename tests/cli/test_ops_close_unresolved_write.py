@@ -28,7 +28,7 @@ from tests.eventually import eventually
 from tollgate.cli.ops import ops
 from tollgate.cli.trace import trace
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 AGED = "UPDATE receipts SET updated_at = now() - interval '20 minutes' WHERE workflow_id = $1"
 

@@ -15,7 +15,7 @@ from tollgate.cli.review import review_decide
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.exits import Exit, Failure
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 async def test_a_decision_no_worker_takes_ends_in_one_line(

@@ -36,7 +36,7 @@ from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from tollgate.ops import review_ticket
 from tollgate.ops.review_ticket import ListedTicket, listed_ticket
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 #: Two flags written over a draft's own in PostgreSQL: a count no run's query gives here.
 TWO_FLAGS = json.dumps([{"rule": "test"}, {"rule": "test"}])

@@ -19,7 +19,7 @@ from tollgate.cli.review import review_decide
 from tollgate.cli.review_list import review_list
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 async def test_decision_from_the_list_needs_no_query(

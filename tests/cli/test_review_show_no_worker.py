@@ -16,7 +16,7 @@ from tests.conftest import signed_event, start, wait_review
 from tollgate.cli import review_show
 from tollgate.cli.review import review
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 async def test_review_show_with_no_worker_says_so_or_reads_postgresql(

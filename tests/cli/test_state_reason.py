@@ -18,7 +18,7 @@ from tollgate.cli.ops import ops
 from tollgate.cli.review import review
 from tollgate.cli.trace import trace
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 async def test_state_of_a_stopped_event_says_why(

@@ -27,7 +27,7 @@ from tollgate.cli.trace import trace
 from tollgate.dev.demo_triage import message_received
 from tollgate.dev.stack_config import search_attribute_args
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e
 

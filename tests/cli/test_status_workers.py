@@ -18,7 +18,7 @@ from tests.conftest import signed_event, start, wait_review, worker_settings
 from tests.pg_databases import fresh_database
 from tollgate.cli.ops import ops
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e
 

@@ -21,7 +21,7 @@ from tollgate.cli.review import review
 from tollgate.cli.trace import trace
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.identity import issue_dev_token
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 async def test_a_review_terminated_by_hand_is_said_so_everywhere(

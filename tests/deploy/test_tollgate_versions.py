@@ -21,8 +21,7 @@ from tollgate.config.settings import Settings
 from tollgate.config.worker import WorkerSettings
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.deployment import deployment_config as deployment_config_of
-from tollgate.runtime.workers import MAIN_WORKFLOWS
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import MAIN_WORKFLOWS, draft_worker, main_worker
 from workflows.versioned import VERSIONED_WORKFLOWS
 
 

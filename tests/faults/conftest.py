@@ -35,7 +35,7 @@ from tests.conftest import fresh_key, worker_settings
 from tests.eventually import eventually
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 TARGET_MODES = ("dedupe", "no_dedupe")
 

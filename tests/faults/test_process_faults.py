@@ -29,7 +29,7 @@ from tests.faults.process_faults_support import (
 )
 from tests.pg_folder import pg_folder
 from tollgate.dev.postgres import start_embedded_postgres, stop_embedded_postgres
-from worker import main_worker
+from tollgate.runtime.workers import main_worker
 
 __all__ = ["process_rig"]  # the fixture, from process_faults_support.py
 

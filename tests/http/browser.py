@@ -24,7 +24,7 @@ from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from tollgate.http.app import build_services, create_app
 from tollgate.http.deps import Services
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

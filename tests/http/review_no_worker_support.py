@@ -17,7 +17,7 @@ from tests.http.review_handshake_support import listed_ticket
 from tests.http.reviews_support import produce, review_services, token
 from tollgate.dev.standins import StandIns
 from tollgate.http.app import create_app
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 @contextlib.asynccontextmanager

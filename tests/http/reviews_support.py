@@ -25,7 +25,7 @@ from tollgate.http.deps import Services, TemporalLink
 from tollgate.http.ratelimit import TenantRateLimiter
 from tollgate.http.relay import relay_once
 from tollgate.runtime.identity import issue_dev_token, verifier_from_settings
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 def review_services(dev_server: WorkflowEnvironment, pool: asyncpg.Pool, database_url: str,

@@ -38,7 +38,7 @@ from tollgate.http.deps import Services, TemporalLink
 from tollgate.http.ratelimit import TenantRateLimiter
 from tollgate.http.relay import RelayPolicy, run_relay
 from tollgate.runtime.identity import verifier_from_settings
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e
 

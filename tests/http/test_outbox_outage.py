@@ -27,7 +27,7 @@ from tollgate.dev.stack_config import SPEED_ARGS, search_attribute_args
 from tollgate.dev.standins import StandIns
 from tollgate.http.app import serve
 from tollgate.runtime.client import build_client
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e
 

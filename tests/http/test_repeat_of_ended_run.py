@@ -16,7 +16,7 @@ from tests.conftest import fresh_key, signed_event, worker_settings
 from tollgate.dev.standins import StandIns
 from tollgate.http import relay
 from tollgate.intake.submit import describe, submit
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 pytestmark = pytest.mark.e2e
 

@@ -22,7 +22,7 @@ from tollgate.dev.standins import StandIns
 from tollgate.http import relay
 from tollgate.intake.recorded import recorded_ends, recorded_ends_at
 from tollgate.intake.submit import describe, submit
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 class _Pool:

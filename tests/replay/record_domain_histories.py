@@ -28,7 +28,7 @@ from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import Ports
 from tollgate.runtime.client import build_client
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 OUT = Path(__file__).parent / "histories"
 PREFIX = sys.argv[1] if len(sys.argv) > 1 else ""

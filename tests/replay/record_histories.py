@@ -31,7 +31,7 @@ from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import Ports
 from tollgate.runtime.client import build_client
 from tollgate.runtime.identity import issue_dev_token
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 OUT = Path(__file__).parent / "histories"
 #: Files are named ``<prefix><scenario>.json``; give each recording a new prefix (the patch it

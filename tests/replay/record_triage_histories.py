@@ -30,7 +30,7 @@ from tollgate.dev.stack_config import Ports
 from tollgate.intake.submit import submit
 from tollgate.runtime.client import build_client
 from tollgate.runtime.identity import issue_dev_token
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 OUT = Path(__file__).parent / "histories"
 PREFIX = sys.argv[1] if len(sys.argv) > 1 else "triage-"

@@ -16,7 +16,7 @@ from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack
 from tollgate.dev.stack_config import temporal_binary
 from tollgate.runtime.client import build_client
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 FIRST_NAME, PET_NAME = "Canarinh", "Quokkabelle"
 

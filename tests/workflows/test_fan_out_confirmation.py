@@ -41,7 +41,7 @@ from tests.edge import send_decision
 from tests.eventually import eventually
 from tollgate.dev.standins import StandIns
 from tollgate.intake.publish import publish_event
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 from workflows.fan_out import ConsumeEventWorkflow, consume_id, fan_out_id
 
 CHILD_ID = "event/acme/{event_id}.notify"

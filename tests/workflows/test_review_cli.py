@@ -20,7 +20,7 @@ from tollgate.cli.review_show import review_show
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.exits import Exit, Failure
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 __all__ = ["_decisions_sent_as_an_edge"]  # the autouse fixture: refusals audited as an edge's
 

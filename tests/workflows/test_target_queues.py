@@ -25,7 +25,7 @@ from tests.conftest import (
     worker_settings,
 )
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 from workflows.process_event import DRAFT_TASK_QUEUE
 
 #: The dev server's default partitions per task queue (matching.numTaskqueueReadPartitions).

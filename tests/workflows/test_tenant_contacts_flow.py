@@ -22,7 +22,7 @@ from contracts import DraftPrompt, EventState
 from contracts.contacts import TenantContact
 from tests.conftest import signed_event, start, wait_review, worker_settings
 from tollgate.dev.standins import StandIns
-from worker import main_worker
+from tollgate.runtime.workers import main_worker
 from workflows.process_event import DRAFT_TASK_QUEUE
 
 ANSWER = json.dumps({

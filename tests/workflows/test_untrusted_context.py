@@ -20,7 +20,7 @@ from tests.workflows.untrusted_context_support import INJECTION, put_customer
 from tollgate.cli.review_list import review_list
 from tollgate.cli.review_show import review_show
 from tollgate.dev.standins import StandIns
-from worker import draft_worker, main_worker
+from tollgate.runtime.workers import draft_worker, main_worker
 
 
 async def test_injection_in_a_crm_note_reaches_the_reviewer_flagged_with_its_span(

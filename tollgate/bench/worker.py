@@ -4,9 +4,9 @@ one per pipeline, so each one's CPU and memory are its own.
 
 It prints ``ready`` once its workers poll, then answers ``stats`` on stdin with one JSON line
 (PostgreSQL round trips so far, by kind) and exits on ``stop`` or end of input. The Tollgate
-workers are ``worker.main_worker`` and the draft worker as ``worker.py`` builds them; only the
-drafting provider is wrapped, here, when a model latency is asked for. Logs go to stderr at
-INFO, as ``python worker.py`` logs.
+workers are ``tollgate.runtime.workers``' main and draft workers, as ``worker.py`` runs them;
+only the drafting provider is wrapped, here, when a model latency is asked for. Logs go to
+stderr at INFO, as ``python worker.py`` logs.
 """
 
 from __future__ import annotations

@@ -39,8 +39,6 @@ from policies.redaction import personal_data_kind
 from tollgate.intake.edge import refusal_of, text_refusal
 from tollgate.intake.recorded import RecordedEnd
 from tollgate.intake.repeat import ENDED_WITHOUT_OUTCOME, answer_closed
-from tollgate.intake.source import read_source as read_source  # moved; starter.py's name
-from tollgate.intake.source import split_events as split_events
 from tollgate.intake.visibility import start_view
 from tollgate.observability.tracing import submit_span
 
