@@ -16,7 +16,12 @@ from typing import Any
 from adapters.postgres.outbox_admin import FIGURES_SQL
 from adapters.postgres.replay_settle import FOUND_SETTLED_REASON
 from adapters.postgres.run_signs import read_signs
-from adapters.postgres.status import OPEN_STATES, UNKNOWN_WRITES_SQL, StatusStore
+from adapters.postgres.status import (
+    OPEN_STATES,
+    STALE_REPLAYS_SQL,
+    UNKNOWN_WRITES_SQL,
+    StatusStore,
+)
 
 #: Review opened -> decision, in seconds: people answer in minutes to days.
 REVIEW_BUCKETS = (60.0, 300.0, 900.0, 1800.0, 3600.0, 4 * 3600.0, 8 * 3600.0, 86400.0,
@@ -121,6 +126,10 @@ class MetricsStore(StatusStore):
                     " GROUP BY tenant_id, adapter, status"),
                 # Open, moved aside, closed by hand: ``ops status``'s figures, by its SQL.
                 "unknown_writes": await rows(UNKNOWN_WRITES_SQL),
+                # Replayed dead letters in no queue: ``ops status``'s, by its SQL.
+                "stale_replays": await rows(
+                    "SELECT tenant_id, adapter, count(*) AS n FROM (" + STALE_REPLAYS_SQL
+                    + ") s GROUP BY tenant_id, adapter", now),
                 "dead_letters": await rows(
                     "SELECT coalesce(tenant_id, '-') AS tenant_id, error_code, status,"
                     " count(*) AS n FROM dead_letters GROUP BY 1, 2, 3"),

@@ -42,15 +42,16 @@ REPLAY_MARGIN = "1 hour"
 #: its run was terminated, never started (its command died after the claim), or is from
 #: before ADR 0069 and its command did not hear the end (ADR 0066). PostgreSQL alone cannot
 #: tell such a replay from one that still runs, so ``ops status`` names them for a person.
-#: $1: now.
+#: ``/metrics`` counts the same rows by tenant and adapter (``tollgate_stale_replays``; the
+#: adapter is the open receipt's, one per dead letter: ``action_key`` is its key). $1: now.
 STALE_REPLAYS_SQL = (
-    "SELECT d.id, d.replays, d.updated_at, e.ended FROM dead_letters d"
+    "SELECT d.id, d.replays, d.updated_at, e.ended, coalesce(d.tenant_id, '-') AS tenant_id,"
+    " r.adapter FROM dead_letters d"
+    " JOIN receipts r ON r.action_key = d.action_key AND r.status IN ('PENDING', 'UNKNOWN')"
     " LEFT JOIN LATERAL (SELECT a.detail ->> 'result' AS ended FROM audit a"
     " WHERE a.action = 'dlq_replay_result' AND a.target = 'dead_letter/' || d.id"
     " AND a.detail ->> 'replay' = d.replays::text LIMIT 1) e ON true"
     " WHERE d.status = 'REPLAYED'"
-    " AND EXISTS (SELECT 1 FROM receipts r WHERE r.action_key = d.action_key"
-    " AND r.status IN ('PENDING', 'UNKNOWN'))"
     " AND (e.ended IS NOT NULL OR d.updated_at < $1::timestamptz"
     " - COALESCE((d.replay_input ->> 'lookup_window')::interval, interval '10 minutes')"
     f" - interval '{REPLAY_MARGIN}') ORDER BY d.id")

@@ -7,31 +7,18 @@ from a module database of its own, so the figures are exact."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 
 import asyncpg
-from prometheus_client import generate_latest
-from prometheus_client.parser import text_string_to_metric_families
-from prometheus_client.registry import CollectorRegistry
 from temporalio.client import Client
 
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from adapters.postgres.status import StatusStore
 from tests.cli.unknown_write_support import letter, open_write
-from tollgate.observability.metrics import PostgresCollector
+from tests.observability.scrape_support import scrape
 from tollgate.ops.dead_letter_close import close_dead_letter
 from tollgate.runtime.exits import Exit
-
-
-async def scrape(pool: asyncpg.Pool) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    """The ``/metrics`` page, rendered off the loop as the exporter's thread renders it."""
-    registry = CollectorRegistry()
-    registry.register(PostgresCollector(pool, asyncio.get_running_loop()))
-    text = (await asyncio.to_thread(generate_latest, registry)).decode()
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
 
 
 async def no_temporal() -> Client:

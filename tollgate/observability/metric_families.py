@@ -19,10 +19,10 @@ from prometheus_client.core import (
 )
 
 #: Every key ``families`` reads: a store read (or a test) supplies each, empty when nothing.
-KEYS = ("events", "oldest", "receipts", "unknown_writes", "dead_letters", "quarantine",
-        "reviews", "past_sla", "switches", "duplicates", "conflicts", "validation", "replays",
-        "closures", "unknown", "review_latency", "recover", "outbox", "held", "failing_steps",
-        "notices")
+KEYS = ("events", "oldest", "receipts", "unknown_writes", "stale_replays", "dead_letters",
+        "quarantine", "reviews", "past_sla", "switches", "duplicates", "conflicts",
+        "validation", "replays", "closures", "unknown", "review_latency", "recover", "outbox",
+        "held", "failing_steps", "notices")
 
 
 def _family(name: str, doc: str, labels: list[str], rows: list[dict[str, Any]],
@@ -63,6 +63,10 @@ def families(g: Mapping[str, list[dict[str, Any]]]) -> Iterator[Metric]:
     yield _family("tollgate_unknown_writes_closed_by_hand",
                   "Unknown writes whose dead letter a person closed (off the books), by tenant "
                   "and adapter.", ["tenant_id", "adapter"], g["unknown_writes"], value="closed")
+    # REPLAYED with the write still open and the replay over: in no queue (ADRs 0066, 0069).
+    yield _family("tollgate_stale_replays",
+                  "Replayed dead letters in no queue (the write still open, the replay over), "
+                  "by tenant and adapter.", ["tenant_id", "adapter"], g["stale_replays"])
     yield _family("tollgate_dead_letters", "Dead letters by tenant, reason code and status.",
                   ["tenant_id", "error_code", "status"], g["dead_letters"])
     yield _family("tollgate_quarantined", "Quarantined deliveries by reason code.",
