@@ -34,6 +34,11 @@ UNKNOWN_WRITES_SQL = (
 #: How long past its lookup window a replay may still be running: its one resend's retries
 #: and a worker's restart fit well within it.
 REPLAY_MARGIN = "1 hour"
+#: A lookup window as a request's JSON holds it (ISO 8601 as pydantic writes a timedelta:
+#: ``PT10M``, ``P1DT2H3.25S``, ``P1Y35D``), each field short enough that now minus it stays a
+#: timestamp. Only such text is cast: one cast that fails fails the whole statement, and a
+#: row edited by hand must not take ``ops status`` down with it.
+WINDOW_PATTERN = r"^P(?!$)(\d{1,3}Y)?(\d{1,6}D)?(T(\d{1,6}H)?(\d{1,6}M)?(\d{1,6}(\.\d{1,6})?S)?)?$"
 #: Dead letters REPLAYED whose write is still open and whose last replay is over: in no
 #: queue, since a replay that stops reopens its dead letter (ADR 0059) and one that settles the
 #: write settles the receipt. Over when its run recorded its end (``ended``: ``failed`` or
@@ -42,19 +47,25 @@ REPLAY_MARGIN = "1 hour"
 #: its run was terminated, never started (its command died after the claim), or is from
 #: before ADR 0069 and its command did not hear the end (ADR 0066). PostgreSQL alone cannot
 #: tell such a replay from one that still runs, so ``ops status`` names them for a person.
+#: A window that does not read (``window_unreadable``) names its replay at once: how long it
+#: may run is unknown. ``updated_at`` is the claim's time (``claim_replay`` sets it, as the
+#: ``dlq_replay`` audit row's ``at``; nothing else changes a REPLAYED row); PostgreSQL holds
+#: no time the run began, so a replay whose worker was down longer than the margin is named
+#: while it still runs (docs/runbook.md says to ask Temporal first).
 #: ``/metrics`` counts the same rows by tenant and adapter (``tollgate_stale_replays``; the
 #: adapter is the open receipt's, one per dead letter: ``action_key`` is its key). $1: now.
 STALE_REPLAYS_SQL = (
     "SELECT d.id, d.replays, d.updated_at, e.ended, coalesce(d.tenant_id, '-') AS tenant_id,"
-    " r.adapter FROM dead_letters d"
+    " r.adapter, w.span IS NULL AS window_unreadable FROM dead_letters d"
     " JOIN receipts r ON r.action_key = d.action_key AND r.status IN ('PENDING', 'UNKNOWN')"
     " LEFT JOIN LATERAL (SELECT a.detail ->> 'result' AS ended FROM audit a"
     " WHERE a.action = 'dlq_replay_result' AND a.target = 'dead_letter/' || d.id"
     " AND a.detail ->> 'replay' = d.replays::text LIMIT 1) e ON true"
-    " WHERE d.status = 'REPLAYED'"
-    " AND (e.ended IS NOT NULL OR d.updated_at < $1::timestamptz"
-    " - COALESCE((d.replay_input ->> 'lookup_window')::interval, interval '10 minutes')"
-    f" - interval '{REPLAY_MARGIN}') ORDER BY d.id")
+    " CROSS JOIN LATERAL (SELECT CASE WHEN v IS NULL THEN interval '10 minutes'"
+    " WHEN v ~ '" + WINDOW_PATTERN + "' THEN v::interval END AS span"
+    " FROM (SELECT d.replay_input ->> 'lookup_window' AS v) j) w"
+    " WHERE d.status = 'REPLAYED' AND (e.ended IS NOT NULL OR w.span IS NULL"
+    f" OR d.updated_at < $1::timestamptz - w.span - interval '{REPLAY_MARGIN}') ORDER BY d.id")
 
 
 class StatusStore:
@@ -102,7 +113,8 @@ class StatusStore:
             "dead_letters": [{"reason": r["error_code"], "count": r["n"]} for r in dead],
             "stale_replays": [{"dead_letter": r["id"], "replay": r["replays"],
                                "claimed_age_s": (now - r["updated_at"]).total_seconds(),
-                               "ended": r["ended"]}
+                               "ended": r["ended"],
+                               "window_unreadable": r["window_unreadable"]}
                               for r in stale],
             "closed_switches": [dict(r) for r in closed],
             "last_sweep": dict(sweep) if sweep else None,

@@ -77,6 +77,7 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
                    "ended or claimed longer ago than a replay runs): " + ", ".join(
                        f"{r['dead_letter']} (replay {r['replay']}, "
                        + (f"ended {r['ended']}, " if r.get("ended") else "")
+                       + ("lookup window unreadable, " if r.get("window_unreadable") else "")
                        + f"claimed {_age(r['claimed_age_s'])} ago)"
                        for r in snap["stale_replays"]))
     switches = ", ".join(f"{r['adapter']}/{r['tenant_id']}" for r in snap["closed_switches"])
