@@ -11,7 +11,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import fresh_key, signed_event, start, wait_review, worker_settings
-from tollgate.cli.review import review_decide
+from tollgate.cli.review_decide import review_decide
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.exits import Exit, Failure

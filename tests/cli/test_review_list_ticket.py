@@ -15,7 +15,7 @@ from contracts import EventState, FinalOutcome
 from tests.conftest import fresh_key, signed_event, start, wait_review, worker_settings
 from tests.eventually import eventually
 from tests.review_queries import counting
-from tollgate.cli.review import review_decide
+from tollgate.cli.review_decide import review_decide
 from tollgate.cli.review_list import review_list
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns

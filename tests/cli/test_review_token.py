@@ -13,7 +13,9 @@ from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
 from tollgate.runtime.identity import issue_dev_token
 
-review_cli = importlib.import_module("tollgate.cli.review")
+#: The decisions' module and the queue's: each command looks up ``connect`` in its own.
+review_cli = importlib.import_module("tollgate.cli.review_decide")
+review_queue = importlib.import_module("tollgate.cli.review_list")
 DECIDE = ["review", "approve", "event/acme/k-1", "--seen", "v1:req-1", "--reason", "ok"]
 
 
@@ -25,6 +27,7 @@ def no_temporal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
         raise AssertionError("the decision reached Temporal")
 
     monkeypatch.setattr(review_cli, "connect", connect)
+    monkeypatch.setattr(review_queue, "connect", connect)
     monkeypatch.setenv("TOLLGATE_STATE_DIR", str(tmp_path))
     monkeypatch.delenv("TOLLGATE_TOKEN", raising=False)
     return tmp_path
@@ -122,8 +125,8 @@ def test_a_token_lists_its_own_tenant_with_or_without_naming_it(
         asked.append(tenant)
         return Exit.OK
 
-    monkeypatch.setattr(review_cli, "connect", connect)
-    monkeypatch.setattr(review_cli, "review_list", review_list)
+    monkeypatch.setattr(review_queue, "connect", connect)
+    monkeypatch.setattr(review_queue, "review_list", review_list)
     own = issue_dev_token(no_temporal, reviewer="lan.nguyen", role="care_lead", tenant="acme")
     for argv in (["--token", own], ["--token", own, "--tenant", "acme"], ["--tenant", "globex"]):
         code, line = said(["review", "list", *argv], capsys)

@@ -24,7 +24,7 @@ from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.identity import issue_dev_token, verifier_from_settings
 
-review_cli = importlib.import_module("tollgate.cli.review")
+review_cli = importlib.import_module("tollgate.cli.review_decide")
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ async def test_the_cli_with_another_tenants_token_is_refused_and_recorded(
 
     monkeypatch.setattr(review_cli, "connect", connect)
     globex = token(state, "lan.nguyen", at=await both_clocks(env), tenant="globex")
-    work = review_cli.review.commands["approve"].main(
+    work = review_cli.approve.main(
         [handle.id, "--seen", f"v{ticket['draft_version']}:{ticket['request_id']}",
          "--reason", "ok", "--token", globex], standalone_mode=False)
     s = Settings.from_env({"TOLLGATE_STATE_DIR": str(state), "DATABASE_URL": database_url})

@@ -30,7 +30,7 @@ from tests.workflows.review_helpers import (
     wait_draft,
     wait_state,
 )
-from tollgate.cli.review import review_decide
+from tollgate.cli.review_decide import review_decide
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from workflows.search_attributes import REVIEW_DUE

@@ -1,4 +1,5 @@
-"""`tollgate ops backup FILE` and `tollgate ops restore FILE`: state and receipts together."""
+"""`tollgate ops backup FILE` and `tollgate ops restore FILE`: state and receipts together; and
+`tollgate ops migrate`, the schema's one-off job."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tollgate.cli.common import Command
+from tollgate.cli.common import Command, pool
 from tollgate.cli.params import EdgePath
 from tollgate.runtime.exits import Exit, Failure
 
@@ -54,6 +55,26 @@ def restore_cmd(file: Path, yes: bool) -> Command:
         await asyncio.to_thread(restore, _dsn(s), file)
         click.echo(f"restored from {file}; now run `tollgate ops sweep` so receipts meet the "
                    "targets again")
+        return Exit.OK
+
+    return go
+
+
+@click.command()
+def migrate() -> Command:
+    """Apply the database migrations not applied yet, then stop (a deployment's one-off job;
+    every pool also applies them when it opens)."""
+
+    async def go(s: Settings) -> int:
+        from adapters.postgres.pool import MigrationChecksumError
+        from adapters.postgres.pool import migrate as apply_migrations
+
+        async with pool(s) as p:
+            try:
+                applied = await apply_migrations(p)
+            except MigrationChecksumError as exc:
+                raise Failure(Exit.REFUSED, str(exc)) from None
+        click.echo(f"applied {', '.join(applied)}" if applied else "schema up to date")
         return Exit.OK
 
     return go

@@ -17,8 +17,9 @@ import click
 
 from adapters.broker.cancel import within
 from contracts.base import ID_PATTERN
-from tollgate.cli.common import pool
+from tollgate.cli.common import Command, connect, identity_of, json_option, pool, token_option
 from tollgate.cli.output import emit_json, table
+from tollgate.cli.params import ID_TEXT
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
@@ -145,3 +146,26 @@ def sla_left(due: datetime | None, now: datetime) -> str:
     if due is None:
         return "-"
     return f"{_span(due - now)} left" if due >= now else f"overdue {_span(now - due)}"
+
+
+@click.command("list")
+@click.option("--tenant", type=ID_TEXT, help="only this tenant's records")
+@token_option
+@json_option
+def list_cmd(tenant: str | None, token: str | None, as_json: bool) -> Command:
+    """Records waiting for review, the nearest SLA first, with age, flags and SLA left."""
+
+    async def go(s: Settings) -> int:
+        only = tenant
+        if token:  # a token of one tenant lists that tenant; one of every tenant ('*') any
+            mine = (await identity_of(token, s)).tenant
+            if mine != "*" and tenant not in (None, mine):
+                # Listing the token's tenant instead, under a --tenant naming another, read as
+                # "nothing waiting" for the tenant asked about.
+                raise Failure(Exit.REFUSED, f"--tenant {tenant}: the token is {mine}'s and "
+                              f"lists {mine}'s reviews only (drop --tenant, or use a token of "
+                              f"{tenant})")
+            only = tenant if mine == "*" else mine
+        return await review_list(await connect(s), s, tenant=only, as_json=as_json)
+
+    return go

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tollgate.cli.common import pool
+from tollgate.cli.common import Command, connect, json_option, pool
 from tollgate.cli.output import emit_json
+from tollgate.cli.params import ID_TEXT
 from tollgate.cli.review_evidence import print_diff, print_evidence, print_flags, print_route
 from tollgate.cli.review_list import sla_left
 from tollgate.cli.review_triage import print_message
@@ -182,3 +183,16 @@ async def _record(s: Settings, workflow_id: str) -> ReviewRecord | None:
     # A plain pool, not a migrating one: a reviewer's command never changes the schema.
     async with pool(s) as p:
         return await PostgresStore(p).review_record(workflow_id)
+
+
+@click.command("show")
+@click.argument("workflow_id", type=ID_TEXT)
+@json_option
+def show_cmd(workflow_id: str, as_json: bool) -> Command:
+    """Draft, sources, unknowns, risk, policy and every decision of WORKFLOW_ID
+    (event/TENANT/KEY), and the --seen token a decision on it must carry."""
+
+    async def go(s: Settings) -> int:
+        return await review_show(await connect(s), s, workflow_id, as_json=as_json)
+
+    return go
