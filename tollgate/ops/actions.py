@@ -73,6 +73,15 @@ def replay_workflow_id(row: dict[str, Any], number: int) -> str:
 
 async def replay_in_flight(row: dict[str, Any], connect: Callable[[], Awaitable[Client]],
                            now: datetime) -> str | None:
+    """Why the last replay of dead letter ``row`` may still send, or None when none can
+    (``run_in_flight``). ``connect`` is called only when it was ever replayed: one never
+    replayed is closed or approved with PostgreSQL alone."""
+    if int(row["replays"]) == 0:
+        return None
+    return await run_in_flight(row, await connect(), now)
+
+
+async def run_in_flight(row: dict[str, Any], client: Client, now: datetime) -> str | None:
     """Why the last replay of dead letter ``row`` may still send, or None when none can.
 
     Closing, approving and replaying it all wait for that replay's end (ADRs 0060, 0066): a
@@ -88,7 +97,6 @@ async def replay_in_flight(row: dict[str, Any], connect: Callable[[], Awaitable[
     if number == 0:
         return None
     run = replay_workflow_id(row, number)
-    client = await connect()
     try:
         found = await client.get_workflow_handle(run).describe()
     except RPCError as exc:
@@ -135,8 +143,9 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
                              task_queue: str) -> tuple[Exit, str]:
     """A new attempt of the same action (same key, same correlation id), once per approval,
     and never when the receipt already has its final answer. ``connect`` is an async
-    callable returning a Temporal client, called only past the PostgreSQL checks: to ask
-    whether an earlier replay still runs, and to start this one.
+    callable returning a Temporal client, called once, past the PostgreSQL checks and before
+    the claim: that one client asks whether an earlier replay still runs and starts this one
+    (Temporal not answering is exit 3 with no approval used).
 
     Returns the exit code and the line to print; raises ``Failure`` when refused."""
     ops = OpsStore(pool)
@@ -157,9 +166,10 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
     if int(row["approvals"]) <= seen:
         raise Failure(Exit.REFUSED, f"dead letter {dl_id} has no unused approval: "
                       "`tollgate ops dlq approve` first")
+    client = await connect()
     # An approval given while the last replay ran (before approve waited for it) must not
     # start a second replay beside it (ADR 0066).
-    running = await replay_in_flight(row, connect, datetime.now(UTC))
+    running = await run_in_flight(row, client, datetime.now(UTC))
     if running:
         raise Failure(Exit.REFUSED, f"dead letter {dl_id}: not replayed: {running}")
     number = await ops.claim_replay(dl_id, actor=operator, replays=seen)
@@ -172,7 +182,6 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
     # The dead letter's approval is this replay's authority: its resend carries no token.
     request = ReconcileRequest.model_validate(json.loads(row["replay_input"])).model_copy(
         update={"replay_of": dl_id})
-    client: Client = await connect()
     run_id = replay_workflow_id(row, number)
     await ops.replay_started(dl_id, run_id)
     result: ReconcileResult = await client.execute_workflow(
