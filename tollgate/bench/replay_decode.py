@@ -18,7 +18,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, DefaultFailureConverterWithEncodedAttributes
 
-from tollgate.codec.payload import EncryptionCodec
+from tollgate.codec.payload import EncryptionCodec, SharedPydanticConverter
 
 _PAYLOAD = Payload.DESCRIPTOR.full_name
 
@@ -68,6 +68,8 @@ def without_codec(converter: DataConverter) -> DataConverter:
 
 def plain_converter() -> DataConverter:
     """What ``without_codec(encrypted_data_converter(ring))`` gives, for a process that has no
-    key ring: the pydantic converter with failures in encoded attributes."""
+    key ring: the pydantic converter (built once, as the worker's) with failures in encoded
+    attributes."""
     return dataclasses.replace(pydantic_data_converter,
+                               payload_converter_class=SharedPydanticConverter,
                                failure_converter_class=DefaultFailureConverterWithEncodedAttributes)

@@ -15,16 +15,18 @@ import copy
 import dataclasses
 import secrets
 from collections.abc import Iterable, Sequence
-from typing import Self
+from typing import ClassVar, Self
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.contrib.pydantic import PydanticPayloadConverter
 from temporalio.converter import (
     ActivitySerializationContext,
+    CompositePayloadConverter,
     DataConverter,
     DefaultFailureConverterWithEncodedAttributes,
+    EncodingPayloadConverter,
     PayloadCodec,
     SerializationContext,
     WithSerializationContext,
@@ -34,7 +36,7 @@ from temporalio.converter import (
 from tollgate.codec.keyring import KeyRing
 
 __all__ = ["ENCODING", "KEY_ID_META", "ContextCachingConverter", "EncryptionCodec",
-           "UnknownKeyError", "encrypted_data_converter", "tenant_of"]
+           "SharedPydanticConverter", "UnknownKeyError", "encrypted_data_converter", "tenant_of"]
 
 ENCODING = b"binary/encrypted"
 KEY_ID_META = "encryption-key-id"
@@ -147,11 +149,37 @@ class ContextCachingConverter(DataConverter):
         return found  # type: ignore[return-value]  # a clone of self: the same class
 
 
+class SharedPydanticConverter(PydanticPayloadConverter):
+    """The SDK's pydantic payload converter whose encoding converters are built once per
+    process, however often the SDK constructs it (ADR 0075).
+
+    A data converter constructs its payload converter class on every construction, and the
+    worker constructs data converters for every run and twice for every activation (it decodes
+    and encodes through a fresh ``_CommandAwareDataConverter``): ≈ 9 µs each, and each with an
+    empty cache of pydantic ``TypeAdapter``s, so every run also rebuilt the adapters of the
+    types it reads. Every instance of this class holds the first one's encoding converters:
+    they keep nothing per run or per context (none takes a serialization context), and the
+    adapter cache (``functools.lru_cache``) and the adapters are safe across threads. Each
+    instance still has its own mapping, so the SDK's ``_set_converters`` on one (its
+    ``with_context``, were a converter ever to take a context) changes no other.
+    """
+
+    _shared: ClassVar[tuple[EncodingPayloadConverter, ...]] = ()
+
+    def __init__(self) -> None:
+        shared = SharedPydanticConverter._shared
+        if not shared:
+            super().__init__()
+            SharedPydanticConverter._shared = tuple(self.converters.values())
+        else:
+            CompositePayloadConverter.__init__(self, *shared)
+
+
 def encrypted_data_converter(ring: KeyRing) -> DataConverter:
     """The pydantic data converter plus the codec, with failure messages and stack traces moved
     into the (encrypted) encoded attributes."""
     return ContextCachingConverter(
-        payload_converter_class=pydantic_data_converter.payload_converter_class,
+        payload_converter_class=SharedPydanticConverter,
         payload_codec=EncryptionCodec(ring),
         failure_converter_class=DefaultFailureConverterWithEncodedAttributes,
     )
