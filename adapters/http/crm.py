@@ -27,7 +27,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
-from adapters.http.common import HttpPort, retry_after
+from adapters.http.common import DEFAULT_CONNECTIONS, HttpPort, retry_after
 from contracts import CustomerRecord
 from contracts.errors import DeadLetterError, RateLimited, RetryableError, SecurityIncident
 
@@ -39,9 +39,10 @@ class CrmHttpSource(HttpPort):
     name = "crm"
 
     def __init__(
-        self, base_url: str, *, timeout: float = 5.0, client: httpx.AsyncClient | None = None
+        self, base_url: str, *, timeout: float = 5.0, client: httpx.AsyncClient | None = None,
+        connections: int = DEFAULT_CONNECTIONS,
     ) -> None:
-        super().__init__(base_url, timeout=timeout, client=client)
+        super().__init__(base_url, timeout=timeout, client=client, connections=connections)
 
     async def fetch_customer(self, tenant_id: str, customer_id: str) -> CustomerRecord | None:
         tenant, customer = quote(tenant_id, safe=""), quote(customer_id, safe="")

@@ -35,7 +35,7 @@ from urllib.parse import quote
 
 import httpx
 
-from adapters.http.common import HttpPort, retry_after
+from adapters.http.common import DEFAULT_CONNECTIONS, HttpPort, retry_after
 from adapters.ports.targets import TargetWrite
 from contracts import ActionRequest, TargetCapabilities
 from contracts.errors import (
@@ -63,8 +63,9 @@ class MessagingHttpAdapter(HttpPort):
         timeout: float = 10.0,
         client: httpx.AsyncClient | None = None,
         capabilities: TargetCapabilities | None = None,
+        connections: int = DEFAULT_CONNECTIONS,
     ) -> None:
-        super().__init__(base_url, timeout=timeout, client=client)
+        super().__init__(base_url, timeout=timeout, client=client, connections=connections)
         # The service's API has both; a deployment in front of it may not (declared per target).
         declared = capabilities or TargetCapabilities(lookup=True, dedupe=True)
         self.supports_lookup = declared.lookup

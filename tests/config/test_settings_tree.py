@@ -23,6 +23,8 @@ from tollgate.runtime.exits import Exit
     ("TOLLGATE_HTTP_PORT", "80a", "TOLLGATE_HTTP_PORT='80a' is not a port number"),
     ("TOLLGATE_DRAFT_TIMEOUT", "soon", "TOLLGATE_DRAFT_TIMEOUT must be seconds"),
     ("TOLLGATE_INTAKE_RATE", "-1", "TOLLGATE_INTAKE_RATE must be above 0"),
+    ("TOLLGATE_TARGET_CONNECTIONS", "0", "TOLLGATE_TARGET_CONNECTIONS must be a whole number"),
+    ("TOLLGATE_TARGET_CONNECTIONS", "ten", "TOLLGATE_TARGET_CONNECTIONS must be a whole number"),
 ])
 def test_a_bad_value_is_one_line_naming_the_variable(
     tmp_path: Path, variable: str, value: str, says: str

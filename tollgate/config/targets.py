@@ -102,6 +102,21 @@ class TargetSettings(Section):
     rates: dict[str, float] = env_field(
         RATES_ENV_VAR, {}, "Actions per second per target across every worker, "
         "`messaging=5,crm=20`. A target left out: no limit.")
+    connections: int = env_field(
+        "TOLLGATE_TARGET_CONNECTIONS", 10, "Connections each worker process keeps to each target "
+        "(CRM, messaging, helpdesk) at most; a call beyond them waits for one within its own "
+        "timeout (a slow target's calls queue here instead of opening more connections).")
+
+    @field_validator("connections", mode="before")
+    @classmethod
+    def _connections(cls, raw: Any) -> int:
+        try:
+            count = int(str(raw).strip())
+        except ValueError:
+            count = 0
+        if not 1 <= count <= 1000:
+            raise ValueError("TOLLGATE_TARGET_CONNECTIONS must be a whole number from 1 to 1000")
+        return count
 
     @field_validator("capabilities", mode="before")
     @classmethod

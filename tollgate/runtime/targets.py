@@ -24,12 +24,14 @@ def action_adapters(settings: Settings) -> dict[str, MessagingHttpAdapter]:
     from adapters.http.helpdesk import HelpdeskHttpAdapter
     from adapters.http.messaging import MessagingHttpAdapter
 
-    targets = settings.targets.capabilities
+    targets, connections = settings.targets.capabilities, settings.targets.connections
     adapters: dict[str, MessagingHttpAdapter] = {}
     if settings.messaging_url:
         adapters["messaging"] = MessagingHttpAdapter(settings.messaging_url,
-                                                     capabilities=targets.get("messaging"))
+                                                     capabilities=targets.get("messaging"),
+                                                     connections=connections)
     if settings.helpdesk_url:  # the triage domain's target (docs/triage.md)
         adapters["helpdesk"] = HelpdeskHttpAdapter(settings.helpdesk_url,
-                                                   capabilities=targets.get("helpdesk"))
+                                                   capabilities=targets.get("helpdesk"),
+                                                   connections=connections)
     return adapters

@@ -89,7 +89,7 @@ async def main_worker(client: Client, settings: Settings, *,
     pool = await create_pool(settings.dsn)
     # Failing steps and held sends, on a connection of its own (activities/step_watch.py).
     watch = PostgresStepWatch(settings.dsn)
-    crm = CrmHttpSource(settings.crm_url)
+    crm = CrmHttpSource(settings.crm_url, connections=settings.targets.connections)
     store, receipts, ops = PostgresStore(pool), ReceiptStore(pool), OpsStore(pool)
     adapters = action_adapters(settings)
     if unknown := sorted(set(rates) - set(adapters)):
