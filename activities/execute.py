@@ -44,15 +44,9 @@ from contracts import (
 )
 from contracts.errors import RejectedError, TollgateError
 from contracts.review import closing_step
-from policies.keys import fingerprint
+from policies.keys import request_fingerprint
 
 log = structlog.get_logger("tollgate.execute")
-
-
-def request_fingerprint(action: ActionRequest) -> str:
-    return fingerprint({"adapter": action.adapter, "action": action.action,
-                        "channel": action.channel, "body": action.body,
-                        "recipient": action.ref.entity_id})
 
 
 #: The EXECUTING step of a send that found consent withdrawn at the source: the run records

@@ -9,7 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contracts import ActionRequest
 
 
 def _digest(*parts: str) -> str:
@@ -24,6 +27,16 @@ def quarantine_workflow_id(raw: str) -> str:
     """Input too broken to name its tenant or key still gets one workflow per distinct body."""
     # surrogatepass: text refused for lone surrogates still needs its one id
     return f"quarantine/{hashlib.sha256(raw.encode('utf-8', 'surrogatepass')).hexdigest()[:40]}"
+
+
+def fan_out_id(event_id: str) -> str:
+    """The fan-out run of one business event: a second publish of it is a duplicate."""
+    return f"fan-out/{event_id}"
+
+
+def tag_workflow_id(item_id: int, run: int) -> str:
+    """From business data only: the item and which manual run (1 = the save's own)."""
+    return f"tag-item/{item_id}/run-{run}"
 
 
 def action_key(tenant_id: str, event_id: str, adapter: str, action: str) -> str:
@@ -45,3 +58,11 @@ def fingerprint(value: Mapping[str, Any]) -> str:
     """Stable hash of a JSON-able mapping: same meaning, same fingerprint."""
     body = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+def request_fingerprint(action: ActionRequest) -> str:
+    """What a send's receipt records of the request it carried: the same action, channel, body
+    and recipient give the same fingerprint (a replay's resend must carry the same one)."""
+    return fingerprint({"adapter": action.adapter, "action": action.action,
+                        "channel": action.channel, "body": action.body,
+                        "recipient": action.ref.entity_id})

@@ -42,10 +42,6 @@ with workflow.unsafe.imports_passed_through():
 _FINAL_TYPES = tuple(sorted(c.value for c in NON_RETRYABLE))
 
 
-def fan_out_id(event_id: str) -> str:
-    return f"fan-out/{event_id}"
-
-
 def consume_id(event_id: str, consumer: str) -> str:
     """The (event id, consumer) idempotency key as a workflow id: one delivery run at a time."""
     return f"consume/{event_id}/{consumer}"

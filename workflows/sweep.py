@@ -11,9 +11,6 @@ with workflow.unsafe.imports_passed_through():
     from contracts.sweep import SweepReport, SweepRequest
     from workflows import timeouts as t
 
-SWEEP_SCHEDULE_ID = "tollgate-receipt-sweep"
-
-
 @workflow.defn(name="ReceiptSweep")
 class ReceiptSweepWorkflow:
     @workflow.run

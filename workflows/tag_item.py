@@ -41,11 +41,6 @@ _FINAL_TYPES = frozenset(c.value for c in NON_RETRYABLE)
 RETRY_AFTER_PATCH = "tag-retry-after"
 
 
-def tag_workflow_id(item_id: int, run: int) -> str:
-    """From business data only: the item and which manual run (1 = the save's own)."""
-    return f"tag-item/{item_id}/run-{run}"
-
-
 @workflow.defn
 class TagItemWorkflow:
     def __init__(self) -> None:

@@ -17,11 +17,11 @@ import pytest
 
 from adapters.broker.cancel import within
 from contracts.fanout import BusinessEvent, FanOutResult
+from policies.keys import fan_out_id
 from tests.conftest import fresh_key
 from tests.stack.devproc import DevProcess, stack_folder
 from tollgate.intake.publish import publish_event
 from tollgate.runtime.client import build_client
-from workflows.fan_out import fan_out_id
 
 pytestmark = pytest.mark.e2e
 BATCH = 24

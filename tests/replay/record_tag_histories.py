@@ -23,10 +23,11 @@ from adapters.postgres.pool import create_pool
 from adapters.postgres.tagging import TaggingStore
 from contracts.errors import RateLimited
 from contracts.tagging import ItemCapture
+from policies.keys import tag_workflow_id
 from tests.workflows.tag_item_support import ANSWER, ScriptedTagger, result
 from tollgate.intake.items import save_item, temporal_starter
 from workflows.process_event import DRAFT_TASK_QUEUE
-from workflows.tag_item import TagItemWorkflow, tag_workflow_id
+from workflows.tag_item import TagItemWorkflow
 
 OUT = Path(__file__).parent / "histories"
 

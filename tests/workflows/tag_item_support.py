@@ -11,7 +11,7 @@ from temporalio.client import Client
 
 from adapters.ports.models import TagReply
 from contracts.tagging import TagItemResult, TagPrompt
-from workflows.tag_item import tag_workflow_id
+from policies.keys import tag_workflow_id
 
 ANSWER = json.dumps({"tags": [{"tag": "Thiết kế UI", "confidence": 0.9},
                               {"tag": "Figma", "confidence": 0.8}]})

@@ -32,10 +32,11 @@ from contracts.fanout import (
     Subscription,
     SubscriptionSet,
 )
+from policies.keys import fan_out_id
 from policies.subscriptions import load_subscriptions, newest_subscriptions_file
 from tests.conftest import fresh_key
 from tollgate.intake.publish import publish_event
-from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow, fan_out_id
+from workflows.fan_out import ConsumeEventWorkflow, FanOutWorkflow
 
 #: Every consumer plain: inventory, notification (records the request), analytics.
 PLAIN = load_subscriptions(newest_subscriptions_file().parent / "2026-12-01.json")

@@ -29,6 +29,7 @@ from adapters.postgres.fanout import FanOutStore
 from adapters.postgres.order_consumers import order_consumers
 from contracts import EventState, FinalOutcome, ReviewAck, ReviewDecision
 from contracts.fanout import BusinessEvent, ConsumeRequest, FanOutResult
+from policies.keys import fan_out_id
 from policies.subscriptions import load_subscriptions
 from tests.conftest import (
     Handle,
@@ -42,7 +43,7 @@ from tests.eventually import eventually
 from tollgate.dev.standins import StandIns
 from tollgate.intake.publish import publish_event
 from tollgate.runtime.workers import draft_worker, main_worker
-from workflows.fan_out import ConsumeEventWorkflow, consume_id, fan_out_id
+from workflows.fan_out import ConsumeEventWorkflow, consume_id
 
 CHILD_ID = "event/acme/{event_id}.notify"
 

@@ -19,6 +19,7 @@ from activities.tagging import TaggingActivities, TagModelActivities
 from adapters.postgres.pool import create_pool
 from adapters.postgres.tagging import TaggingStore
 from contracts.tagging import ItemCapture, JobState
+from policies.keys import tag_workflow_id
 from tests.adapters.fake_llm import (
     CHAT,
     MESSAGES,
@@ -33,7 +34,7 @@ from tests.workflows.tag_item_support import result
 from tollgate.config.models import ModelSettings
 from tollgate.intake.items import save_item, temporal_starter
 from workflows.process_event import DRAFT_TASK_QUEUE
-from workflows.tag_item import TagItemWorkflow, tag_workflow_id
+from workflows.tag_item import TagItemWorkflow
 from workflows.timeouts import TAG_JOB_ATTEMPTS
 
 PAGE = ItemCapture(user_id="u-sdk", url="https://example.com/dashboards",

@@ -27,9 +27,8 @@ def sweep(install: bool, as_json: bool) -> Command:
     async def go(s: Settings) -> int:
         from temporalio.common import WorkflowIDConflictPolicy
 
-        from contracts.sweep import SweepRequest
-        from tollgate.ops.actions import ensure_sweep_schedule
-        from workflows.sweep import ReceiptSweepWorkflow
+        from contracts.sweep import SweepReport, SweepRequest
+        from tollgate.ops.actions import SWEEP_WORKFLOW, ensure_sweep_schedule
 
         client = await connect(s)
         if install:
@@ -37,7 +36,7 @@ def sweep(install: bool, as_json: bool) -> Command:
             click.echo("sweep schedule created" if made else "sweep schedule already exists")
             return Exit.OK
         report = await client.execute_workflow(
-            ReceiptSweepWorkflow.run, SweepRequest(), id="receipt-sweep-manual",
+            SWEEP_WORKFLOW, SweepRequest(), id="receipt-sweep-manual", result_type=SweepReport,
             task_queue=s.task_queue, id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
         if as_json:
             click.echo(report.model_dump_json(indent=2))

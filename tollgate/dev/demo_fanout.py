@@ -23,12 +23,11 @@ from temporalio.client import Client, WorkflowHandle
 
 from contracts import EventState, FinalOutcome, ReviewDecision
 from contracts.fanout import BusinessEvent, FanOutResult
-from policies.keys import action_key
+from policies.keys import action_key, fan_out_id
 from tollgate.dev.demo_evidence import Confirmation, confirmation_missing
 from tollgate.dev.standins.messaging import MessagingStandIn
 from tollgate.intake.publish import publish_event
 from tollgate.runtime.identity import issue_dev_token
-from workflows.fan_out import fan_out_id
 
 #: The demo worker runs with this consumer down (TOLLGATE_CONSUMERS_DOWN).
 DOWN_CONSUMER = "analytics"

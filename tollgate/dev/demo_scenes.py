@@ -24,10 +24,10 @@ from temporalio.client import Client
 
 from adapters.postgres.tagging import TaggingStore
 from contracts.tagging import ApplyTagsRequest, ItemCapture, NormalisedTag, TagItemResult
+from policies.keys import tag_workflow_id
 from policies.tagging import TRIGRAM_MERGE, tag_key
 from tollgate.dev.demo_fanout import OrderDesk, fan_out_scene
 from tollgate.intake.items import save_item, temporal_starter
-from workflows.tag_item import tag_workflow_id
 
 __all__ = ["domain_scenes"]
 

@@ -20,6 +20,13 @@ from tollgate.runtime.exits import Exit, Failure
 REPLAYABLE = frozenset({"unreconciled_write"})
 #: A claimed replay whose run Temporal does not know after this long was never started.
 START_WINDOW = timedelta(minutes=15)
+#: The workflows this starts, by name (``workflows/sweep.py``, ``workflows/reconcile_write.py``):
+#: their method references imported the activities and adapters they run into `ops sweep` and
+#: `ops dlq replay`. tests/test_workflow_names.py holds the names to the definitions.
+SWEEP_WORKFLOW = "ReceiptSweep"
+RECONCILE_WORKFLOW = "ReconcileWrite"
+#: The receipt-sweep schedule, made once by `tollgate ops sweep --install` or `tollgate dev`.
+SWEEP_SCHEDULE_ID = "tollgate-receipt-sweep"
 
 
 async def ensure_sweep_schedule(client: Client, task_queue: str) -> bool:
@@ -33,11 +40,11 @@ async def ensure_sweep_schedule(client: Client, task_queue: str) -> bool:
     )
 
     from contracts.sweep import SweepRequest
-    from workflows.sweep import SWEEP_SCHEDULE_ID, ReceiptSweepWorkflow
     from workflows.timeouts import SWEEP_EVERY
 
-    action = ScheduleActionStartWorkflow(ReceiptSweepWorkflow.run, SweepRequest(),
-                                         id="receipt-sweep", task_queue=task_queue)
+    request = SweepRequest()
+    action = ScheduleActionStartWorkflow(SWEEP_WORKFLOW, request, id="receipt-sweep",
+                                         task_queue=task_queue)
     spec = ScheduleSpec(intervals=[ScheduleIntervalSpec(every=SWEEP_EVERY)])
     try:
         await client.create_schedule(SWEEP_SCHEDULE_ID, Schedule(action=action, spec=spec))
@@ -177,15 +184,14 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
         raise Failure(Exit.REFUSED, f"dead letter {dl_id} has no unused approval, or a replay "
                       "of it was claimed meanwhile: `tollgate ops dlq show` it")
     from contracts import ReconcileRequest, ReconcileResult
-    from workflows.reconcile_write import ReconcileWriteWorkflow
 
     # The dead letter's approval is this replay's authority: its resend carries no token.
     request = ReconcileRequest.model_validate(json.loads(row["replay_input"])).model_copy(
         update={"replay_of": dl_id})
     run_id = replay_workflow_id(row, number)
     await ops.replay_started(dl_id, run_id)
-    result: ReconcileResult = await client.execute_workflow(
-        ReconcileWriteWorkflow.run, request, task_queue=task_queue, id=run_id)
+    result = await client.execute_workflow(RECONCILE_WORKFLOW, request, task_queue=task_queue,
+                                           id=run_id, result_type=ReconcileResult)
     # The run wrote its end as it ended (ADR 0069), so this writes nothing; kept for a run a
     # worker from before that change ran, whose end only this command hears.
     await ops.record_replay_result(dl_id, actor=operator, replay=number, result=result.status)

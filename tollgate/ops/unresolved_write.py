@@ -30,7 +30,6 @@ from typing import Any
 import asyncpg
 from pydantic import ValidationError
 
-from activities.execute import request_fingerprint
 from adapters.postgres.open_send import OpenSend, open_send
 from adapters.postgres.run_close import OPEN_FROM, UnresolvedWrite
 from contracts import TERMINAL_STATES, ActionRequest, EventState, ReceiptStatus, ReconcileRequest
@@ -38,6 +37,7 @@ from contracts.actions import UNRECONCILED_PLAN
 from contracts.errors import TollgateError
 from contracts.sweep import SweepRequest
 from contracts.triage import TICKET_CHANNEL
+from policies.keys import request_fingerprint
 from policies.redaction import redact
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit, Failure
