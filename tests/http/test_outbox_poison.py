@@ -1,10 +1,13 @@
 """Poison isolation in the outbox relay (issue 25): a row that keeps failing for a reason of its
 own is moved aside after ``MAX_DELIVERY_ATTEMPTS`` tries, and holds back only the later rows of
-its own tenant and entity meanwhile; "Temporal is unreachable" counts no try at all."""
+its own tenant and entity meanwhile; "Temporal is unreachable" counts no try at all. A start
+nobody answers is given up after ``TOLLGATE_RELAY_SEND_TIMEOUT_S``."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -16,6 +19,8 @@ from fastapi import HTTPException
 
 from adapters.postgres.outbox import OutboxStore
 from contracts import EventState, IntakeAck
+from tollgate.config.base import ConfigError
+from tollgate.config.settings import Settings
 from tollgate.http import relay
 from tollgate.http.relay import MAX_DELIVERY_ATTEMPTS, RelayPolicy, relay_once
 
@@ -127,3 +132,35 @@ async def test_temporal_unreachable_counts_no_try_and_moves_nothing_aside(
 
     await drain(outbox, FakeLink())
     assert delivered == [k("a")]
+
+
+async def test_a_start_nobody_answers_is_given_up_after_the_configured_timeout(
+        outbox: OutboxStore, monkeypatch: pytest.MonkeyPatch, pool: asyncpg.Pool) -> None:
+    """TOLLGATE_RELAY_SEND_TIMEOUT_S reaches the relay: with a worker polling, a start left
+    unanswered (the row's workflow failing on it) ends the try after that many seconds as a
+    try of the row's own, not after the built-in 15 s."""
+    async def unanswered(*_: Any, **__: Any) -> IntakeAck:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+    async def worker_polls(*_: Any) -> None:
+        return None
+
+    monkeypatch.setattr(relay.intake, "submit", unanswered)
+    monkeypatch.setattr(relay, "why_not_taking", worker_polls)
+    policy = RelayPolicy.from_settings(Settings.from_env(
+        {"TOLLGATE_RELAY_SEND_TIMEOUT_S": "0.5", "TOLLGATE_RELAY_RATE": "10"}).http)
+    assert (policy.send_timeout_s, policy.rate) == (0.5, 10.0)
+    await post(outbox, "acme", "C-1", keys("hang")("a"))
+    started = time.monotonic()
+    assert await relay_once(outbox, FakeLink(), "q", policy) is True  # type: ignore[arg-type]
+    assert time.monotonic() - started < 5
+    row = await pool.fetchrow("SELECT attempts, last_error, parked_at FROM outbox")
+    assert (row["attempts"], row["last_error"], row["parked_at"]) == (1, "TimeoutError", None)
+
+
+def test_the_send_timeout_defaults_to_15_s_and_refuses_a_bad_value() -> None:
+    assert RelayPolicy.from_settings(Settings.from_env({}).http).send_timeout_s == 15.0
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_env({"TOLLGATE_RELAY_SEND_TIMEOUT_S": "0"})
+    assert refused.value.message == "TOLLGATE_RELAY_SEND_TIMEOUT_S must be above 0"

@@ -18,9 +18,8 @@ pytestmark = pytest.mark.e2e
 
 
 async def test_an_intake_no_worker_answers_is_an_outage_not_the_rows_failure(
-        dev_server: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(relay, "SEND_TIMEOUT_S", 1.0)
+        dev_server: WorkflowEnvironment) -> None:
     queue = f"tq-{uuid.uuid4().hex[:8]}"  # no worker polls it
     with pytest.raises(relay.Unreachable) as caught:
-        await relay._send(dev_server.client, signed_event(), queue)
+        await relay._send(dev_server.client, signed_event(), queue, timeout_s=1.0)
     assert str(caught.value) == "no_worker"

@@ -31,11 +31,15 @@ SERVERS_STOP_S = 30.0
 #: The stack's drain window (TOLLGATE_DRAIN_SECONDS): shorter than the default 10 s, since
 #: this test waits it out whole; the stop must still come within it plus the margins.
 DRAIN_S = 2.0
+#: The relay's wait for the wedged row's start (TOLLGATE_RELAY_SEND_TIMEOUT_S): its first try
+#: ending is how the test knows the wedge is in place, and the default 15 s was waited out whole.
+SEND_TIMEOUT_S = 2.0
 
 
 @pytest.fixture
 def dev(monkeypatch: pytest.MonkeyPatch) -> Iterator[DevProcess]:
     monkeypatch.setenv("TOLLGATE_DRAIN_SECONDS", str(DRAIN_S))  # DevProcess passes it on
+    monkeypatch.setenv("TOLLGATE_RELAY_SEND_TIMEOUT_S", str(SEND_TIMEOUT_S))
     with stack_folder() as state_dir:
         stack = DevProcess(state_dir)
         yield stack

@@ -24,6 +24,10 @@ class HttpSettings(Section):
                                 "Largest request body accepted, in bytes.")
     relay_rate: float = env_field("TOLLGATE_RELAY_RATE", 50.0,
                                   "Outbox rows per second the relay starts as workflows.")
+    relay_send_timeout_s: float = env_field(
+        "TOLLGATE_RELAY_SEND_TIMEOUT_S", 15.0, "Seconds the relay waits for one row's start "
+        "(an update-with-start answered once the run has validated the event) before it "
+        "gives up on that try: an outage when no worker polls, else a try of the row's own.")
     outbox_stall_s: float = env_field(
         "TOLLGATE_OUTBOX_STALL_SECONDS", 300.0, "/healthz and /readyz fail (503) when the "
         "oldest unsent outbox row is older than this, in seconds.")
@@ -39,7 +43,7 @@ class HttpSettings(Section):
         return port_number(raw, "TOLLGATE_HTTP_PORT")
 
     @field_validator("intake_rate", "intake_burst", "max_body", "relay_rate",
-                     "outbox_stall_s", mode="before")
+                     "relay_send_timeout_s", "outbox_stall_s", mode="before")
     @classmethod
     def _positive(cls, raw: Any, info: ValidationInfo) -> float:
         return positive_number(raw, cls.variable(str(info.field_name)))

@@ -143,7 +143,7 @@ async def serve(settings: Settings, host: str, port: int) -> None:
     async with build_services(settings) as svc, httpx.AsyncClient() as http:
         relay = asyncio.create_task(run_relay(
             svc.outbox, svc.temporal, settings.task_queue,
-            RelayPolicy(rate=settings.http.relay_rate)))
+            RelayPolicy.from_settings(settings.http)))
         notify_file = settings.http.notify_file or settings.state_dir / "notify.json"
         channels = load_channels(notify_file, http, svc.tenant_secrets)
         public = settings.http.public_url or f"http://{host}:{port}"

@@ -26,6 +26,7 @@ from temporalio.service import RPCError
 from adapters.broker.cancel import raise_if_cancel_pending, raise_if_cancelled, within
 from adapters.postgres.outbox import OutboxStore
 from contracts import IntakeAck
+from tollgate.config.service import HttpSettings
 from tollgate.http.deps import TemporalLink
 from tollgate.intake import submit as intake
 from tollgate.intake.reach import unreachable_status, why_not_taking
@@ -33,7 +34,8 @@ from tollgate.intake.recorded import RecordedEnd, recorded_ends
 
 log = structlog.get_logger("tollgate.relay")
 
-#: One delivery (an update-with-start that waits for validation) may take this long.
+#: One delivery (an update-with-start that waits for validation) may take this long by
+#: default (``TOLLGATE_RELAY_SEND_TIMEOUT_S``).
 SEND_TIMEOUT_S = 15.0
 #: Tries of one row (each failing for a reason of its own) before it is moved aside.
 MAX_DELIVERY_ATTEMPTS = 5
@@ -51,6 +53,12 @@ class RelayPolicy:
     backoff_s: float = 0.5  # first pause after a failed send, doubled up to max_backoff_s
     max_backoff_s: float = 10.0
     max_attempts: int = MAX_DELIVERY_ATTEMPTS
+    send_timeout_s: float = SEND_TIMEOUT_S
+
+    @classmethod
+    def from_settings(cls, http: HttpSettings) -> RelayPolicy:
+        """The policy ``tollgate serve`` (and ``tollgate dev``) runs the relay with."""
+        return cls(rate=http.relay_rate, send_timeout_s=http.relay_send_timeout_s)
 
 
 class Unreachable(Exception):
@@ -71,7 +79,8 @@ async def relay_once(outbox: OutboxStore, temporal: TemporalLink, task_queue: st
                 client = await temporal.client()
             except HTTPException as exc:
                 raise Unreachable("connect") from exc
-            ack = await _send(client, row.raw, task_queue, recorded_ends(outbox.pool))
+            ack = await _send(client, row.raw, task_queue, recorded_ends(outbox.pool),
+                              timeout_s=policy.send_timeout_s)
         except Unreachable as exc:
             temporal.forget()
             await settle.unreachable(f"unreachable:{exc}")
@@ -91,13 +100,14 @@ async def relay_once(outbox: OutboxStore, temporal: TemporalLink, task_queue: st
 
 
 async def _send(client: Client, raw: str, task_queue: str,
-                recorded: RecordedEnd | None = None) -> IntakeAck:
+                recorded: RecordedEnd | None = None, *,
+                timeout_s: float = SEND_TIMEOUT_S) -> IntakeAck:
     # Whether a failure is an outage or the row's own is the intake's shared rule
     # (tollgate/intake/reach.py), read here exactly as the Redis stream consumer reads it.
     try:
         return await within(
             intake.submit(client, raw, task_queue=task_queue, recorded=recorded),
-            SEND_TIMEOUT_S)
+            timeout_s)
     except TimeoutError:
         # Nobody answered the update in time: with a worker polling, it is stuck on this row
         # (its workflow keeps failing on it); without one, it is an outage.
