@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.postgres.run_signs import HOLD_SILENT_AFTER
-
 #: ``tollgate.ops.worker_probe``'s failed states -> the "needs a human" line (its detail is
 #: ``where``: the server, and the status it answered).
 PROBE_FAILED = {
@@ -75,6 +73,10 @@ def reasons(snap: dict[str, Any], *, max_failing_steps: int) -> list[str]:
     why = []
     silent = sum(h["silent"] for h in snap["holds"])
     if silent:
+        # Here, not at the top: the adapter module imports asyncpg, which `ops status --help`
+        # has no use for (docs/performance.md, "CLI start-up").
+        from adapters.postgres.run_signs import HOLD_SILENT_AFTER
+
         why.append(f"{silent} held run(s) have not looked again for over "
                    f"{age(HOLD_SILENT_AFTER.total_seconds())}: is their worker running? "
                    "(tollgate trace EVENT shows when each last looked)")

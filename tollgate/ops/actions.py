@@ -1,5 +1,6 @@
 """What an operator's commands do beyond reading rows: the receipt-sweep schedule and the
-replay of an approved dead letter. ``tollgate.cli.ops`` is the command line over it."""
+replay of an approved dead letter. ``tollgate ops sweep`` and ``tollgate ops dlq`` are the
+command line over it (``tollgate/cli/ops_sweep.py``, ``ops_dlq.py``)."""
 
 from __future__ import annotations
 
