@@ -97,7 +97,9 @@ async def run_in_flight(row: dict[str, Any], client: Client, now: datetime) -> s
     to stop would reopen the dead letter while the other still runs). Temporal is asked about
     the run; a claimed replay whose run it does not know is starting (claim and start are
     seconds apart), unless it was claimed longer ago than ``START_WINDOW``: then its command
-    died before starting it, and nothing will. Temporal not answering raises (exit 3)."""
+    died before starting it, and nothing will. A run that ended with a step under way (a
+    cancel or terminate during its resend) is in flight until that step's timeout has passed
+    (ADR 0070). Temporal not answering raises (exit 3)."""
     from temporalio.client import WorkflowExecutionStatus
     from temporalio.service import RPCError, RPCStatusCode
 
@@ -118,6 +120,15 @@ async def run_in_flight(row: dict[str, Any], client: Client, now: datetime) -> s
     if found.status == WorkflowExecutionStatus.RUNNING:
         return (f"replay {number} is still running ({run}); try again once it ended "
                 f"(tollgate ops state {run})")
+    if found.close_time is not None:  # a step it left under way may still send (ADR 0070)
+        from tollgate.ops.step_left_running import step_left_running
+
+        left = await step_left_running(client.get_workflow_handle(run), found.close_time, now)
+        if left is not None:
+            state = found.status.name.lower() if found.status else "closed"
+            return (f"replay {number} ended ({state}) with its step {left[0]} under way, "
+                    f"which may still reach the target until {left[1]:%H:%M:%S} UTC ({run}); "
+                    "try again after that")
     return None
 
 
