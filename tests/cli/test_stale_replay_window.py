@@ -70,3 +70,26 @@ async def test_a_window_that_does_not_read_names_its_replay_and_fails_nothing(
     page = await scrape(ops.pool)  # /metrics reads the same rows
     assert page[("tollgate_stale_replays",
                  frozenset({"tenant_id": "acme", "adapter": "messaging"}.items()))] == 5
+
+
+async def test_a_request_that_does_not_read_is_refused_before_its_approval_is_used(
+        fresh: tuple[str, ReceiptStore, OpsStore], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The same hand-edited row, approved before the edit: `ops dlq replay` claimed the
+    approval, then failed on the request with a multi-line pydantic error and no run."""
+    url, receipts, ops = fresh
+    dl_id, _ = await replayable(receipts, ops)
+    assert await ops.approve_dead_letter(dl_id, actor="mai", reason="r")
+    await ops.pool.execute(
+        "UPDATE dead_letters SET replay_input = jsonb_set(replay_input, '{lookup_window}',"
+        " '\"ten minutes\"') WHERE id = $1", dl_id)
+    s = settings(url, tmp_path)  # no Temporal: refused before it would be asked
+    for argv, role in ((["dlq", "replay", str(dl_id)], "on_call"),
+                       (["dlq", "approve", str(dl_id), "--reason", "again"], "change_owner")):
+        assert await run_ops(argv, s, role=role) == Exit.REFUSED
+        assert capsys.readouterr().err.strip().splitlines() == [
+            f"tollgate: dead letter {dl_id} is not replayed from here: its stored request does "
+            "not read (lookup_window); close it (tollgate ops dlq close) and settle the write "
+            "by hand"]
+    row = await ops.dead_letter_row(dl_id) or {}
+    assert (row["status"], row["approvals"], row["replays"]) == ("APPROVED", 1, 0)

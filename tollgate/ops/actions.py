@@ -57,9 +57,22 @@ async def ensure_sweep_schedule(client: Client, task_queue: str) -> bool:
 def replay_refusal(row: dict[str, Any]) -> str | None:
     """Why dead letter ``row`` is never replayed from here (its plan), or None. Approving one
     is refused for the same reason: an approval nothing can use would only mislead."""
-    if row["error_code"] in REPLAYABLE and row["replay_input"]:
-        return None
-    return f"dead letter {row['id']} is not replayed from here: {row['replay_plan']}"
+    if row["error_code"] not in REPLAYABLE or not row["replay_input"]:
+        return f"dead letter {row['id']} is not replayed from here: {row['replay_plan']}"
+    from pydantic import ValidationError
+
+    from contracts import ReconcileRequest
+
+    # A stored request edited by hand that no longer reads would fail the replay after its
+    # claim; named by field only (its values may be a customer's).
+    try:
+        ReconcileRequest.model_validate_json(row["replay_input"])
+    except ValidationError as exc:
+        fields = ", ".join(sorted({".".join(map(str, e["loc"])) or "-" for e in exc.errors()}))
+        return (f"dead letter {row['id']} is not replayed from here: its stored request does "
+                f"not read ({fields}); close it (tollgate ops dlq close) and settle the write "
+                "by hand")
+    return None
 
 
 def found_settled(receipt: Receipt) -> tuple[Exit, str]:
