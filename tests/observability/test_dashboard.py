@@ -56,3 +56,17 @@ def test_the_dashboard_shows_the_slos_the_rules_record() -> None:
 def test_the_scrape_config_points_at_the_metrics_path() -> None:
     config = (ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text()
     assert "metrics_path: /metrics" in config and ":9464" in config and ":9465" in config
+
+
+#: ``sum`` (by anything) taken straight over a Tollgate series, or over its rate or increase.
+_SUM_OF_RAW = re.compile(r"\bsum\b(?:\s+by\s*\([^)]*\))?\s*\(\s*(?:(?:rate|increase|irate)\s*\()?"
+                         r"\s*tollgate_[a-z_]+")
+
+
+def test_no_panel_adds_up_what_every_worker_reports_alike() -> None:
+    # Every worker serves the same PostgreSQL-backed figures (docs/metrics.md): a sum across
+    # instances doubles with two workers. The outbox panels did so; the others take max first.
+    dashboard = json.loads((ROOT / "deploy" / "grafana" / "tollgate.json").read_text())
+    summed = [target["expr"] for panel in dashboard["panels"]
+              for target in panel.get("targets", []) if _SUM_OF_RAW.search(target["expr"])]
+    assert summed == []
