@@ -41,6 +41,18 @@ class OpsAction(StrEnum):
     OUTBOX_DROP = "outbox_drop"
 
 
+class OpsRead(StrEnum):
+    """What the operator read commands show, given a token (ADR 0076): any verified identity
+    may read its own tenant's rows, whatever its roles (reviewers already see their tenant's
+    drafts); no role is needed, so these are no ``AUTHORITY`` entries."""
+
+    DEAD_LETTER_READ = "dead_letter_read"
+    OUTBOX_READ = "outbox_read"
+    INCIDENT_READ = "incident_read"
+    #: ``tollgate trace`` and ``ops state``: one event's chain or state.
+    EVENT_READ = "event_read"
+
+
 #: action -> the roles that may take it.
 AUTHORITY: dict[OpsAction, frozenset[str]] = {
     OpsAction.KILL_SWITCH_CLOSE: frozenset({"incident_commander", "on_call", "circuit"}),
@@ -91,6 +103,16 @@ def authorize_ops(action: OpsAction, who: VerifiedIdentity, *, tenant: str,
             return AuthorityVerdict(False, "runbook_incomplete", "a reopen needs the runbook's "
                                     f"fields: {', '.join(missing)}"
                                     + (_canary_missing(runbook) if "canary" in missing else ""))
+    return AuthorityVerdict(True)
+
+
+def authorize_read(what: OpsRead, who: VerifiedIdentity, *, tenant: str) -> AuthorityVerdict:
+    """May ``who`` read ``what`` of ``tenant`` ('*': a row of every tenant, or of none)? Its
+    own tenant's only, in the words of ``authorize_ops``'s cross-tenant refusal (the token's
+    tenant named, never the row's); an identity of every tenant reads any."""
+    if who.tenant != "*" and tenant != who.tenant:
+        return AuthorityVerdict(False, "cross_tenant", f"the token may {what.value} for its "
+                                f"own tenant ('{who.tenant}') only")
     return AuthorityVerdict(True)
 
 

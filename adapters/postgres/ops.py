@@ -138,11 +138,13 @@ class OpsStore:
         else:
             await self.pool.fetchval(DEAD_LETTER_AND_STEP_SQL, *step_args(step), *args)
 
-    async def dead_letters(self, status: str | None = None) -> list[dict[str, Any]]:
+    async def dead_letters(self, status: str | None = None,
+                           tenant: str | None = None) -> list[dict[str, Any]]:
         rows = await self.pool.fetch(
             "SELECT id, workflow_id, tenant_id, event_id, correlation_id, error_class,"
             " error_code, state, owner, status, approvals, replays, created_at FROM dead_letters"
-            " WHERE ($1::text IS NULL OR status = $1) ORDER BY id", status,
+            " WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR tenant_id = $2)"
+            " ORDER BY id", status, tenant,
         )
         return [dict(r) for r in rows]
 

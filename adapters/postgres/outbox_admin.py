@@ -54,10 +54,11 @@ class OutboxAdmin:
     async def totals(self, now: datetime) -> dict[str, Any]:
         return outbox_totals(await self.figures(now))
 
-    async def rows(self, which: Which = "aside", limit: int = 100) -> list[dict[str, Any]]:
+    async def rows(self, which: Which = "aside", limit: int = 100,
+                   tenant: str | None = None) -> list[dict[str, Any]]:
         return [dict(r) for r in await self.pool.fetch(
-            f"SELECT {_COLUMNS} FROM outbox WHERE {_WHERE[which]} ORDER BY id LIMIT $1",
-            limit)]
+            f"SELECT {_COLUMNS} FROM outbox WHERE {_WHERE[which]}"
+            " AND ($2::text IS NULL OR tenant_id = $2) ORDER BY id LIMIT $1", limit, tenant)]
 
     async def row(self, row_id: int) -> dict[str, Any] | None:
         found = await self.pool.fetchrow(f"SELECT {_COLUMNS} FROM outbox WHERE id = $1",

@@ -154,11 +154,13 @@ class ReviewRecords:
         return {(r["workflow_id"], r["version"]): int(r["flags"]) for r in rows}
 
     async def recorded_state(self, workflow_id: str) -> dict[str, Any] | None:
-        """The ``state`` and ``reason_code`` PostgreSQL holds for ``workflow_id``: its events
-        row's, or, for a quarantined delivery (no events row), QUARANTINED and its reason."""
+        """The ``state``, ``reason_code`` and ``tenant_id`` PostgreSQL holds for
+        ``workflow_id``: its events row's, or, for a quarantined delivery (no events row),
+        QUARANTINED, its reason and the tenant it named (None when it named none)."""
         row = await self.pool.fetchrow(
-            "SELECT state, reason_code FROM events WHERE workflow_id = $1 UNION ALL"
-            " SELECT 'QUARANTINED', reason_code FROM quarantine WHERE workflow_id = $1 LIMIT 1",
+            "SELECT state, reason_code, tenant_id FROM events WHERE workflow_id = $1 UNION ALL"
+            " SELECT 'QUARANTINED', reason_code, tenant_id FROM quarantine"
+            " WHERE workflow_id = $1 LIMIT 1",
             workflow_id)
         return dict(row) if row is not None else None
 

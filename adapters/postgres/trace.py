@@ -27,15 +27,18 @@ class TraceStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
-    async def workflows_for(self, event: str) -> list[str]:
+    async def workflows_for(self, event: str, tenant: str | None = None) -> list[str]:
         """Workflow ids an operator's EVENT names: itself when it is one, else by event id
         (one per tenant that used that id), quarantined records and events dead-lettered
-        before admission (a retired schema version) included."""
+        before admission (a retired schema version) included; with ``tenant``, that tenant's
+        only (a record naming no tenant is none of them)."""
+        mine = " AND ($2::text IS NULL OR tenant_id = $2)"
         rows = await self.pool.fetch(
-            "SELECT workflow_id FROM events WHERE workflow_id = $1 OR event_id = $1"
-            " UNION SELECT workflow_id FROM quarantine WHERE workflow_id = $1 OR event_id = $1"
-            " UNION SELECT workflow_id FROM dead_letters WHERE workflow_id = $1 OR event_id = $1"
-            " ORDER BY 1", event)
+            f"SELECT workflow_id FROM events WHERE (workflow_id = $1 OR event_id = $1){mine}"
+            " UNION SELECT workflow_id FROM quarantine"
+            f" WHERE (workflow_id = $1 OR event_id = $1){mine}"
+            " UNION SELECT workflow_id FROM dead_letters"
+            f" WHERE (workflow_id = $1 OR event_id = $1){mine} ORDER BY 1", event, tenant)
         return [r["workflow_id"] for r in rows]
 
     async def event_chain(self, workflow_id: str) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ one tenant (``tollgate/runtime/claims.py``), cannot tell another tenant's row fr
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -25,7 +25,7 @@ from tollgate.runtime.exits import Exit, Failure
 if TYPE_CHECKING:
     import asyncpg
 
-    from policies.authority import OpsAction
+    from policies.authority import AuthorityVerdict, OpsAction, OpsRead
     from tollgate.config.settings import Settings
     from tollgate.runtime.identity import Identity
 
@@ -41,16 +41,24 @@ async def authorized(s: Settings, token: str | None, action: OpsAction, *, tenan
     audited against ``target`` and the command ends (exit 1, one line). ``by_id``: the tenant
     came from a row looked up by its id, so a cross-tenant refusal also says the id may be
     none at all (an owner's mistyped id hears that, not only that the tenant is wrong)."""
-    from adapters.postgres.ops import OpsStore
     from policies.authority import authorize_ops
 
     who = await identity_of(token, s)
     verdict = authorize_ops(action, who.verified(), tenant=tenant, runbook=runbook)
     if verdict.ok:
         return who
+    await _refuse(s, who, action.value, target, verdict, by_id=by_id)
+
+
+async def _refuse(s: Settings, who: Identity, action: str, target: str,
+                  verdict: AuthorityVerdict, *, by_id: bool) -> NoReturn:
+    """Audit the refusal of ``who`` (``refused:<action>`` against ``target``), then end the
+    command with exit 1 and one line."""
+    from adapters.postgres.ops import OpsStore
+
     code = verdict.reason_code or "refused"
     async with pool(s, migrate=True) as p:
-        await OpsStore(p).record_refusal(who.reviewer, action.value, target, code)
+        await OpsStore(p).record_refusal(who.reviewer, action, target, code)
     unseen = ("; that id is none of its own (another tenant's, or none at all)"
               if by_id and code == "cross_tenant" else "")
     raise Failure(Exit.REFUSED, f"refused: {code}: {verdict.message}{unseen}")
@@ -73,6 +81,57 @@ async def authorized_row(s: Settings, token: str | None, action: OpsAction, *, r
     if row is None:  # only an identity of every tenant ('*', never a token's) gets here
         raise Failure(Exit.NOT_FOUND, missing)
     return row, who
+
+
+async def reader(s: Settings, token: str | None) -> Identity | None:
+    """Who reads, for a read command (ADR 0076): None without a token (as before the token:
+    the database URL is the authority); else the token's identity (exit 8 when unverifiable),
+    whatever its roles: any verified identity reads its own tenant's rows."""
+    return await identity_of(token, s) if token else None
+
+
+async def check_read(s: Settings, who: Identity | None, what: OpsRead, *, tenant: str | None,
+                     target: str) -> None:
+    """Refuse ``who`` a row of ``tenant`` (None: a row of no tenant, or none at all, which is
+    every tenant's, as ``authorized_row`` treats it) unless it is of the token's tenant: another
+    tenant's row and none get one line (exit 1, audited ``refused:<what>`` against
+    ``target``), naming the token's tenant, never the row's. Nothing to check without a token."""
+    from policies.authority import authorize_read
+
+    if who is None:
+        return
+    verdict = authorize_read(what, who.verified(), tenant=tenant or "*")
+    if not verdict.ok:
+        await _refuse(s, who, what.value, target, verdict, by_id=True)
+
+
+async def readable_row(s: Settings, token: str | None, what: OpsRead, *, read: ReadRow,
+                       target: str, missing: str) -> dict[str, Any]:
+    """The row ``read`` finds, for a read command: without a token as before (no row is
+    ``missing``, exit 4); with one, checked against the row's tenant before anything of it is
+    said (``check_read``)."""
+    who = await reader(s, token)
+    async with pool(s, migrate=True) as p:
+        row = await read(p)
+    await check_read(s, who, what, tenant=(row or {}).get("tenant_id"), target=target)
+    if row is None:  # no token, or one of every tenant ('*', never a token's)
+        raise Failure(Exit.NOT_FOUND, missing)
+    return row
+
+
+def read_scope(who: Identity | None, tenant: str | None, *, rows: str) -> str | None:
+    """The tenant a read command's listing keeps (None: every tenant's), as ``review list``
+    narrows its queue: without a token ``--tenant`` as given; with one, the token's tenant,
+    and a ``--tenant`` naming another is refused (exit 1) rather than answered for the
+    token's, which would read as "none" for the tenant asked about. ``rows``: what is listed
+    ("dead letters")."""
+    if who is None:
+        return tenant
+    mine = who.tenant
+    if mine != "*" and tenant not in (None, mine):
+        raise Failure(Exit.REFUSED, f"--tenant {tenant}: the token is {mine}'s and lists "
+                      f"{mine}'s {rows} only (drop --tenant, or use a token of {tenant})")
+    return tenant if mine == "*" else mine
 
 
 def operator_gone(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:

@@ -7,10 +7,16 @@ from typing import TYPE_CHECKING
 import click
 
 from tollgate.cli.common import Command, connect, json_option, pool
-from tollgate.cli.ops_authority import authorized_row, operator_token
+from tollgate.cli.ops_authority import (
+    authorized_row,
+    operator_token,
+    read_scope,
+    readable_row,
+    reader,
+)
 from tollgate.cli.output import emit_json, table
-from tollgate.cli.params import ROW_ID, TEXT
-from tollgate.runtime.exits import Exit, Failure
+from tollgate.cli.params import ID_TEXT, ROW_ID, TEXT
+from tollgate.runtime.exits import Exit
 
 if TYPE_CHECKING:
     from policies.authority import OpsAction
@@ -27,19 +33,25 @@ def dlq() -> None:
 
 @dlq.command("list")
 @click.option("--status", type=click.Choice(STATUSES), help="only dead letters in this status")
+@click.option("--tenant", type=ID_TEXT, help="only this tenant's dead letters")
+@operator_token
 @json_option
-def list_cmd(status: str | None, as_json: bool) -> Command:
-    """Dead letters, newest first."""
+def list_cmd(status: str | None, tenant: str | None, token: str | None,
+             as_json: bool) -> Command:
+    """Dead letters, oldest first; with --token, the token's tenant's only (a --tenant naming
+    another is refused, exit 1)."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.ops import OpsStore
 
+        only = read_scope(await reader(s, token), tenant, rows="dead letters")
         async with pool(s, migrate=True) as p:
-            rows = await OpsStore(p).dead_letters(status)
+            rows = await OpsStore(p).dead_letters(status, only)
         if as_json:
             emit_json(rows)
         elif not rows:
-            click.echo("no dead letters" + (f" in status {status}" if status else ""))
+            click.echo("no dead letters" + (f" in status {status}" if status else "")
+                       + (f" for {only}" if only else ""))
         else:
             table(["id", "status", "class/code", "workflow", "owner"], [
                 (r["id"], r["status"], f"{r['error_class']}/{r['error_code']}",
@@ -49,28 +61,25 @@ def list_cmd(status: str | None, as_json: bool) -> Command:
     return go
 
 
-async def _row(s: Settings, dl_id: int) -> dict:
-    from adapters.postgres.ops import OpsStore
-
-    async with pool(s, migrate=True) as p:
-        row = await OpsStore(p).dead_letter_row(dl_id)
-    if row is None:
-        raise Failure(Exit.NOT_FOUND, f"no dead letter {dl_id}")
-    return row
-
-
 @dlq.command()
 @click.argument("dl_id", metavar="ID", type=ROW_ID)
+@operator_token
 @json_option
-def show(dl_id: int, as_json: bool) -> Command:
+def show(dl_id: int, token: str | None, as_json: bool) -> Command:
     """One dead letter: its class, code, what the code means, owner, redacted payload and
-    replay plan."""
+    replay plan. With --token, one of the token's tenant only: another tenant's ID and an ID
+    with no dead letter are refused alike (exit 1, audited)."""
 
     async def go(s: Settings) -> int:
+        from adapters.postgres.ops import OpsStore
+        from policies.authority import OpsRead
         from tollgate.ops.dead_letter_codes import meaning
 
         row: dict = {}
-        found = await _row(s, dl_id)
+        found = await readable_row(s, token, OpsRead.DEAD_LETTER_READ,
+                                   read=lambda p: OpsStore(p).dead_letter_row(dl_id),
+                                   target=f"dead_letter/{dl_id}",
+                                   missing=f"no dead letter {dl_id}")
         for key, value in found.items():
             if key != "replay_input":
                 row[key] = value

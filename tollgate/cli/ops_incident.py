@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tollgate.cli.common import Command, json_option, pool
-from tollgate.cli.ops_authority import authorized_row, operator_token
+from tollgate.cli.ops_authority import authorized_row, operator_token, readable_row
 from tollgate.cli.output import emit_json
 from tollgate.cli.params import ID_TEXT, ROW_ID
 from tollgate.runtime.exits import Exit, Failure
@@ -104,27 +104,25 @@ def incident(ctx: click.Context, since: datetime | None, until: datetime | None,
     return go
 
 
-async def _row(s: Settings, draft_id: int) -> dict[str, Any]:
-    from adapters.postgres.incident import IncidentStore
-
-    async with pool(s, migrate=True) as p:
-        row = await IncidentStore(p).draft(draft_id)
-    if row is None:
-        raise Failure(Exit.NOT_FOUND, f"no incident draft {draft_id}")
-    return row
-
-
 @incident.command()
 @click.argument("draft_id", metavar="ID", type=ROW_ID)
+@operator_token
 @json_option
-def show(draft_id: int, as_json: bool) -> Command:
+def show(draft_id: int, token: str | None, as_json: bool) -> Command:
     """One incident draft as markdown (or JSON with its packet): each sentence with its refs,
-    whether the packet still matches its hash, and who reviewed it."""
+    whether the packet still matches its hash, and who reviewed it. With --token, a draft of
+    the token's tenant only: another tenant's ID, a draft of every tenant and an ID with no
+    draft are refused alike (exit 1, audited)."""
 
     async def go(s: Settings) -> int:
+        from adapters.postgres.incident import IncidentStore
+        from policies.authority import OpsRead
         from tollgate.ops.incident import check_stored, markdown
 
-        row = await _row(s, draft_id)
+        row = await readable_row(s, token, OpsRead.INCIDENT_READ,
+                                 read=lambda p: IncidentStore(p).draft(draft_id),
+                                 target=f"incident/{draft_id}",
+                                 missing=f"no incident draft {draft_id}")
         if as_json:
             intact, findings = check_stored(row)
             emit_json({**row, "packet_intact": intact,

@@ -10,14 +10,20 @@ anything of the row is said: an id with no row is every tenant's (``authorized_r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from tollgate.cli.common import Command, json_option, pool
-from tollgate.cli.ops_authority import authorized_row, operator_token
+from tollgate.cli.ops_authority import (
+    authorized_row,
+    operator_token,
+    read_scope,
+    readable_row,
+    reader,
+)
 from tollgate.cli.output import emit_json, table
-from tollgate.cli.params import ROW_ID, TEXT
+from tollgate.cli.params import ID_TEXT, ROW_ID, TEXT
 from tollgate.runtime.exits import Exit, Failure
 
 if TYPE_CHECKING:
@@ -38,19 +44,25 @@ _NONE = {"aside": "no outbox rows moved aside", "live": "no outbox rows waiting 
 @click.option("--live", "which", flag_value="live", help="rows still waiting for the relay")
 @click.option("--all", "which", flag_value="all", help="every unsent row, aside or waiting")
 @click.option("--limit", type=click.IntRange(min=1, max=10_000), default=100, show_default=True)
+@click.option("--tenant", type=ID_TEXT, help="only this tenant's rows")
+@operator_token
 @json_option
-def list_cmd(which: str | None, limit: int, as_json: bool) -> Command:
-    """Rows moved aside (the default), oldest first."""
+def list_cmd(which: str | None, limit: int, tenant: str | None, token: str | None,
+             as_json: bool) -> Command:
+    """Rows moved aside (the default), oldest first; with --token, the token's tenant's only
+    (a --tenant naming another is refused, exit 1)."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.outbox_admin import OutboxAdmin
 
+        only = read_scope(await reader(s, token), tenant, rows="outbox rows")
         async with pool(s, migrate=True) as p:
-            rows = await OutboxAdmin(p).rows(which or "aside", limit)  # type: ignore[arg-type]
+            rows = await OutboxAdmin(p).rows(which or "aside", limit,  # type: ignore[arg-type]
+                                             tenant=only)
         if as_json:
             emit_json(rows)
         elif not rows:
-            click.echo(_NONE[which or "aside"])
+            click.echo(_NONE[which or "aside"] + (f" for {only}" if only else ""))
         else:
             table(["id", "tenant", "entity", "workflow", "tries", "last error", "aside"], [
                 (r["id"], r["tenant_id"], r["entity_id"] or "-", r["workflow_id"],
@@ -61,24 +73,22 @@ def list_cmd(which: str | None, limit: int, as_json: bool) -> Command:
     return go
 
 
-async def _row(s: Settings, row_id: int) -> dict[str, Any]:
-    from adapters.postgres.outbox_admin import OutboxAdmin
-
-    async with pool(s, migrate=True) as p:
-        row = await OutboxAdmin(p).row(row_id)
-    if row is None:
-        raise Failure(Exit.NOT_FOUND, f"no outbox row {row_id}")
-    return row
-
-
 @outbox.command()
 @click.argument("row_id", metavar="ID", type=ROW_ID)
+@operator_token
 @json_option
-def show(row_id: int, as_json: bool) -> Command:
-    """One outbox row: its workflow id, tenant, entity, tries, last error and state."""
+def show(row_id: int, token: str | None, as_json: bool) -> Command:
+    """One outbox row: its workflow id, tenant, entity, tries, last error and state. With
+    --token, one of the token's tenant only: another tenant's ID and an ID with no row are
+    refused alike (exit 1, audited)."""
 
     async def go(s: Settings) -> int:
-        row = await _row(s, row_id)
+        from adapters.postgres.outbox_admin import OutboxAdmin
+        from policies.authority import OpsRead
+
+        row = await readable_row(s, token, OpsRead.OUTBOX_READ,
+                                 read=lambda p: OutboxAdmin(p).row(row_id),
+                                 target=f"outbox/{row_id}", missing=f"no outbox row {row_id}")
         if as_json:
             emit_json(row)
         else:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tollgate.cli.common import Command, connect, json_option, pool
+from tollgate.cli.ops_authority import check_read, operator_token, reader
 from tollgate.cli.output import emit_json
 from tollgate.cli.params import ID_TEXT
 from tollgate.runtime.exits import Exit, Failure
@@ -18,19 +19,24 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("workflow_id", type=ID_TEXT)
+@operator_token
 @json_option
-def state(workflow_id: str, as_json: bool) -> Command:
-    """Current state of WORKFLOW_ID (event/TENANT/KEY), as the Web UI filters on it."""
+def state(workflow_id: str, token: str | None, as_json: bool) -> Command:
+    """Current state of WORKFLOW_ID (event/TENANT/KEY), as the Web UI filters on it. With
+    --token, an event of the token's tenant only (its record's tenant, else its run's):
+    another tenant's and none at all are refused alike (exit 1, audited)."""
 
     async def go(s: Settings) -> int:
         from temporalio.client import WorkflowExecutionStatus
         from temporalio.service import RPCError, RPCStatusCode
 
         from contracts import TERMINAL_STATES
+        from policies.authority import OpsRead
         from tollgate.intake.repeat import ended_without_outcome
         from tollgate.ops.review_ticket import ended_state, recorded_reason, with_reason
         from tollgate.ops.target_queues import said, waits_within
 
+        who = await reader(s, token)
         client = await connect(s)
         try:
             desc = await client.get_workflow_handle(workflow_id).describe()
@@ -45,7 +51,12 @@ def state(workflow_id: str, as_json: bool) -> Command:
         # is PostgreSQL's, shown as `review show` shows it. A final state's reason is only
         # PostgreSQL's too (the search attribute holds the state alone).
         event = (await _recorded_event(s, workflow_id)
-                 if ended or values[0] in TERMINAL_STATES else None)
+                 if who or ended or values[0] in TERMINAL_STATES else None)
+        # A run's tenant is its record's, else its search attribute's; a run with neither
+        # (none at all, or one that is no event's) is every tenant's.
+        run_tenant = (desc.search_attributes.get("TollgateTenant") if desc else None) or [None]
+        await check_read(s, who, OpsRead.EVENT_READ, target=workflow_id,
+                         tenant=(event or {}).get("tenant_id") or str(run_tenant[0] or ""))
         if desc is None and event is None:
             raise Failure(Exit.NOT_FOUND, f"{workflow_id}: no such event")
         # So is an end recorded after a run that completed (its dead letter's write settled

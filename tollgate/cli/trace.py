@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tollgate.cli.common import Command, connect, json_option, pool
+from tollgate.cli.ops_authority import check_read, operator_token, read_scope, reader
 from tollgate.cli.output import emit_json
 from tollgate.cli.params import ID_TEXT
 from tollgate.runtime.exits import Exit, Failure
@@ -49,20 +50,26 @@ async def _client_or_none(s: Settings) -> Client | None:
 @click.option("--verify", is_flag=True,
               help="recompute the event's audit chain; exit 1 naming any row that was edited, "
                    "deleted or written around it")
+@operator_token
 @json_option
-def trace(event: str, verify: bool, as_json: bool) -> Command:
+def trace(event: str, verify: bool, token: str | None, as_json: bool) -> Command:
     """The whole chain of EVENT (a workflow id event/TENANT/KEY, or an event id): envelope,
     intake, context fields, drafts, policy and gate, reviews, receipt, reconciliation, dead
-    letters, and a Web UI link for each run."""
+    letters, and a Web UI link for each run. With --token, an event of the token's tenant
+    only: another tenant's and none at all are refused alike (exit 1, audited)."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.trace import TraceStore
+        from policies.authority import OpsRead
         from tollgate.ops.event_chain import render
 
+        who = await reader(s, token)
         async with pool(s) as p:
-            found = await TraceStore(p).workflows_for(event)
-            if not found:
-                raise Failure(Exit.NOT_FOUND, f"{event}: no such event")
+            found = await TraceStore(p).workflows_for(event, read_scope(who, None, rows=""))
+        if not found:  # with a token, none of its tenant's: another tenant's, or none at all
+            await check_read(s, who, OpsRead.EVENT_READ, tenant=None, target=event)
+            raise Failure(Exit.NOT_FOUND, f"{event}: no such event")
+        async with pool(s) as p:
             if len(found) > 1:
                 raise Failure(Exit.USAGE, f"{event}: {len(found)} tenants used this event id; "
                               "name the workflow id (event/TENANT/KEY)")
