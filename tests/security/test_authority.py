@@ -1,5 +1,6 @@
 """The authority matrix (policies/authority.py): who may close and reopen a kill switch, approve
 a dead-letter replay, change a rollout mode, close a run's record, retry or drop an outbox row;
+who may read which tenant's rows (ADR 0076);
 the runbook's fields a reopen needs."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from contracts.identity import VerifiedIdentity
-from policies.authority import OpsAction, authorize_ops
+from policies.authority import OpsAction, OpsRead, authorize_ops, authorize_read
 
 RUNBOOK = {"root_cause": "CRM timeout after a partial read", "fixture": "partial_write",
            "canary": 5}
@@ -69,3 +70,22 @@ def test_a_reopen_without_a_canary_says_what_confirms_one_and_what_a_running_one
     assert (running.ok, running.reason_code) == (False, "runbook_incomplete")
     assert running.message.endswith("this switch's canary has 4 action(s) left)"), \
         running.message
+
+
+@pytest.mark.parametrize(("identity", "tenant", "ok"), [
+    (who("care_lead"), "acme", True),  # no operator role: any verified identity reads its own
+    (who("circuit", service=True), "acme", True),
+    (who("change_owner"), "globex", False),
+    (who("change_owner"), "*", False),  # a row of every tenant, or of none
+    (who("care_lead", tenant="*"), "globex", True),  # an identity of every tenant reads any
+    (who("care_lead", tenant="*"), "*", True),
+])
+def test_a_read_is_of_the_identitys_own_tenant_whatever_its_roles(
+        identity: VerifiedIdentity, tenant: str, ok: bool) -> None:
+    """ADR 0076: no role is needed to read; the tenant is, and a refusal names the token's
+    tenant, never the row's."""
+    verdict = authorize_read(OpsRead.DEAD_LETTER_READ, identity, tenant=tenant)
+    assert (verdict.ok, verdict.reason_code) == (ok, None if ok else "cross_tenant")
+    if not ok:
+        assert verdict.message == ("the token may dead_letter_read for its own tenant ('acme')"
+                                   " only")
