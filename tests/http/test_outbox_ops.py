@@ -111,7 +111,8 @@ async def test_an_empty_list_says_which_rows_there_are_none_of(
     """`--live` on a quiet outbox said "no such outbox rows", naming none of them."""
     from adapters.postgres.outbox_admin import OutboxAdmin
 
-    async def none(_self: OutboxAdmin, _which: str, _limit: int) -> list[dict[str, object]]:
+    async def none(_self: OutboxAdmin, _which: str, _limit: int,
+                   tenant: str | None = None) -> list[dict[str, object]]:
         return []  # the shared database may hold other tests' rows
 
     monkeypatch.setattr(OutboxAdmin, "rows", none)
