@@ -1,7 +1,6 @@
 """The authority matrix (policies/authority.py): who may close and reopen a kill switch, approve
 a dead-letter replay, change a rollout mode, close a run's record, retry or drop an outbox row;
-who may read which tenant's rows (ADR 0076);
-the runbook's fields a reopen needs."""
+the runbook's fields a reopen needs; who may read which tenant's rows (ADR 0076)."""
 
 from __future__ import annotations
 

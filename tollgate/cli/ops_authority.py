@@ -9,6 +9,12 @@ A missing or unverifiable token ends the command with exit 8 (nothing to audit: 
 A command acting on a row by its id checks the token against the row's tenant before anything of
 the row is said (``authorized_row``): an id with no row is every tenant's, so a token, always of
 one tenant (``tollgate/runtime/claims.py``), cannot tell another tenant's row from none.
+
+The read commands (``ops dlq list|show``, ``ops outbox list|show``, ``ops incident show``,
+``trace``, ``ops state``) need no token and no role (ADR 0076): without one they read every
+tenant's, as before; with one, any verified identity reads its own tenant's only (``reader``,
+``read_scope`` for a listing, ``check_read``/``readable_row`` for one row, refused as
+``authorized_row`` refuses: another tenant's row and none alike, audited).
 """
 
 from __future__ import annotations
