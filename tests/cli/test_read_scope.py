@@ -187,3 +187,30 @@ async def test_ops_state_of_another_tenants_event_and_of_none_are_refused_alike(
     code, out, _ = await run(["state", globex["event"]], s)
     assert code == Exit.OK and out.startswith("STOPPED (daily_limit)"), out
     assert (await run(["state", missing], s))[0] == Exit.NOT_FOUND
+
+
+async def test_an_identity_of_every_tenant_reads_every_tenants_rows(
+    s: Settings, pool: asyncpg.Pool, run: Run, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The verifier refuses a token whose tenant is '*' (tollgate/runtime/claims.py), so such an
+    identity is stood in here, as the in-process callers of the matrix are: it lists both
+    tenants' rows, reads either's, and hears a missing id as not found (exit 4), as
+    ``authorized_row`` says it to an identity of every tenant only."""
+    from tollgate.cli import ops_authority
+    from tollgate.runtime.identity import Identity
+
+    async def everyone(_token: str | None, _s: Settings) -> Identity:
+        return Identity(reviewer="ana", roles=("care_lead",), tenant="*")
+
+    monkeypatch.setattr(ops_authority, "identity_of", everyone)
+    acme, globex = [await rows_of(t, s, pool, run) for t in ("acme", "globex")]
+    code, out, _ = await run(["dlq", "list", "--json"], s, **READER)
+    assert code == Exit.OK
+    assert {acme["dlq"], globex["dlq"]} <= {str(r["id"]) for r in json.loads(out)}
+    code, out, _ = await run(["outbox", "list", "--tenant", "globex", "--json"], s, **READER)
+    assert code == Exit.OK and {r["tenant_id"] for r in json.loads(out)} == {"globex"}
+    for argv in (["dlq", "show", globex["dlq"]], ["incident", "show", globex["incident"]],
+                 ["trace", globex["event"]]):
+        code, out, _ = await run(argv, s, **READER)
+        assert code == Exit.OK and out, argv
+    assert (await run(["outbox", "show", str(NO_SUCH_ROW)], s, **READER))[0] == Exit.NOT_FOUND
