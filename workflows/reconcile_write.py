@@ -5,7 +5,8 @@ target's id. Not found: resend once with the same key only if the target dedupes
 resend activity refuses otherwise) and the approval still covers it (the activity checks the
 action token's binding again: ADR 0049); else STOPPED with a dead letter for an operator. A target
 that cannot be looked up at all skips the window: waiting would tell nothing. A dead letter's
-replay (``replay_of``) records its own end as it ends, whoever waits for it (ADR 0069).
+replay (``replay_of``) records its own end as it ends, whoever waits for it (ADR 0069); cancelled
+during its resend, the run ends cancelled without writing its dead letter again (ADR 0077).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ NO_LOOKUP_SKIPS_WINDOW = "no-lookup-skips-window"
 TARGET_TASK_QUEUE = "target-task-queue"
 #: Patch id: a dead letter's replay run writes its own end (ADR 0069).
 REPLAY_RECORDS_ITS_END = "replay-records-its-end"
+#: Patch id: a run cancelled during its resend ends cancelled, its dead letter not written
+#: again (ADR 0077).
+RESEND_CANCEL_ENDS_RUN = "resend-cancel-ends-run"
 
 #: A replay's end by its result's status; every other status it can return is ``stopped``.
 _SETTLED: Mapping[str, ReplayOutcome] = MappingProxyType(
@@ -95,7 +99,16 @@ class ReconcileWriteWorkflow:
                 start_to_close_timeout=t.EXECUTE_TIMEOUT, retry_policy=t.EXECUTE_RETRY,
                 summary="one keyed resend, only to a target that dedupes by key",
             )
-        except ActivityError:
+        except ActivityError as exc:
+            # A replay's own cancel reaches its resend as this error (TRY_CANCEL: the activity
+            # is asked to stop, not waited for; ADR 0077). Not a failed resend: the write is as
+            # unknown as before and the replayed dead letter stays as the replay left it. A
+            # first reconcile keeps its dead letter: it is the write's only one. Replays
+            # started before the patch took it for a failed resend, as they did.
+            if (request.replay_of is not None and is_cancelled_exception(exc)
+                    and workflow.cancellation_reason() is not None
+                    and workflow.patched(RESEND_CANCEL_ENDS_RUN)):
+                raise
             resent = None
         if resent is not None and resent.status in ("resent", "rejected"):
             return resent.model_copy(update={"attempts": attempts})

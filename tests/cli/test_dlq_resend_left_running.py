@@ -1,10 +1,10 @@
 """A replay cancelled during its one keyed resend ends at once: the run does not wait for the
-activity it asks to stop (it takes it for a resend that failed, writes its dead letter again
-and ends ``stopped``), while the resend goes on in its worker and may still reach the target,
-for up to its 30 s timeout. `ops dlq approve`, `replay` and `close` took the closed run
-for "no replay in flight" and went ahead in that window: a second replay's resend could run
-beside the first, or a close take the write off the books as it landed. They now wait for
-the step the run left under way (ADR 0070)."""
+activity it asks to stop (it ends cancelled, ADR 0077; before that it took the resend for one
+that failed, wrote its dead letter again and ended ``stopped``), while the resend goes on in
+its worker and may still reach the target, for up to its 30 s timeout. `ops dlq approve`,
+`replay` and `close` took the closed run for "no replay in flight" and went ahead in that
+window: a second replay's resend could run beside the first, or a close take the write off the
+books as it landed. They now wait for the step the run left under way (ADR 0070)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from temporalio import activity
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -80,16 +81,19 @@ async def test_a_replay_cancelled_mid_resend_is_in_flight_until_the_resend_times
                                               task_queue=queue, id=f"reconcile/{key}/replay-1")
         await eventually(steps.sending.is_set, "the resend is under way")
         await run.cancel()
-        # The run does not wait for the resend it asked to stop: it takes it for a resend that
-        # failed, writes its dead letter again (OPEN: approve it, replay it) and ends.
-        assert (await run.result()).status == "stopped"
-        closed = (await run.describe()).close_time
+        # The run does not wait for the resend it asked to stop: it ends cancelled (ADR 0077),
+        # its dead letter REPLAYED, which approve and close would otherwise take as over.
+        with pytest.raises(WorkflowFailureError):
+            await run.result()
+        described = await run.describe()
+        closed = described.close_time
+        assert described.status == WorkflowExecutionStatus.CANCELED
         assert closed is not None and not steps.sent_after_the_run_ended
 
         assert await run_ops(["dlq", "approve", str(dl_id), "--reason", "again"], s,
                              role="change_owner") == Exit.REFUSED
         said = capsys.readouterr().err
-        assert f"dead letter {dl_id}: not approved: replay 1 ended (completed) with its step " \
+        assert f"dead letter {dl_id}: not approved: replay 1 ended (canceled) with its step " \
             f"resend_write under way, which may still reach the target until " in said
         assert await run_ops(["dlq", "close", str(dl_id), "--reason", "by phone"], s,
                              role="change_owner") == Exit.REFUSED

@@ -99,6 +99,9 @@ PRE_PATCH: dict[str, tuple[str, ...]] = {
     # recorded by tests/workflows/test_replay_records_its_end.py on the code before it.
     "replay-records-its-end": ("pre-replay-end-reconcile_replay_stopped",
                                "pre-replay-end-reconcile_replay_resent"),
+    # A replay cancelled during its resend, which wrote its dead letter again and completed
+    # (ADR 0077), recorded by tests/workflows/test_replay_cancelled_mid_resend.py before it.
+    "resend-cancel-ends-run": ("pre-resend-cancel-reconcile_replay_cancelled_mid_resend",),
 }
 #: Patch ids with no pre-patch history that fails when the old branch goes, and why.
 KNOWN_EXCEPTIONS: dict[str, str] = {
