@@ -17,11 +17,17 @@ import contextlib
 import json
 
 import asyncpg
-from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHistory
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHistory,
+)
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from adapters.ports.targets import TargetWrite
+from adapters.postgres.ops import OpsStore
 from contracts import ActionRequest
 from tests.conftest import CONVERTER
 from tests.eventually import eventually
@@ -33,6 +39,8 @@ from tests.workflows.replay_run_support import (
     record,
     workers,
 )
+from tollgate.ops.actions import replay_dead_letter
+from tollgate.runtime.exits import Exit
 from workflows.reconcile_write import ReconcileWriteWorkflow
 
 HISTORY = "reconcile_replay_cancelled_mid_resend"
@@ -84,8 +92,37 @@ async def test_a_replay_cancelled_mid_resend_ends_cancelled_and_leaves_its_dead_
         assert await pool.fetchval("SELECT count(*) FROM audit WHERE action = 'dlq_reopen'"
                                    " AND target = $1", f"dead_letter/{dl_id}") == 0
         assert await ends(pool, dl_id) == [("op.kim", {"replay": 1, "result": "cancelled"})]
-        assert await receipt_status(pool, key) == under_way  # the write is still unknown
+        assert await receipt_status(pool, key) == under_way == "UNKNOWN"
+        # The resend the run asked to stop goes on (ADR 0070) and, landing, settles the write
+        # as any replay's resend does; the dead letter is still the replay's.
         target.release.set()
+        await eventually(lambda: receipt_status(pool, key), "the late resend's settle",
+                         until=lambda status: status == "SUCCEEDED")
+        assert await pool.fetchval("SELECT status FROM dead_letters WHERE id = $1",
+                                   dl_id) == "REPLAYED"
+
+
+async def test_the_replay_command_says_its_run_was_cancelled(
+        env: WorkflowEnvironment, pool: asyncpg.Pool) -> None:
+    """`tollgate ops dlq replay` waiting on the run hears the cancel: one line, exit 1, not
+    an unexpected error (the run's end is a cancel now, not `stopped`)."""
+    target = HeldTarget("replay_cancel_command")
+    dl_id, request = await claimed_replay(pool, target, claim=False)
+    row = await OpsStore(pool).dead_letter_row(dl_id) or {}
+
+    async def connect() -> Client:
+        return env.client
+
+    async with workers(env, pool, target) as queue:
+        command = asyncio.create_task(replay_dead_letter(pool, row, "op.kim", connect, queue))
+        await eventually(target.sending.is_set, "the resend is at the target")
+        await env.client.get_workflow_handle(
+            f"reconcile/{request.action.action_key}/replay-1").cancel()
+        assert await command == (
+            Exit.REFUSED, f"replay 1 of dead letter {dl_id}: cancelled; dead letter {dl_id} "
+            f"left REPLAYED, its write unknown: `tollgate ops dlq show {dl_id}`")
+        target.release.set()
+    assert await ends(pool, dl_id) == [("op.kim", {"replay": 1, "result": "cancelled"})]
 
 
 def test_a_run_from_before_the_change_replays_its_old_end() -> None:

@@ -215,8 +215,22 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
         update={"replay_of": dl_id})
     run_id = replay_workflow_id(row, number)
     await ops.replay_started(dl_id, run_id)
-    result = await client.execute_workflow(RECONCILE_WORKFLOW, request, task_queue=task_queue,
-                                           id=run_id, result_type=ReconcileResult)
+    from temporalio.client import WorkflowFailureError
+    from temporalio.exceptions import is_cancelled_exception
+
+    try:
+        result = await client.execute_workflow(RECONCILE_WORKFLOW, request,
+                                               task_queue=task_queue, id=run_id,
+                                               result_type=ReconcileResult)
+    except WorkflowFailureError as exc:
+        if not is_cancelled_exception(exc.cause):
+            raise
+        # Someone cancelled the run (`temporal workflow cancel`): it recorded its end and left
+        # the dead letter REPLAYED, its write unknown; a resend it was making may still land
+        # (ADRs 0069, 0070, 0077).
+        return Exit.REFUSED, (f"replay {number} of dead letter {dl_id}: cancelled; dead letter "
+                              f"{dl_id} left REPLAYED, its write unknown: `tollgate ops dlq "
+                              f"show {dl_id}`")
     # The run wrote its end as it ended (ADR 0069), so this writes nothing; kept for a run a
     # worker from before that change ran, whose end only this command hears.
     await ops.record_replay_result(dl_id, actor=operator, replay=number, result=result.status)
