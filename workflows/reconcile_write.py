@@ -30,7 +30,7 @@ NO_LOOKUP_SKIPS_WINDOW = "no-lookup-skips-window"
 TARGET_TASK_QUEUE = "target-task-queue"
 #: Patch id: a dead letter's replay run writes its own end (ADR 0069).
 REPLAY_RECORDS_ITS_END = "replay-records-its-end"
-#: Patch id: a run cancelled during its resend ends cancelled, its dead letter not written
+#: Patch id: a replay cancelled during its resend ends cancelled, its dead letter not written
 #: again (ADR 0077).
 RESEND_CANCEL_ENDS_RUN = "resend-cancel-ends-run"
 
