@@ -181,3 +181,49 @@ async def test_the_operator_outlives_a_look_that_never_returns(
         task.cancel()
     assert tally.reopened >= 1
     assert calls[:5] == ["look", "terminate", "look", "terminate", "look"]
+
+
+@pytest.mark.parametrize("argv", [["--seed", "3"], ["--seeds", "3"]])
+def test_the_lookup_window_reaches_the_stand_ins_declaration_and_the_deadlines(
+        argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--lookup-window`` is what the stand-in target declares to the run's worker (so how
+    long a write that never landed keeps its event open) and what each event's deadline is
+    counted from; without it, the 30 s as before. A run and a campaign alike."""
+    from tollgate.chaos import run as run_module
+    from tollgate.chaos.driver import ChaosRun
+    from tollgate.chaos.schedule import make_plan
+    from tollgate.chaos.stack import targets
+    from tollgate.cli import main
+    from tollgate.config.settings import Settings
+    from tollgate.config.targets import parse_targets
+
+    asked: list[int] = []
+
+    async def fake_run(seed: int, events: int, folder: Path, **options: Any) -> dict[str, Any]:
+        asked.append(options["lookup_window_s"])
+        return report(seed, ok=True)
+
+    monkeypatch.setattr(run_module, "run_chaos", fake_run)
+    monkeypatch.setattr(module, "run_chaos", fake_run)
+    for extra in (["--lookup-window", "8"], []):
+        with pytest.raises(SystemExit) as ended:
+            main(["chaos", *argv, "--events", "2", "--state-dir", str(tmp_path), *extra])
+        assert ended.value.code == 0, capsys.readouterr().err
+    assert asked == [8, 30]
+    declared = parse_targets(targets(8))["messaging"]
+    assert (declared.lookup_window_s, declared.dedupe) == (8, False)
+    (tmp_path / "tenants.json").write_text('{"acme": "s"}')
+    run = ChaosRun(make_plan(3, 2, run_tag="x"), None, None,  # type: ignore[arg-type]
+                   Settings(state_dir=tmp_path), lookup_window_s=8)
+    assert run.deadline_s == 8 + 120
+
+
+def test_a_lookup_window_under_the_stand_ins_slowest_fault_is_refused(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tollgate.cli import main
+
+    with pytest.raises(SystemExit) as ended:
+        main(["chaos", "--lookup-window", "2"])
+    assert ended.value.code == 2
+    assert "'--lookup-window': 2 is not in the range 3<=x<=86400" in capsys.readouterr().err

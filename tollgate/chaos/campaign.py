@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tollgate.chaos.run import run_chaos
+from tollgate.chaos.stack import LOOKUP_WINDOW_S
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -41,7 +42,8 @@ async def campaign(seeds: Iterable[int], events: int, parent: Path, *,
                    kills: int | None = None, restarts: int | None = None,
                    budget_s: float | None = None, out: Path | None = None,
                    echo: Callable[[str], None] = print,
-                   clock: Callable[[], float] = time.monotonic) -> dict[str, Any]:
+                   clock: Callable[[], float] = time.monotonic,
+                   lookup_window_s: int = LOOKUP_WINDOW_S) -> dict[str, Any]:
     started = clock()
     planned = list(seeds)
     reports: list[dict[str, Any]] = []
@@ -50,7 +52,7 @@ async def campaign(seeds: Iterable[int], events: int, parent: Path, *,
             break
         try:
             report = await run_chaos(seed, events, parent / f"chaos-{seed}", kills=kills,
-                                     restarts=restarts)
+                                     restarts=restarts, lookup_window_s=lookup_window_s)
         except Exception as exc:  # the stack did not come up: a failed seed, not a lost one
             report = {"seed": seed, "events": events, "ok": False,
                       "invariants": {"run": [f"did not run: {type(exc).__name__}: {exc}"]}}

@@ -36,8 +36,9 @@ CONCURRENCY = 8
 STANDIN_FAULT = {"slow_lookup_after_write": "fail_after_write",
                  "timeout_after_write": "hang_after_write", "timeout_late_write": "delay"}
 #: A send answered 503 by a target that does not dedupe is an unknown write: correctly, it waits
-#: out the reconciler's whole lookup window before it ends STOPPED with a dead letter.
-EVENT_DEADLINE_S = LOOKUP_WINDOW_S + 120
+#: out the reconciler's whole lookup window before it ends STOPPED with a dead letter. An event's
+#: deadline is that window plus this.
+DEADLINE_MARGIN_S = 120
 
 
 class RestartFailed(RuntimeError):
@@ -45,8 +46,10 @@ class RestartFailed(RuntimeError):
 
 
 class ChaosRun:
-    def __init__(self, plan: Plan, stack: DevStack, client: Client, settings: Settings) -> None:
+    def __init__(self, plan: Plan, stack: DevStack, client: Client, settings: Settings, *,
+                 lookup_window_s: int = LOOKUP_WINDOW_S) -> None:
         self.plan, self.stack, self.client, self.settings = plan, stack, client, settings
+        self.deadline_s = lookup_window_s + DEADLINE_MARGIN_S
         self.secrets = settings.tenant_secrets()
         self.worker: WorkerProcess | None = None
         self.outcomes: dict[str, FinalOutcome | str] = {}
@@ -122,7 +125,7 @@ class ChaosRun:
     async def _outcome(self, wf_id: str) -> None:
         """The run's result; asked again while the Temporal server is away (a restart)."""
         handle = self.client.get_workflow_handle(wf_id, result_type=FinalOutcome)
-        deadline = time.monotonic() + EVENT_DEADLINE_S
+        deadline = time.monotonic() + self.deadline_s
         while True:
             try:
                 self.outcomes[wf_id] = await within(
@@ -156,13 +159,13 @@ class ChaosRun:
             for wf in {i for i in ids if i}:
                 self.outcomes.setdefault(wf, "not finished")
             if main:
-                await review(self.client, main, e, tenant=TENANT, deadline_s=EVENT_DEADLINE_S)
+                await review(self.client, main, e, tenant=TENANT, deadline_s=self.deadline_s)
             # The older event is superseded when the newer one was admitted first; when a kill
             # or a restart held the newer one's admission back, the older one is admitted and
             # waits for a reviewer like any other event (seed 21 found it waiting).
             for other in {i for i in ids if i and i != main}:
                 await review(self.client, other, replace(e, review="approve"), tenant=TENANT,
-                             deadline_s=EVENT_DEADLINE_S)
+                             deadline_s=self.deadline_s)
             await asyncio.gather(*(self._outcome(wf) for wf in {i for i in ids if i}))
 
     async def run(self) -> None:

@@ -23,7 +23,7 @@ from tollgate.chaos.checks import check_invariants, summary
 from tollgate.chaos.driver import TENANT, ChaosRun
 from tollgate.chaos.oncall import letters_tag
 from tollgate.chaos.schedule import make_plan
-from tollgate.chaos.stack import start_stack
+from tollgate.chaos.stack import LOOKUP_WINDOW_S, start_stack
 from tollgate.config.settings import Settings, default_process_variable
 from tollgate.dev.endpoints import stack_env
 from tollgate.runtime.client import build_client
@@ -35,11 +35,13 @@ def _sent(outcome: object) -> bool:
 
 async def chaos(seed: int, events: int, state_dir: Path,
                 kills: int | None = None, restarts: int | None = None,
-                inspect: Callable[[str], Awaitable[None]] | None = None) -> dict[str, Any]:
+                inspect: Callable[[str], Awaitable[None]] | None = None, *,
+                lookup_window_s: int = LOOKUP_WINDOW_S) -> dict[str, Any]:
     """``inspect`` is given the run's database URL before the stack goes (the chaos test drafts
-    an incident summary over the run there)."""
+    an incident summary over the run there). ``lookup_window_s``: the window the stand-in
+    target declares, so the longest a write that never landed keeps its event open."""
     started = time.monotonic()
-    stack = await start_stack(state_dir)
+    stack = await start_stack(state_dir, lookup_window_s=lookup_window_s)
     try:
         assert stack.standins is not None
         stack.standins.messaging.dedupe = False
@@ -48,7 +50,7 @@ async def chaos(seed: int, events: int, state_dir: Path,
                                     env=settings.env)
         plan = make_plan(seed, events, run_tag=letters_tag(datetime.now(UTC)),
                          kills=kills, restarts=restarts)
-        run = ChaosRun(plan, stack, client, settings)
+        run = ChaosRun(plan, stack, client, settings, lookup_window_s=lookup_window_s)
         await run.run()
         assert stack.database_url is not None
         logs = await asyncio.to_thread(lambda: sorted(state_dir.glob("worker-*.log")))
@@ -69,7 +71,7 @@ async def chaos(seed: int, events: int, state_dir: Path,
         states[name] = states.get(name, 0) + 1
     return {
         "seed": seed, "events": events, "workflows": len(run.outcomes),
-        "seconds": round(time.monotonic() - started, 1),
+        "seconds": round(time.monotonic() - started, 1), "lookup_window_s": lookup_window_s,
         "worker_kills": run.kills_done, "server_restarts": run.restarts_done,
         "switches_reopened": run.reopened,
         "target_faults": {k: sum(1 for e in plan.events if e.fault == k)
@@ -84,14 +86,16 @@ async def chaos(seed: int, events: int, state_dir: Path,
 
 
 async def run_chaos(seed: int, events: int, state_dir: Path, *, kills: int | None = None,
-                    restarts: int | None = None, keep: bool = False) -> dict[str, Any]:
+                    restarts: int | None = None, keep: bool = False,
+                    lookup_window_s: int = LOOKUP_WINDOW_S) -> dict[str, Any]:
     import shutil
 
     runtime = state_dir.parent / "run"
     runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
     default_process_variable("XDG_RUNTIME_DIR", str(runtime))
     shutil.rmtree(state_dir, ignore_errors=True)
-    report = await chaos(seed, events, state_dir, kills, restarts)
+    report = await chaos(seed, events, state_dir, kills, restarts,
+                         lookup_window_s=lookup_window_s)
     # A failed run's folder is its evidence (worker log, Temporal's SQLite file with every
     # history, the database): kept, and named in the report.
     if report["ok"] and not keep:

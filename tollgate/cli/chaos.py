@@ -39,17 +39,22 @@ if TYPE_CHECKING:
                    "seeds did not run)")
 @click.option("--out", type=EdgePath(file_okay=False, path_type=Path),
               help="a campaign writes each seed's report here as seed-N.json")
+@click.option("--lookup-window", "lookup_window", type=click.IntRange(3, 86_400), default=30,
+              metavar="SECONDS", help="the lookup window the stand-in target declares: how long "
+              "the reconciler looks for an unknown write before it stops the event; at least "
+              "3 s, since its slowest lookup fault hides a write for 1.5 s")
 def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state_dir: Path,
           keep: bool, json_path: Path | None, seed_list: str | None, budget: float | None,
-          out: Path | None) -> Command:
+          out: Path | None, lookup_window: int) -> Command:
     """Run EVENTS events on a stack of its own while a seeded schedule injects faults (target
     5xx, 429, delays, 504/502/drop after the write, slow lookups, duplicate and out-of-order
     deliveries, racing reviewers, worker SIGKILL, PostgreSQL and Temporal restarts), then check
     the invariants. Exit 1 when one does not hold. An unknown write that never landed waits the
-    stand-in's declared 30 s lookup window (a 503 from a target that does not dedupe, a kill
+    stand-in's declared lookup window (a 503 from a target that does not dedupe, a kill
     between fence and POST)."""
     if seed_list is not None:
-        return _campaign(seed_list, events, kills, restarts, state_dir, json_path, budget, out)
+        return _campaign(seed_list, events, kills, restarts, state_dir, json_path, budget, out,
+                         lookup_window)
     folder = state_dir.resolve() / f"chaos-{seed}"
 
     async def go(s: Settings) -> int:
@@ -58,7 +63,7 @@ def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state
 
         configure_logging()
         report = await run_chaos(seed, events, folder, kills=kills, restarts=restarts,
-                                 keep=keep)
+                                 keep=keep, lookup_window_s=lookup_window)
         return await _report(report, json_path)
 
     return go
@@ -66,7 +71,7 @@ def chaos(seed: int, events: int, kills: int | None, restarts: int | None, state
 
 def _campaign(seed_list: str, events: int, kills: int | None, restarts: int | None,
               state_dir: Path, json_path: Path | None, budget: float | None,
-              out: Path | None) -> Command:
+              out: Path | None, lookup_window: int) -> Command:
     from tollgate.chaos.campaign import parse_seeds
 
     try:
@@ -89,7 +94,8 @@ def _campaign(seed_list: str, events: int, kills: int | None, restarts: int | No
         summary = await campaign(seeds, events, parent, kills=kills,
                                  restarts=restarts, out=out,
                                  budget_s=budget * 60 if budget else None,
-                                 echo=lambda line: click.echo(line, err=True))
+                                 echo=lambda line: click.echo(line, err=True),
+                                 lookup_window_s=lookup_window)
         return await _report(summary, json_path)
 
     return go
