@@ -103,8 +103,10 @@ async def test_outage_loses_nothing_and_doubles_nothing(
     temporal: DevServer, database_url: str, standins: StandIns, tmp_path: Path,
 ) -> None:
     queue, prefix = f"tq-{uuid.uuid4().hex[:8]}", f"outage-{uuid.uuid4().hex[:6]}"
+    # The relay unpaced (TOLLGATE_RELAY_RATE): the 200 rows are one customer's, so they go one
+    # at a time whatever the rate, and the default 50 rows/s only added its pause to each.
     settings = http_settings(database_url, tmp_path, temporal.address, queue,
-                             TOLLGATE_INTAKE_BURST="1000")
+                             TOLLGATE_INTAKE_BURST="1000", TOLLGATE_RELAY_RATE="1000")
     port = free_port()
     client = await temporal.start()
     service = asyncio.create_task(serve(settings, "127.0.0.1", port))
