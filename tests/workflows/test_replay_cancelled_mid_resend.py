@@ -125,6 +125,29 @@ async def test_the_replay_command_says_its_run_was_cancelled(
     assert await ends(pool, dl_id) == [("op.kim", {"replay": 1, "result": "cancelled"})]
 
 
+async def test_the_replay_command_says_its_run_was_terminated(
+        env: WorkflowEnvironment, pool: asyncpg.Pool) -> None:
+    """A run ended by hand with no result (`temporal workflow terminate`) is heard in one line,
+    exit 1, as a cancel is: before, the command ended on an unexpected WorkflowFailureError
+    (exit 9, "a bug")."""
+    target = HeldTarget("replay_terminate_command")
+    dl_id, request = await claimed_replay(pool, target, claim=False)
+    row = await OpsStore(pool).dead_letter_row(dl_id) or {}
+
+    async def connect() -> Client:
+        return env.client
+
+    async with workers(env, pool, target) as queue:
+        command = asyncio.create_task(replay_dead_letter(pool, row, "op.kim", connect, queue))
+        await eventually(target.sending.is_set, "the resend is at the target")
+        await env.client.get_workflow_handle(
+            f"reconcile/{request.action.action_key}/replay-1").terminate("by hand")
+        assert await command == (
+            Exit.REFUSED, f"replay 1 of dead letter {dl_id}: the run was terminated, no "
+            f"result: `tollgate ops dlq show {dl_id}`")
+        target.release.set()
+
+
 def test_a_run_from_before_the_change_replays_its_old_end() -> None:
     """The committed run cancelled mid-resend on the code before: it wrote its dead letter
     again after the cancel and completed. The current code replays it without a mismatch."""

@@ -224,7 +224,11 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
                                                result_type=ReconcileResult)
     except WorkflowFailureError as exc:
         if not is_cancelled_exception(exc.cause):
-            raise
+            # Terminated, timed out or failed: no result, and whatever it left is the dead
+            # letter's to show. Named by the cause's kind only (a message may carry data).
+            return Exit.REFUSED, (f"replay {number} of dead letter {dl_id}: the run "
+                                  f"{run_ended(exc.cause)}, no result: `tollgate ops dlq show "
+                                  f"{dl_id}`")
         # Someone cancelled the run (`temporal workflow cancel`): it recorded its end and left
         # the dead letter REPLAYED, its write unknown; a resend it was making may still land
         # (ADRs 0069, 0070, 0077).
@@ -245,3 +249,16 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
         elif after.get("status") == "OPEN":
             line += f"; dead letter {dl_id} reopened: approve to replay again"
     return code, line
+
+
+def run_ended(cause: BaseException | None) -> str:
+    """How a run that gave no result ended, in words, from its failure's kind alone."""
+    from temporalio.exceptions import ApplicationError, TerminatedError, TimeoutError
+
+    if isinstance(cause, TerminatedError):
+        return "was terminated"
+    if isinstance(cause, TimeoutError):
+        return "timed out"
+    if isinstance(cause, ApplicationError):
+        return f"failed ({cause.type or 'ApplicationError'})"
+    return f"failed ({type(cause).__name__})"
