@@ -46,7 +46,7 @@ REFUSED_PLAN = (
 def _replay(request: ReconcileRequest, how: str) -> ReplaySettle | None:
     """The replay this run is, when it is a dead letter's (``tollgate ops dlq replay``): its
     settle ends the event the dead letter stopped (ADR 0061). The number is its run id's
-    (``reconcile/KEY/replay-N``: ``tollgate.ops.actions.replay_workflow_id``)."""
+    (``reconcile/KEY/replay-N``: ``tollgate.ops.replay_in_flight.replay_workflow_id``)."""
     if request.replay_of is None:
         return None
     return ReplaySettle(dead_letter=request.replay_of,

@@ -166,7 +166,7 @@ class ReplayEnd(Frozen):
 
 def replay_number(workflow_id: str) -> int | None:
     """The replay number a dead letter's replay run carries in its id
-    (``reconcile/KEY/replay-N``: ``tollgate.ops.actions.replay_workflow_id``), or None."""
+    (``reconcile/KEY/replay-N``: ``tollgate.ops.replay_in_flight.replay_workflow_id``), or None."""
     number = workflow_id.rpartition("/replay-")[2]
     return int(number) if number.isdigit() else None
 

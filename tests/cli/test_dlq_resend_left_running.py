@@ -27,7 +27,7 @@ from contracts.actions import ReplayEnd
 from tests.cli.dlq_support import replayable, settings
 from tests.cli.helpers import run_ops
 from tests.eventually import eventually
-from tollgate.ops.actions import run_in_flight
+from tollgate.ops.replay_in_flight import run_in_flight
 from tollgate.runtime.exits import Exit
 from workflows.reconcile_write import ReconcileWriteWorkflow
 

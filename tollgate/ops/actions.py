@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
@@ -15,12 +15,11 @@ from temporalio.client import Client
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from contracts import Receipt, ReceiptStatus
+from tollgate.ops.replay_in_flight import replay_in_flight, replay_workflow_id, run_in_flight
 from tollgate.runtime.exits import Exit, Failure
 
 #: Dead letters whose replay is a new attempt of the same action; others are fixed upstream.
 REPLAYABLE = frozenset({"unreconciled_write"})
-#: A claimed replay whose run Temporal does not know after this long was never started.
-START_WINDOW = timedelta(minutes=15)
 #: The workflows this starts, by name (``workflows/sweep.py``, ``workflows/reconcile_write.py``):
 #: their method references imported the activities and adapters they run into `ops sweep` and
 #: `ops dlq replay`. tests/test_workflow_names.py holds the names to the definitions.
@@ -84,65 +83,6 @@ def found_settled(receipt: Receipt) -> tuple[Exit, str]:
     return Exit.REFUSED, (f"not replayed: the target already refused the action for good "
                           f"(receipt {receipt.action_key} {receipt.status.value}, code "
                           f"{receipt.error_code or '-'}); dead letter closed")
-
-
-def replay_workflow_id(row: dict[str, Any], number: int) -> str:
-    """The workflow id of replay ``number`` of dead letter ``row`` (a replayable one)."""
-    key = json.loads(row["replay_input"])["action"]["action_key"]
-    return f"reconcile/{key}/replay-{number}"
-
-
-async def replay_in_flight(row: dict[str, Any], connect: Callable[[], Awaitable[Client]],
-                           now: datetime) -> str | None:
-    """Why the last replay of dead letter ``row`` may still send, or None when none can
-    (``run_in_flight``). ``connect`` is called only when it was ever replayed: one never
-    replayed is closed or approved with PostgreSQL alone."""
-    if int(row["replays"]) == 0:
-        return None
-    return await run_in_flight(row, await connect(), now)
-
-
-async def run_in_flight(row: dict[str, Any], client: Client, now: datetime) -> str | None:
-    """Why the last replay of dead letter ``row`` may still send, or None when none can.
-
-    Closing, approving and replaying it all wait for that replay's end (ADRs 0060, 0066): a
-    replay started cannot be called back, and a second one beside it would race it (the first
-    to stop would reopen the dead letter while the other still runs). Temporal is asked about
-    the run; a claimed replay whose run it does not know is starting (claim and start are
-    seconds apart), unless it was claimed longer ago than ``START_WINDOW``: then its command
-    died before starting it, and nothing will. A run that ended with a step under way (a
-    cancel or terminate during its resend) is in flight until that step's timeout has passed
-    (ADR 0070). Temporal not answering raises (exit 3)."""
-    from temporalio.client import WorkflowExecutionStatus
-    from temporalio.service import RPCError, RPCStatusCode
-
-    number = int(row["replays"])
-    if number == 0:
-        return None
-    run = replay_workflow_id(row, number)
-    try:
-        found = await client.get_workflow_handle(run).describe()
-    except RPCError as exc:
-        if exc.status != RPCStatusCode.NOT_FOUND:
-            raise
-        claimed = now - row["updated_at"]
-        if claimed > START_WINDOW:
-            return None  # its command died between the claim and the start
-        return (f"replay {number} was claimed {int(claimed.total_seconds() // 60)} min ago "
-                f"and its run {run} has not started yet; try again once that run ended")
-    if found.status == WorkflowExecutionStatus.RUNNING:
-        return (f"replay {number} is still running ({run}); try again once it ended "
-                f"(tollgate ops state {run})")
-    if found.close_time is not None:  # a step it left under way may still send (ADR 0070)
-        from tollgate.ops.step_left_running import step_left_running
-
-        left = await step_left_running(client.get_workflow_handle(run), found.close_time, now)
-        if left is not None:
-            state = found.status.name.lower() if found.status else "closed"
-            return (f"replay {number} ended ({state}) with its step {left[0]} under way, "
-                    f"which may still reach the target until {left[1]:%H:%M:%S} UTC ({run}); "
-                    "try again after that")
-    return None
 
 
 async def approve_replay(pool: asyncpg.Pool, row: dict[str, Any], operator: str, reason: str,

@@ -9,8 +9,8 @@ is invented), is moved aside for good (``MOVED_ASIDE_SQL``): not an open unknown
 A replay already started cannot be called back by a close, and a resend after a person settled
 the write by hand would be the duplicate the close exists to prevent. So a dead letter whose
 last replay may still be running is refused: Temporal is asked about that replay's run, and
-closing waits for its end (``tollgate.ops.actions.replay_in_flight``, which approve and replay
-ask too).
+closing waits for its end (``tollgate.ops.replay_in_flight``, which approve and replay ask
+too).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import asyncpg
 from temporalio.client import Client
 
 from adapters.postgres.ops import OpsStore
-from tollgate.ops.actions import replay_in_flight
+from tollgate.ops.replay_in_flight import replay_in_flight
 from tollgate.runtime.exits import Exit, Failure
 
 
