@@ -94,8 +94,11 @@ class OpsStore:
             await insert_audit(conn, actor, action, f"{adapter}/{tenant_id}",
                          {"reason": reason, "canary": canary, **(detail or {})})
 
-    async def switches(self) -> list[dict[str, Any]]:
-        rows = await self.pool.fetch("SELECT * FROM kill_switches ORDER BY adapter, tenant_id")
+    async def switches(self, tenant: str | None = None) -> list[dict[str, Any]]:
+        """Every switch row, or those covering ``tenant`` (its own and the '*' ones)."""
+        rows = await self.pool.fetch(
+            "SELECT * FROM kill_switches WHERE $1::text IS NULL OR tenant_id IN ($1, '*')"
+            " ORDER BY adapter, tenant_id", tenant)
         return [dict(r) for r in rows]
 
     # --- dead letters ---------------------------------------------------------------------

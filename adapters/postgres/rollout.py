@@ -100,8 +100,11 @@ class RolloutStore:
                             "canary": canary, "percent": percent}),
             )
 
-    async def modes(self) -> list[dict[str, Any]]:
-        rows = await self.pool.fetch("SELECT * FROM rollout_modes ORDER BY tenant_id, adapter")
+    async def modes(self, tenant: str | None = None) -> list[dict[str, Any]]:
+        """Every mode row, or those covering ``tenant`` (its own and the '*' ones)."""
+        rows = await self.pool.fetch(
+            "SELECT * FROM rollout_modes WHERE $1::text IS NULL OR tenant_id IN ($1, '*')"
+            " ORDER BY tenant_id, adapter", tenant)
         return [dict(r) for r in rows]
 
     # --- certifications -------------------------------------------------------------------

@@ -169,9 +169,12 @@ class TaggingStore:
         row = await self._pool.fetchrow("SELECT * FROM tagging_jobs WHERE item_id = $1", item_id)
         return _job(row) if row else None
 
-    async def jobs_by_state(self) -> dict[JobState, int]:
-        """Counts per state: a missing consumer shows as PENDING growing."""
-        rows = await self._pool.fetch("SELECT state, count(*) AS n FROM tagging_jobs GROUP BY 1")
+    async def jobs_by_state(self, tenant: str | None = None) -> dict[JobState, int]:
+        """Counts per state (of every tenant, or of one): a missing consumer shows as PENDING
+        growing."""
+        rows = await self._pool.fetch(
+            "SELECT state, count(*) AS n FROM tagging_jobs"
+            " WHERE $1::text IS NULL OR tenant = $1 GROUP BY 1", tenant)
         counts = dict.fromkeys(JobState, 0)
         counts.update({JobState(r["state"]): r["n"] for r in rows})
         return counts

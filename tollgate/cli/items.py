@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from contracts.errors import TollgateError
 from tollgate.cli.common import Command, identity_of, json_option, pool, token_option
+from tollgate.cli.ops_authority import read_scope, reader
 from tollgate.cli.output import emit_json
 from tollgate.cli.params import ID_TEXT, ROW_ID, TEXT
 from tollgate.runtime.exits import Exit, Failure
@@ -111,22 +112,26 @@ def save(tenant: str, user: str, url: str, title: str, description: str, text: s
                                             case_sensitive=False),
               help="list the latest jobs in this state (100; FAILED: 500) instead of counts")
 @click.option("--tenant", type=ID_TEXT, help="only this tenant's jobs (with --status)")
+@token_option
 @json_option
-def jobs(status: str | None, tenant: str | None, as_json: bool) -> Command:
+def jobs(status: str | None, tenant: str | None, token: str | None, as_json: bool) -> Command:
     """Tagging jobs per state (PENDING growing means no consumer is running), or with --status
-    the latest jobs in one state: item, attempts, run, when, last error."""
+    the latest jobs in one state: item, attempts, run, when, last error. With --token, the
+    token's tenant's only, counts too (ADR 0076): a --tenant naming another is refused."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.tagging import TaggingStore
         from contracts.tagging import JOBS_SHOWN, JobState
 
+        who = await reader(s, token)
+        only = read_scope(who, tenant, rows="tagging jobs")
         async with pool(s, migrate=True) as p:
             store = TaggingStore(p)
-            if status is None:
-                counts = await store.jobs_by_state()
+            if status is None:  # --tenant alone narrows no counts, as before; a token does
+                counts = await store.jobs_by_state(only if who else None)
             else:
                 state = JobState(status.upper())
-                listed = await store.recent_jobs(state, JOBS_SHOWN[state], tenant)
+                listed = await store.recent_jobs(state, JOBS_SHOWN[state], only)
         if status is None:
             if as_json:
                 emit_json({state.value: n for state, n in counts.items()})
@@ -136,7 +141,7 @@ def jobs(status: str | None, tenant: str | None, as_json: bool) -> Command:
         elif as_json:
             emit_json([job.model_dump(mode="json", exclude={"user_id"}) for job in listed])
         elif not listed:  # a blank answer reads as a command that did nothing
-            click.echo(f"no {status.upper()} tagging jobs" + (f" for {tenant}" if tenant else ""))
+            click.echo(f"no {status.upper()} tagging jobs" + (f" for {only}" if only else ""))
         else:
             for job in listed:
                 when = job.updated_at.strftime("%Y-%m-%dT%H:%M:%SZ") if job.updated_at else "-"

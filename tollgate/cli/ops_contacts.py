@@ -1,9 +1,9 @@
 """`tollgate ops contacts`: a tenant's own contact points (its hotline, its e-mail address, its
 web domain), which the draft validator never counts as foreign (ADR 0039, docs/drafting.md).
 
-Listing needs only PostgreSQL. Adding and removing need a change_owner's token of the tenant
-(policies/authority.py); each change is one row the audit chain records (who, when, why), and
-a removed point stays listed with `--removed`.
+Listing needs only PostgreSQL (with a token, of its tenant only: ADR 0076). Adding and removing
+need a change_owner's token of the tenant (policies/authority.py); each change is one row the
+audit chain records (who, when, why), and a removed point stays listed with `--removed`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import click
 from contracts.base import ID_BODY
 from contracts.contacts import CONTACT_KINDS, ContactKind, contact_key
 from tollgate.cli.common import Command, json_option, pool
-from tollgate.cli.ops_authority import authorized, operator_token
+from tollgate.cli.ops_authority import authorized, operator_token, read_scope, reader
 from tollgate.cli.output import emit_json, table
 from tollgate.cli.params import ID_TEXT, TEXT
 from tollgate.runtime.exits import Exit, Failure
@@ -80,14 +80,17 @@ def _when(at: datetime | None) -> str:
 @contacts.command("list")
 @click.option("--tenant", required=True, type=ID_TEXT, help="tenant id")
 @click.option("--removed", is_flag=True, help="also the points removed since (the history)")
+@operator_token
 @json_option
-def list_cmd(tenant: str, removed: bool, as_json: bool) -> Command:
-    """The tenant's contact points, oldest first."""
+def list_cmd(tenant: str, removed: bool, token: str | None, as_json: bool) -> Command:
+    """The tenant's contact points, oldest first. With --token, of the token's tenant only
+    (customer-facing data, ADR 0076): a --tenant naming another is refused, exit 1."""
     _one_tenant(tenant)
 
     async def go(s: Settings) -> int:
         from adapters.postgres.contacts import ContactStore
 
+        read_scope(await reader(s, token), tenant, rows="contact points")
         async with pool(s, migrate=True) as p:
             rows = await ContactStore(p).rows(tenant, removed=removed)
         if as_json:

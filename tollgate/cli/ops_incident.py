@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tollgate.cli.common import Command, json_option, pool
-from tollgate.cli.ops_authority import authorized_row, operator_token, readable_row
+from tollgate.cli.ops_authority import (
+    authorized_row,
+    operator_token,
+    read_scope,
+    readable_row,
+    reader,
+)
 from tollgate.cli.output import emit_json
 from tollgate.cli.params import ID_TEXT, ROW_ID
 from tollgate.runtime.exits import Exit, Failure
@@ -69,13 +75,15 @@ def _window(since: datetime | None, until: datetime | None) -> tuple[datetime, d
 @click.option("--since", type=WHEN, help="start of the window: ISO date-time or age (6h, 2d)")
 @click.option("--until", type=WHEN, help="end of the window (default: now)")
 @click.option("--tenant", type=ID_TEXT, help="one tenant's evidence (default: every tenant)")
+@operator_token
 @json_option
 @click.pass_context
 def incident(ctx: click.Context, since: datetime | None, until: datetime | None,
-             tenant: str | None, as_json: bool) -> Command | None:
+             tenant: str | None, token: str | None, as_json: bool) -> Command | None:
     """Draft a postmortem from the window's redacted evidence (dead letters, unknown writes,
     circuit closures, kill switches, quarantines, refused drafts, replays); keep it when every
-    sentence rests on the packet (exit 1 otherwise, nothing kept)."""
+    sentence rests on the packet (exit 1 otherwise, nothing kept). With --token, of the
+    token's tenant's evidence only (ADR 0076): a --tenant naming another is refused, exit 1."""
     if ctx.invoked_subcommand is not None:
         return None
     start, end = _window(since, until)
@@ -84,10 +92,11 @@ def incident(ctx: click.Context, since: datetime | None, until: datetime | None,
         from tollgate.ops.incident import draft_incident
         from tollgate.runtime.models import close_providers, postmortem_provider
 
+        only = read_scope(await reader(s, token), tenant, rows="incident evidence")
         provider = postmortem_provider(s.models.draft())
         try:
             async with pool(s, migrate=True) as p:
-                done = await draft_incident(p, provider, since=start, until=end, tenant=tenant)
+                done = await draft_incident(p, provider, since=start, until=end, tenant=only)
         finally:
             await close_providers(provider)
         if as_json:

@@ -12,7 +12,7 @@ import click
 
 from contracts.rollout import CERTIFIED_MODES, RolloutMode
 from tollgate.cli.common import Command, json_option, pool
-from tollgate.cli.ops_authority import authorized, operator_token
+from tollgate.cli.ops_authority import authorized, operator_token, read_scope, reader
 from tollgate.cli.output import emit_json, table
 from tollgate.cli.params import COUNT, ID_TEXT, TEXT
 from tollgate.runtime.exits import Exit, Failure
@@ -77,19 +77,23 @@ def rollout(tenant: str, adapter: str, mode: str, reason: str, canary: int | Non
 
 
 @click.command()
+@operator_token
 @json_option
-def modes(as_json: bool) -> Command:
-    """List the rollout mode rows (no row: assisted)."""
+def modes(token: str | None, as_json: bool) -> Command:
+    """List the rollout mode rows (no row: assisted). With --token, those covering the token's
+    tenant: its own and the global ones ('*'), which set its mode too (ADR 0076)."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.rollout import RolloutStore
 
+        only = read_scope(await reader(s, token), None, rows="rollout modes")
         async with pool(s, migrate=True) as p:
-            rows = await RolloutStore(p).modes()
+            rows = await RolloutStore(p).modes(only)
         if as_json:
             emit_json(rows)
         elif not rows:
-            click.echo("no rollout rows: every tenant is assisted")
+            click.echo(f"no rollout rows for {only}: it is assisted" if only
+                       else "no rollout rows: every tenant is assisted")
         else:
             table(["tenant/adapter", "mode", "canary left", "percent", "reason", "by", "at"], [
                 (f"{r['tenant_id']}/{r['adapter']}", r["mode"],

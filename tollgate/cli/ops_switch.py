@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tollgate.cli.common import Command, connect, json_option, pool
-from tollgate.cli.ops_authority import authorized, operator_token
+from tollgate.cli.ops_authority import authorized, operator_token, read_scope, reader
 from tollgate.cli.output import emit_json, table
 from tollgate.cli.params import COUNT, ID_TEXT, TEXT
 from tollgate.runtime.exits import Exit, Failure
@@ -114,19 +114,23 @@ reopen = _switch_command("reopen", closing=False)
 
 
 @click.command()
+@operator_token
 @json_option
-def switches(as_json: bool) -> Command:
-    """List the kill switches (no row: everything open)."""
+def switches(token: str | None, as_json: bool) -> Command:
+    """List the kill switches (no row: everything open). With --token, those covering the
+    token's tenant: its own and the global ones ('*'), which hold its sends too (ADR 0076)."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.ops import OpsStore
 
+        only = read_scope(await reader(s, token), None, rows="kill switches")
         async with pool(s, migrate=True) as p:
-            rows = await OpsStore(p).switches()
+            rows = await OpsStore(p).switches(only)
         if as_json:
             emit_json(rows)
         elif not rows:
-            click.echo("no kill switch rows: everything open")
+            click.echo("no kill switch rows" + (f" for {only}" if only else "")
+                       + ": everything open")
         else:
             table(["switch", "state", "canary left", "reason", "by", "at"], [
                 (f"{r['adapter']}/{r['tenant_id']}", "CLOSED" if r["closed"] else "open",

@@ -90,18 +90,21 @@ def trace(event: str, verify: bool, token: str | None, as_json: bool) -> Command
 @click.option("--verify", is_flag=True,
               help="recompute every event's audit chain and each tenant's chain head")
 @click.option("--tenant", default=None, type=ID_TEXT, help="only this tenant")
+@operator_token
 @json_option
-def audit(verify: bool, tenant: str | None, as_json: bool) -> Command:
+def audit(verify: bool, tenant: str | None, token: str | None, as_json: bool) -> Command:
     """Check the tamper-evident audit: exit 1 naming each row edited, deleted or written around
-    the chain (docs/runbook.md says what to do)."""
+    the chain (docs/runbook.md says what to do). With --token, the token's tenant's chains and
+    heads only (ADR 0076): a --tenant naming another is refused, exit 1."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.audit import AuditStore
 
         if not verify:  # the one thing it does today; named so a later listing mode can come
             raise Failure(Exit.USAGE, "ops audit: say --verify (recompute the audit chains)")
+        only = read_scope(await reader(s, token), tenant, rows="audit chains")
         async with pool(s, migrate=True) as p:
-            checked, problems = await AuditStore(p).verify_all(tenant)
+            checked, problems = await AuditStore(p).verify_all(only)
         if as_json:
             emit_json({"events_checked": checked, "problems": [p.__dict__ for p in problems]})
         else:
