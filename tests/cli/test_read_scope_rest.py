@@ -18,7 +18,7 @@ import asyncpg
 import pytest
 
 from tests.cli.helpers import ops_token, run_ops
-from tests.cli.test_read_scope import rows_of, settings
+from tests.cli.read_scope_support import rows_of, settings
 from tests.conftest import fresh_key
 from tollgate.cli.common import run_in_loop
 from tollgate.cli.items import items
