@@ -16,25 +16,9 @@ from adapters.postgres.pool import create_pool
 from tests.cli.helpers import ops_token, run_ops
 from tests.conftest import TEST_KEYS_FILE
 from tests.ports import free_port
+from tests.stored_requests import stored_request
 from tollgate.config.settings import Settings
 from tollgate.runtime.exits import Exit
-
-
-def stored_request(event_id: str) -> dict[str, object]:
-    """A replay request that reads, as a real unknown write's dead letter stores it (approve and
-    replay refuse one that does not, before anything else: tollgate/ops/actions.py)."""
-    from datetime import timedelta
-
-    from contracts import ActionRequest, EventRef, ReconcileRequest
-
-    ref = EventRef(workflow_id=f"event/acme/{event_id}", tenant_id="acme", event_id=event_id,
-                   event_type="CARE_DUE", entity_id="C-1", correlation_id="corr",
-                   schema_version=3)
-    action = ActionRequest(ref=ref, adapter="messaging", action="send_message",
-                           action_key=f"acme:{event_id}:messaging:send", channel="sms",
-                           body="hello", policy_version="v", approved_by="r")
-    request = ReconcileRequest(ref=ref, action=action, lookup_window=timedelta(seconds=1))
-    return request.model_dump(mode="json")
 
 REOPEN = ["reopen", "--adapter", "messaging", "--tenant", "acme"]
 RUNBOOK = ["--root-cause", "target answered 504 after writing", "--fixture",
@@ -125,7 +109,7 @@ async def test_a_replay_approval_needs_the_role_and_is_audited_when_refused(
         error_code="unreconciled_write", state="STOPPED", owner="messaging-oncall",
         replay_plan="check by hand", redacted_payload=None, tenant_id="acme", event_id="e-1",
         correlation_id="c-1", action_key="acme:authz-dl:messaging:send",
-        replay_input=stored_request("authz-dl"))
+        replay_input=stored_request("authz-dl", "acme:authz-dl:messaging:send"))
     dl_id = await db.fetchval("SELECT id FROM dead_letters WHERE workflow_id = $1",
                               "event/acme/authz-dl")
     approve = ["dlq", "approve", str(dl_id), "--reason", "customer got nothing"]
@@ -176,7 +160,8 @@ async def test_a_token_cannot_tell_another_tenants_dead_letter_from_none(
         state="STOPPED", owner="messaging-oncall", replay_plan="check by hand",
         redacted_payload=None, tenant_id="acme", event_id="e-2", correlation_id="c-2",
         action_key=f"acme:unseen-{verb[0]}:messaging:send",
-        replay_input=stored_request(f"unseen-{verb[0]}"))
+        replay_input=stored_request(f"unseen-{verb[0]}",
+                                    f"acme:unseen-{verb[0]}:messaging:send"))
     dl_id = await db.fetchval("SELECT id FROM dead_letters WHERE workflow_id = $1",
                               workflow_id)
 

@@ -38,6 +38,7 @@ from tests.faults.conftest import send_key
 from tests.faults.kill_switch_support import approved
 from tests.observability.dashboard_support import dashboard_names
 from tests.ports import free_port
+from tests.stored_requests import stored_request
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
 from tollgate.observability.sdk_runtime import sdk_runtime
@@ -219,7 +220,8 @@ async def store_paths(pool: asyncpg.Pool, standins: StandIns, queue: str,
             workflow_id=f"event/acme/{done_key}", error_class="dead_letter", error_code=code,
             state="DEAD_LETTERED", owner="ops", replay_plan="replay", redacted_payload=None,
             tenant_id="acme", event_id="e", correlation_id="c",
-            action_key=send_key(done_key), replay_input={"any": "thing"})
+            action_key=send_key(done_key),
+            replay_input=stored_request(done_key, send_key(done_key)))
     rows = {r["error_code"]: r for r in await ops.dead_letters()}
     # The receipt of done_key SUCCEEDED: the replay closes it as already done, sends nothing.
     await replay_dead_letter(pool, dict(await ops.dead_letter_row(
