@@ -20,7 +20,8 @@ _COVERING_SWITCH = """LEFT JOIN LATERAL (
     ORDER BY k.adapter = '*', k.tenant_id = '*' LIMIT 1) k ON true"""
 
 #: Held sends whose event is still APPROVED (a row of an event that moved on is over), then gate
-#: holds (HELD_AT_GATE, since the latest entry into it), one row per wake-up key.
+#: holds (HELD_AT_GATE, since the latest entry into it), one row per wake-up key. $1: the time
+#: before which a hold is silent; $2: one tenant's only (ADR 0076), or NULL: every tenant's.
 HOLDS_SQL = f"""
 SELECT 'kill_switch:' || coalesce(k.adapter || '/' || k.tenant_id,
                                   h.adapter || '/' || h.tenant_id) AS held_by,
@@ -28,13 +29,14 @@ SELECT 'kill_switch:' || coalesce(k.adapter || '/' || k.tenant_id,
        count(*) FILTER (WHERE h.checked_at < $1) AS silent
 FROM send_holds h JOIN events e ON e.workflow_id = h.workflow_id AND e.state = 'APPROVED'
 {_COVERING_SWITCH}
+WHERE $2::text IS NULL OR h.tenant_id = $2
 GROUP BY 1, 2
 UNION ALL
 SELECT 'gate:' || e.tenant_id, false, count(*), min(coalesce(t.at, e.updated_at)), 0
 FROM events e
 LEFT JOIN LATERAL (SELECT max(at) AS at FROM state_transitions t
                    WHERE t.workflow_id = e.workflow_id AND t.to_state = 'HELD_AT_GATE') t ON true
-WHERE e.state = 'HELD_AT_GATE' GROUP BY e.tenant_id
+WHERE e.state = 'HELD_AT_GATE' AND ($2::text IS NULL OR e.tenant_id = $2) GROUP BY e.tenant_id
 ORDER BY 1, 2
 """
 
@@ -59,34 +61,36 @@ FROM events e WHERE e.workflow_id = $1 AND e.state = 'HELD_AT_GATE'
 HOLD_SILENT_AFTER = timedelta(minutes=75)
 
 #: Failing steps of runs still under way: an event's row in an open state, or a workflow that
-#: is not an event's (a reconciler, a tagging job). $1: the open states.
+#: is not an event's (a reconciler, a tagging job). $1: the open states; $2: as for holds (a
+#: step of no tenant is none of one tenant's).
 FAILING_SQL = """
 SELECT f.workflow_id, f.step, f.tenant_id, f.attempts, f.error_class, f.error_code,
        f.first_seen_at, f.last_seen_at
 FROM failing_steps f LEFT JOIN events e USING (workflow_id)
-WHERE e.state IS NULL OR e.state = ANY($1::text[])
+WHERE (e.state IS NULL OR e.state = ANY($1::text[])) AND ($2::text IS NULL OR f.tenant_id = $2)
 ORDER BY f.first_seen_at, f.workflow_id, f.step
 """
 
 #: FAILED rows under MAX_ATTEMPTS are still retried; at it they are given up; UNKNOWN ones
-#: (the request left, no answer) are never resent. $1: MAX_ATTEMPTS.
+#: (the request left, no answer) are never resent. $1: MAX_ATTEMPTS; $2: as for holds.
 NOTICES_SQL = """
 SELECT count(*) FILTER (WHERE status = 'FAILED' AND attempts < $1) AS retrying,
        count(*) FILTER (WHERE status = 'FAILED' AND attempts >= $1) AS given_up,
        count(*) FILTER (WHERE status = 'UNKNOWN') AS unknown
-FROM review_notices
+FROM review_notices WHERE $2::text IS NULL OR tenant_id = $2
 """
 
 
-async def read_signs(conn: PoolConnectionProxy, now: datetime,
-                     open_states: tuple[str, ...]) -> dict[str, Any]:
-    """The three figures as ``ops status --json`` prints them (ages in seconds)."""
+async def read_signs(conn: PoolConnectionProxy, now: datetime, open_states: tuple[str, ...],
+                     tenant: str | None = None) -> dict[str, Any]:
+    """The three figures as ``ops status --json`` prints them (ages in seconds), of every
+    tenant or of ``tenant`` only."""
     holds = [{"held_by": r["held_by"], "released": r["released"], "runs": r["runs"],
               "since": r["since"], "oldest_age_s": (now - r["since"]).total_seconds(),
               "silent": r["silent"]}
-             for r in await conn.fetch(HOLDS_SQL, now - HOLD_SILENT_AFTER)]
-    failing = [dict(r) for r in await conn.fetch(FAILING_SQL, list(open_states))]
-    notices = await conn.fetchrow(NOTICES_SQL, MAX_ATTEMPTS)
+             for r in await conn.fetch(HOLDS_SQL, now - HOLD_SILENT_AFTER, tenant)]
+    failing = [dict(r) for r in await conn.fetch(FAILING_SQL, list(open_states), tenant)]
+    notices = await conn.fetchrow(NOTICES_SQL, MAX_ATTEMPTS, tenant)
     assert notices is not None  # an aggregate: always one row
     oldest = failing[0] if failing else None
     return {

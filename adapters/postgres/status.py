@@ -72,33 +72,46 @@ class StatusStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
-    async def snapshot(self, now: datetime) -> dict[str, Any]:
+    async def snapshot(self, now: datetime, tenant: str | None = None) -> dict[str, Any]:
         """One read of everything ``tollgate ops status`` shows (a few cheap aggregate queries
-        in one transaction, so the figures agree with each other)."""
+        in one transaction, so the figures agree with each other). ``tenant``: that tenant's
+        figures only (ADR 0076), the switches covering it (its own and the '*' ones) among
+        them; the last sweep's time alone, one sweep checking every tenant's receipts."""
+        mine, mine_2 = (f"(${n}::text IS NULL OR tenant_id = ${n})" for n in (1, 2))
         async with self.pool.acquire() as conn, conn.transaction(readonly=True):
             states = await conn.fetch(
                 "SELECT state, count(*) AS n, min(updated_at) AS oldest FROM events"
-                " GROUP BY state ORDER BY state")
+                f" WHERE {mine} GROUP BY state ORDER BY state", tenant)
             reviews = await conn.fetch(
                 "SELECT tenant_id, count(*) AS waiting,"
                 " count(*) FILTER (WHERE review_due_at < $1) AS past_sla FROM events"
-                " WHERE state = 'AWAITING_REVIEW' GROUP BY tenant_id ORDER BY tenant_id", now)
+                f" WHERE state = 'AWAITING_REVIEW' AND {mine_2} GROUP BY tenant_id"
+                " ORDER BY tenant_id", now, tenant)
             # Quarantined events never reach ``events``: their records are in ``quarantine``.
-            quarantined = await conn.fetchval("SELECT count(*) FROM quarantine")
-            unknown = await conn.fetch(UNKNOWN_WRITES_SQL)
+            quarantined = await conn.fetchval(f"SELECT count(*) FROM quarantine WHERE {mine}",
+                                              tenant)
+            unknown = await conn.fetch(f"SELECT * FROM ({UNKNOWN_WRITES_SQL}) u WHERE {mine}",
+                                       tenant)
             dead = await conn.fetch(
                 "SELECT error_code, count(*) AS n FROM dead_letters"
-                " WHERE status IN ('OPEN', 'APPROVED') GROUP BY error_code ORDER BY error_code")
-            stale = await conn.fetch(STALE_REPLAYS_SQL, now)
+                f" WHERE status IN ('OPEN', 'APPROVED') AND {mine}"
+                " GROUP BY error_code ORDER BY error_code", tenant)
+            stale = await conn.fetch(
+                f"SELECT * FROM ({STALE_REPLAYS_SQL}) r WHERE {mine_2} ORDER BY id", now, tenant)
             closed = await conn.fetch(
                 "SELECT adapter, tenant_id, reason, changed_by, changed_at FROM kill_switches"
-                " WHERE closed ORDER BY adapter, tenant_id")
-            outbox = [dict(r) for r in await conn.fetch(FIGURES_SQL, now)]
-            sweep = await conn.fetchrow(
+                " WHERE closed AND ($1::text IS NULL OR tenant_id IN ($1, '*'))"
+                " ORDER BY adapter, tenant_id", tenant)
+            outbox = [dict(r) for r in await conn.fetch(
+                f"SELECT * FROM ({FIGURES_SQL}) f WHERE {mine_2}", now, tenant)]
+            last = await conn.fetchrow(
                 "SELECT at, detail FROM audit WHERE action = 'receipt_sweep'"
                 " ORDER BY at DESC LIMIT 1")
+            sweep = None if last is None else dict(last)
+            if sweep is not None and tenant is not None:  # its figures are every tenant's
+                sweep["detail"] = None
             # Held runs, failing steps, undelivered reviewer notices (ADR 0038).
-            signs = await read_signs(conn, now, OPEN_STATES)
+            signs = await read_signs(conn, now, OPEN_STATES, tenant)
         return {
             "as_of": now,
             "states": [{"state": r["state"], "count": r["n"],
@@ -117,7 +130,7 @@ class StatusStore:
                                "window_unreadable": r["window_unreadable"]}
                               for r in stale],
             "closed_switches": [dict(r) for r in closed],
-            "last_sweep": dict(sweep) if sweep else None,
+            "last_sweep": sweep,
             "outbox": outbox_totals(outbox),
             **signs,
         }

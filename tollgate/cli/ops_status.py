@@ -13,6 +13,7 @@ import click
 
 from tollgate.cli import status_signs
 from tollgate.cli.common import Command, json_option, pool
+from tollgate.cli.ops_authority import operator_token, read_scope, reader
 from tollgate.cli.output import emit_json, table
 from tollgate.cli.status_signs import age as _age
 from tollgate.runtime.exits import Exit
@@ -57,7 +58,8 @@ def needs_a_human(snap: dict[str, Any], *, max_past_sla: int, max_unknown: int,
 
 
 def show(snap: dict[str, Any], why: list[str]) -> None:
-    click.echo(f"as of {snap['as_of']:%Y-%m-%d %H:%M:%S} UTC")
+    click.echo(f"as of {snap['as_of']:%Y-%m-%d %H:%M:%S} UTC"
+               + (f", tenant {snap['tenant']}" if snap.get("tenant") else ""))
     table(["state", "records", "oldest"], [
         (r["state"], r["count"], "-" if r["oldest_age_s"] is None else _age(r["oldest_age_s"]))
         for r in snap["states"]] or [("(no events)", 0, "-")])
@@ -89,6 +91,8 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
     sweep = snap["last_sweep"]
     if sweep is None:
         click.echo("receipt sweep: never ran (tollgate ops sweep --install)")
+    elif sweep["detail"] is None:  # read with a token: one sweep's figures are every tenant's
+        click.echo(f"receipt sweep: {sweep['at']:%Y-%m-%d %H:%M} UTC (every tenant's receipts)")
     else:
         d = sweep["detail"] if isinstance(sweep["detail"], dict) else json.loads(sweep["detail"])
         click.echo(f"receipt sweep: {sweep['at']:%Y-%m-%d %H:%M} UTC, checked {d['checked']}, "
@@ -117,8 +121,10 @@ def show(snap: dict[str, Any], why: list[str]) -> None:
 @click.option("--max-failing-steps", type=click.IntRange(min=0), default=0,
               envvar="TOLLGATE_STATUS_MAX_FAILING_STEPS", show_envvar=True,
               help="steps failing try after try (3 tries or more) before it needs a human")
+@operator_token
 def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: int,
-           max_dead_letters: int, max_open_minutes: float, max_failing_steps: int) -> Command:
+           max_dead_letters: int, max_open_minutes: float, max_failing_steps: int,
+           token: str | None) -> Command:
     """Records per state and the oldest in each open one, reviews waiting and past SLA per tenant,
     open unknown writes (one moved aside to a dead letter awaiting a person is counted there,
     one whose dead letter was closed by hand apart), dead letters by reason, closed switches,
@@ -129,16 +135,21 @@ def status(as_json: bool, watch: float | None, max_past_sla: int, max_unknown: i
     TOLLGATE_OUTBOX_STALL_SECONDS, any row moved aside, a notice given up or unknown, no worker
     polling, or Temporal unreachable, refusing the probe, without the namespace or failing,
     while events are open; sends waiting on a target's queue no worker polls; the codec server
-    down), else 0."""
+    down), else 0. With --token, the token's tenant's figures only, judged alone (ADR 0076):
+    the switches covering it, its own and the global ones; the workers, targets and codec
+    server stay everyone's, and the last sweep's time without its figures."""
 
     async def go(s: Settings) -> int:
         from adapters.postgres.status import StatusStore
         from tollgate.ops.codec_probe import probe_codec
         from tollgate.ops.worker_probe import probe_target_queues, probe_workers
 
+        only = read_scope(await reader(s, token), None, rows="figures")
         async with pool(s) as p:
             while True:
-                snap = await StatusStore(p).snapshot(datetime.now(UTC))
+                snap = await StatusStore(p).snapshot(datetime.now(UTC), only)
+                if only:
+                    snap["tenant"] = only
                 # Not PostgreSQL, but bounded (PROBE_TIMEOUT_S each): the Web UI's one silent
                 # failure, and runs that stop moving because no worker runs them.
                 snap["codec"], snap["workers"] = await asyncio.gather(probe_codec(s),
