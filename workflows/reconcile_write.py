@@ -1,12 +1,13 @@
 """ReconcileWriteWorkflow: settle a write whose outcome is unknown, without a blind resend.
 
-Look the key up at the target with backoff until the window closes. Found: SUCCEEDED with the
-target's id. Not found: resend once with the same key only if the target dedupes by key (the
-resend activity refuses otherwise) and the approval still covers it (the activity checks the
-action token's binding again: ADR 0049); else STOPPED with a dead letter for an operator. A target
-that cannot be looked up at all skips the window: waiting would tell nothing. A dead letter's
-replay (``replay_of``) records its own end as it ends, whoever waits for it (ADR 0069); cancelled
-during its resend, the run ends cancelled without writing its dead letter again (ADR 0077).
+Look the key up at the target with backoff until the window closes, the last look at its end
+(ADR 0079). Found: SUCCEEDED with the target's id. Not found: resend once with the same key only
+if the target dedupes by key (the resend activity refuses otherwise) and the approval still
+covers it (the activity checks the action token's binding again: ADR 0049); else STOPPED with a
+dead letter for an operator. A target that cannot be looked up at all skips the window: waiting
+would tell nothing. A dead letter's replay (``replay_of``) records its own end as it ends,
+whoever waits for it (ADR 0069); cancelled during its resend, the run ends cancelled without
+writing its dead letter again (ADR 0077).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ REPLAY_RECORDS_ITS_END = "replay-records-its-end"
 #: Patch id: a replay cancelled during its resend ends cancelled, its dead letter not written
 #: again (ADR 0077).
 RESEND_CANCEL_ENDS_RUN = "resend-cancel-ends-run"
+#: Patch id: one more look at the lookup window's end when the backoff's last fell short of it,
+#: so a write the target shows late in the window it declared is found (ADR 0079).
+LAST_LOOK_AT_WINDOW_END = "last-look-at-window-end"
 
 #: A replay's end by its result's status; every other status it can return is ``stopped``.
 _SETTLED: Mapping[str, ReplayOutcome] = MappingProxyType(
@@ -73,6 +77,7 @@ class ReconcileWriteWorkflow:
         deadline = workflow.now() + request.lookup_window
         delay = t.RECONCILE_FIRST_DELAY
         attempts = 0
+        at_end = False
         # Runs started before the patch look up and resend from the main queue, as they did.
         queue = (target_task_queue(workflow.info().task_queue, request.action.adapter)
                  if workflow.patched(TARGET_TASK_QUEUE) else None)
@@ -90,7 +95,13 @@ class ReconcileWriteWorkflow:
             if found is not None:
                 return found.model_copy(update={"attempts": attempts})
             if workflow.now() + delay > deadline:
-                break
+                # The next backoff look would be past the window: look once more at its end
+                # (a durable timer; one look, so the history stays bounded). Runs started
+                # before the patch stopped at the backoff's last look, as they did.
+                if (at_end or workflow.now() >= deadline
+                        or not workflow.patched(LAST_LOOK_AT_WINDOW_END)):
+                    break
+                delay, at_end = deadline - workflow.now(), True
             await workflow.sleep(delay)
             delay = min(delay * 2, t.RECONCILE_MAX_DELAY)
         try:

@@ -102,6 +102,10 @@ PRE_PATCH: dict[str, tuple[str, ...]] = {
     # A replay cancelled during its resend, which wrote its dead letter again and completed
     # (ADR 0077), recorded by tests/workflows/test_replay_cancelled_mid_resend.py before it.
     "resend-cancel-ends-run": ("pre-resend-cancel-reconcile_replay_cancelled_mid_resend",),
+    # Lookups that stopped at the backoff's last look, 15 s into a 30 s window (ADR 0079),
+    # recorded by tests/workflows/test_reconcile_last_look.py on the code before it.
+    "last-look-at-window-end": ("pre-last-look-reconcile_visible_late_in_window",
+                                "pre-last-look-reconcile_never_visible"),
 }
 #: Patch ids with no pre-patch history that fails when the old branch goes, and why.
 KNOWN_EXCEPTIONS: dict[str, str] = {
