@@ -117,6 +117,19 @@ async def test_another_tenants_row_and_none_are_refused_alike(
     assert code == Exit.NO_IDENTITY and "not-a-token" not in err
 
 
+async def test_a_token_given_before_the_incident_subcommand_is_the_subcommands(
+    s: Settings, pool: asyncpg.Pool, run: Run,
+) -> None:
+    # `ops incident --token T show ID` read as unscoped before: the group took the token and
+    # the subcommand, which had none of its own, showed another tenant's draft.
+    globex = await rows_of("globex", s, pool, run)
+    before = ["incident", *ops_token(s, **READER), "show"]
+    assert await run([*before, globex["incident"]], s) == (
+        Exit.REFUSED, "", refusal("incident_read"))
+    assert await run([*before, str(NO_SUCH_ROW)], s) == (
+        Exit.REFUSED, "", refusal("incident_read"))
+
+
 async def test_trace_by_an_event_id_two_tenants_used_keeps_to_the_tokens(
     s: Settings, pool: asyncpg.Pool, run: Run,
 ) -> None:

@@ -71,6 +71,10 @@ def _window(since: datetime | None, until: datetime | None) -> tuple[datetime, d
     return since, end
 
 
+#: Where the group leaves a --token given before its subcommand (``ctx.meta`` is shared).
+_GIVEN_BEFORE = "tollgate.ops_incident.given_before"
+
+
 @click.group(invoke_without_command=True)
 @click.option("--since", type=WHEN, help="start of the window: ISO date-time or age (6h, 2d)")
 @click.option("--until", type=WHEN, help="end of the window (default: now)")
@@ -85,6 +89,9 @@ def incident(ctx: click.Context, since: datetime | None, until: datetime | None,
     sentence rests on the packet (exit 1 otherwise, nothing kept). With --token, of the
     token's tenant's evidence only (ADR 0076): a --tenant naming another is refused, exit 1."""
     if ctx.invoked_subcommand is not None:
+        # `ops incident --token T show ID`: the token given before the subcommand is the
+        # subcommand's too (one given after it wins), never dropped for an unscoped read.
+        ctx.meta[_GIVEN_BEFORE] = token
         return None
     start, end = _window(since, until)
 
@@ -117,11 +124,14 @@ def incident(ctx: click.Context, since: datetime | None, until: datetime | None,
 @click.argument("draft_id", metavar="ID", type=ROW_ID)
 @operator_token
 @json_option
-def show(draft_id: int, token: str | None, as_json: bool) -> Command:
+@click.pass_context
+def show(ctx: click.Context, draft_id: int, token: str | None, as_json: bool) -> Command:
     """One incident draft as markdown (or JSON with its packet): each sentence with its refs,
     whether the packet still matches its hash, and who reviewed it. With --token, a draft of
     the token's tenant only: another tenant's ID, a draft of every tenant and an ID with no
     draft are refused alike (exit 1, audited)."""
+
+    token = token or ctx.meta.get(_GIVEN_BEFORE)
 
     async def go(s: Settings) -> int:
         from adapters.postgres.incident import IncidentStore
@@ -146,11 +156,14 @@ def show(draft_id: int, token: str | None, as_json: bool) -> Command:
 @incident.command()
 @click.argument("draft_id", metavar="ID", type=ROW_ID)
 @operator_token
-def review(draft_id: int, token: str | None) -> Command:
+@click.pass_context
+def review(ctx: click.Context, draft_id: int, token: str | None) -> Command:
     """Mark incident draft ID reviewed (exit 1 when it was already, or its packet no longer
     matches its hash). Needs a change_owner's or incident_commander's token of its tenant
     (exit 1 otherwise, audited; 8 without one); an ID with no draft is refused the same way,
     as every tenant's (a draft of every tenant is refused to every token)."""
+
+    token = token or ctx.meta.get(_GIVEN_BEFORE)
 
     async def go(s: Settings) -> int:
         from adapters.postgres.incident import IncidentStore
