@@ -15,12 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import asyncpg
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
     WorkflowFailureError,
+    WorkflowHandle,
     WorkflowHistory,
 )
 from temporalio.testing import WorkflowEnvironment
@@ -102,11 +105,12 @@ async def test_a_replay_cancelled_mid_resend_ends_cancelled_and_leaves_its_dead_
                                    dl_id) == "REPLAYED"
 
 
-async def test_the_replay_command_says_its_run_was_cancelled(
-        env: WorkflowEnvironment, pool: asyncpg.Pool) -> None:
-    """`tollgate ops dlq replay` waiting on the run hears the cancel: one line, exit 1, not
-    an unexpected error (the run's end is a cancel now, not `stopped`)."""
-    target = HeldTarget("replay_cancel_command")
+async def run_cut_short(env: WorkflowEnvironment, pool: asyncpg.Pool, name: str,
+                        cut: Callable[[WorkflowHandle[Any, Any]], Awaitable[None]],
+                        ) -> tuple[int, tuple[Exit, str]]:
+    """`tollgate ops dlq replay` waiting on a replay that ``cut`` ends during its resend: the
+    dead letter's id and what the command answered."""
+    target = HeldTarget(name)
     dl_id, request = await claimed_replay(pool, target, claim=False)
     row = await OpsStore(pool).dead_letter_row(dl_id) or {}
 
@@ -116,12 +120,22 @@ async def test_the_replay_command_says_its_run_was_cancelled(
     async with workers(env, pool, target) as queue:
         command = asyncio.create_task(replay_dead_letter(pool, row, "op.kim", connect, queue))
         await eventually(target.sending.is_set, "the resend is at the target")
-        await env.client.get_workflow_handle(
-            f"reconcile/{request.action.action_key}/replay-1").cancel()
-        assert await command == (
-            Exit.REFUSED, f"replay 1 of dead letter {dl_id}: cancelled; dead letter {dl_id} "
-            f"left REPLAYED, its write unknown: `tollgate ops dlq show {dl_id}`")
+        await cut(env.client.get_workflow_handle(
+            f"reconcile/{request.action.action_key}/replay-1"))
+        answered = await command
         target.release.set()
+    return dl_id, answered
+
+
+async def test_the_replay_command_says_its_run_was_cancelled(
+        env: WorkflowEnvironment, pool: asyncpg.Pool) -> None:
+    """`tollgate ops dlq replay` waiting on the run hears the cancel: one line, exit 1, not
+    an unexpected error (the run's end is a cancel now, not `stopped`)."""
+    dl_id, answered = await run_cut_short(env, pool, "replay_cancel_command",
+                                          lambda run: run.cancel())
+    assert answered == (
+        Exit.REFUSED, f"replay 1 of dead letter {dl_id}: cancelled; dead letter {dl_id} "
+        f"left REPLAYED, its write unknown: `tollgate ops dlq show {dl_id}`")
     assert await ends(pool, dl_id) == [("op.kim", {"replay": 1, "result": "cancelled"})]
 
 
@@ -130,22 +144,11 @@ async def test_the_replay_command_says_its_run_was_terminated(
     """A run ended by hand with no result (`temporal workflow terminate`) is heard in one line,
     exit 1, as a cancel is: before, the command ended on an unexpected WorkflowFailureError
     (exit 9, "a bug")."""
-    target = HeldTarget("replay_terminate_command")
-    dl_id, request = await claimed_replay(pool, target, claim=False)
-    row = await OpsStore(pool).dead_letter_row(dl_id) or {}
-
-    async def connect() -> Client:
-        return env.client
-
-    async with workers(env, pool, target) as queue:
-        command = asyncio.create_task(replay_dead_letter(pool, row, "op.kim", connect, queue))
-        await eventually(target.sending.is_set, "the resend is at the target")
-        await env.client.get_workflow_handle(
-            f"reconcile/{request.action.action_key}/replay-1").terminate("by hand")
-        assert await command == (
-            Exit.REFUSED, f"replay 1 of dead letter {dl_id}: the run was terminated, no "
-            f"result: `tollgate ops dlq show {dl_id}`")
-        target.release.set()
+    dl_id, answered = await run_cut_short(env, pool, "replay_terminate_command",
+                                          lambda run: run.terminate("by hand"))
+    assert answered == (
+        Exit.REFUSED, f"replay 1 of dead letter {dl_id}: the run was terminated, no result: "
+        f"`tollgate ops dlq show {dl_id}`")
 
 
 def test_a_run_from_before_the_change_replays_its_old_end() -> None:
