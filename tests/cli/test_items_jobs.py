@@ -13,8 +13,9 @@ from tests.cli.helpers import base_env, tollgate
 TENANT = "jobs-cli"
 
 
-async def seed(pool: asyncpg.Pool, state: str, n: int, error: str | None) -> None:
-    """``n`` items of TENANT with their jobs in ``state``, updated a second apart."""
+async def seed(pool: asyncpg.Pool, state: str, n: int, error: str | None,
+               tenant: str = TENANT) -> None:
+    """``n`` items of ``tenant`` with their jobs in ``state``, updated a second apart."""
     await pool.execute(
         "WITH made AS (INSERT INTO items (tenant, user_id, url, title)"
         " SELECT $1, 'u-' || g, 'https://example.com/' || $2 || '/' || g, 'page ' || g"
@@ -22,7 +23,7 @@ async def seed(pool: asyncpg.Pool, state: str, n: int, error: str | None) -> Non
         " INSERT INTO tagging_jobs (item_id, tenant, user_id, state, attempt_count, last_error,"
         " updated_at)"
         " SELECT id, $1, 'u', $2, 3, $4, now() - (id || ' seconds')::interval FROM made",
-        TENANT, state, n, error)
+        tenant, state, n, error)
 
 
 async def test_the_latest_failed_and_succeeded_jobs_are_listed(
@@ -51,6 +52,13 @@ async def test_the_latest_failed_and_succeeded_jobs_are_listed(
 
     counts = tollgate("items", "jobs", "--json", env=env)
     assert json.loads(counts.out)["FAILED"] >= 510
+    # --tenant narrows the counts too: it was read with --status only, and the counts of every
+    # tenant came back under a --tenant naming one.
+    await seed(pool, "FAILED", 1, "other tenant", tenant="jobs-other")
+    mine = tollgate("items", "jobs", "--tenant", TENANT, "--json", env=env)
+    assert mine.code == 0, mine.text
+    assert json.loads(mine.out) == {"PENDING": 0, "PROCESSING": 0, "SUCCEEDED": 105,
+                                    "FAILED": 510}
 
 
 def test_a_state_with_no_jobs_says_so(database_url: str, tmp_path: Path) -> None:

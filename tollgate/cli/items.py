@@ -111,7 +111,8 @@ def save(tenant: str, user: str, url: str, title: str, description: str, text: s
 @click.option("--status", type=click.Choice(["PENDING", "PROCESSING", "SUCCEEDED", "FAILED"],
                                             case_sensitive=False),
               help="list the latest jobs in this state (100; FAILED: 500) instead of counts")
-@click.option("--tenant", type=ID_TEXT, help="only this tenant's jobs (with --status)")
+@click.option("--tenant", type=ID_TEXT, help="only this tenant's jobs (its counts, or with "
+              "--status its latest jobs)")
 @token_option
 @json_option
 def jobs(status: str | None, tenant: str | None, token: str | None, as_json: bool) -> Command:
@@ -127,8 +128,8 @@ def jobs(status: str | None, tenant: str | None, token: str | None, as_json: boo
         only = read_scope(who, tenant, rows="tagging jobs")
         async with pool(s, migrate=True) as p:
             store = TaggingStore(p)
-            if status is None:  # --tenant alone narrows no counts, as before; a token does
-                counts = await store.jobs_by_state(only if who else None)
+            if status is None:
+                counts = await store.jobs_by_state(only)
             else:
                 state = JobState(status.upper())
                 listed = await store.recent_jobs(state, JOBS_SHOWN[state], only)
