@@ -19,7 +19,7 @@ MAX_RETRY_AFTER = 600.0
 #: the worker's ports). httpx's own default is 100, kept alive: after a burst every later call
 #: scanned all of them (httpcore checks each pooled connection for expiry on every request, a
 #: socket poll apiece), ≈ 0.65 ms of CPU per call with 25 idle (docs/performance.md, "Twelfth
-#: session"). A call beyond them waits for one within its own timeout.
+#: session"). A call beyond them waits for one within its own timeout (ADR 0080).
 DEFAULT_CONNECTIONS = 10
 
 
