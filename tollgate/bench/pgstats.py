@@ -21,6 +21,8 @@ import asyncpg
 from tollgate.dev.stack import DevStack
 
 SAMPLE_S = 0.05
+#: Statements the printed report shows; ``--json`` keeps every one (an A/B run of a PostgreSQL
+#: change compares statements that a top 10 would drop).
 TOP_STATEMENTS = 10
 #: What a statement is shown as: its first characters, whitespace folded.
 SHOWN_CHARS = 110
@@ -36,10 +38,11 @@ _STATEMENTS = ("SELECT query, calls, total_exec_time, rows, shared_blks_hit + sh
 
 
 def top_statements(rows: Iterable[Mapping[str, Any]], events: int,
-                   limit: int = TOP_STATEMENTS) -> list[dict[str, Any]]:
-    """The ``limit`` statements with the most executor time: calls and ms per event; ms, rows
-    and shared blocks (hit or read) per call: a statement whose rows or blocks per call grow
-    with what the tables hold scans. ``events``: the phase's Tollgate events (at least 1)."""
+                   limit: int | None = None) -> list[dict[str, Any]]:
+    """The statements, most executor time first (the first ``limit``, else all): calls and ms
+    per event; ms, rows and shared blocks (hit or read) per call: a statement whose rows or
+    blocks per call grow with what the tables hold scans. ``events``: the phase's Tollgate
+    events (at least 1)."""
     per = max(events, 1)
     ranked = sorted(rows, key=lambda r: r["total_exec_time"], reverse=True)[:limit]
     return [{"statement": " ".join(r["query"].split())[:SHOWN_CHARS],

@@ -9,6 +9,7 @@ from typing import Any
 from tollgate.bench.bracket import PLAIN_AGAIN, plains, reference
 from tollgate.bench.goals import PARKED_LOSS, PARKED_RSS_MB, all_cpu_ms, render_goals
 from tollgate.bench.load import load_words
+from tollgate.bench.pgstats import TOP_STATEMENTS
 from tollgate.bench.report import ROWS, baselines, dig, headline, ratios, shape_warnings, verdicts
 from tollgate.bench.slowest import slowest_line
 from tollgate.bench.stats import ratio
@@ -68,19 +69,21 @@ def _phase_table(name: str, phase: dict[str, Any]) -> list[str]:
 
 
 def _pg_stats(found: dict[str, Any] | None) -> list[str]:
-    """--pg-stats: Tollgate's top statements by executor time (waits included), and what
-    PostgreSQL's active backends waited on."""
+    """--pg-stats: Tollgate's ``TOP_STATEMENTS`` statements by executor time (waits included),
+    and what PostgreSQL's active backends waited on."""
     if not found:
         return []
     waits = ", ".join(f"{k} {v:g}" for k, v in found["active_backends_by_wait"].items())
     vacuum = ", ".join(f"{k} {v:g}" for k, v in found.get("autovacuum_by_work", {}).items())
+    shown, every = found["statements"][:TOP_STATEMENTS], len(found["statements"])
     lines = [f"  PostgreSQL active backends per sample ({found['wait_samples']} samples): "
              f"{waits or '-'}", f"  autovacuum workers per sample: {vacuum or '-'}",
-             "  PostgreSQL statements   ms/event  calls/event  ms/call  rows/call  blocks/call"]
+             "  PostgreSQL statements   ms/event  calls/event  ms/call  rows/call  blocks/call"
+             f"  (the top {len(shown)} of {every}; --json keeps every one)"]
     lines += [f"    {_fmt(s['ms_per_event']):>24}{_fmt(s['calls_per_event']):>13}"
               f"{_fmt(s['ms_per_call']):>9}{_fmt(s.get('rows_per_call')):>11}"
               f"{_fmt(s.get('blocks_per_call')):>13}  {s['statement']}"
-              for s in found["statements"]]
+              for s in shown]
     return lines
 
 
