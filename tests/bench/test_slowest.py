@@ -55,6 +55,23 @@ async def test_the_slowest_events_history_says_what_it_waited_on(
     assert (gap["after"], gap["before"]) == ("TIMER_STARTED", "TIMER_FIRED")
     assert gap["ms"] >= 3_600_000
     line = slowest_line("tollgate", found)
-    assert line is not None and "slowest event 12.3 s end to end: WORKFLOW_TASK_FAILED 1" in line
+    assert line is not None and "slowest event 12.3 s end to end, 3600." in line
+    assert "of it in the run's history: WORKFLOW_TASK_FAILED 1" in line
     assert "activity attempts at most 3" in line and "TIMER_STARTED -> TIMER_FIRED" in line
+    assert found["history_ms"] >= 3_600_000
     assert slowest_line("tollgate", None) is None
+
+
+def test_a_wait_outside_the_run_shows_beside_its_history() -> None:
+    """As in run AK's skeleton: one event 20.2 s end to end, no history gap over 93 ms; most of
+    the time was outside the run. The line says how much was in it; older --json without the
+    span still renders."""
+    found = {"workflow_id": "w", "e2e_ms": 20194.4, "history_ms": 1990, "history_events": 35,
+             "trouble": {}, "most_activity_attempts": 1,
+             "longest_gap": {"ms": 93, "after": "WORKFLOW_TASK_SCHEDULED",
+                             "before": "WORKFLOW_TASK_STARTED"}}
+    line = slowest_line("same-shape", found)
+    assert line is not None
+    assert "slowest event 20.2 s end to end, 2.0 s of it in the run's history: no task" in line
+    del found["history_ms"]
+    assert "slowest event 20.2 s end to end: no task lost" in (slowest_line("x", found) or "")
