@@ -111,5 +111,6 @@ async def load_context(read: ContextRequest) -> ContextResult:
     back)."""
     return await workflow.execute_activity_method(
         ContextActivities.load_context, read,
-        start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY,
+        start_to_close_timeout=t.READ_TIMEOUT, heartbeat_timeout=t.READ_HEARTBEAT,
+        retry_policy=t.READ_RETRY,
         summary="read the minimal customer record; check consent and freshness")

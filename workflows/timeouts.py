@@ -24,6 +24,10 @@ STORE_TIMEOUT = timedelta(seconds=10)
 STORE_RETRY = _retry(timedelta(milliseconds=200), timedelta(seconds=10))
 
 READ_TIMEOUT = timedelta(seconds=30)
+#: The context read's lease, as the send's (EXECUTE_HEARTBEAT): a read a dead or frozen worker had
+#: taken is retried elsewhere after 10 s, not after the whole 30 s (an attempt that ends within
+#: 2.5 s, most of them, sends no heartbeat). Not a command change either.
+READ_HEARTBEAT = timedelta(seconds=10)
 READ_RETRY = _retry(timedelta(milliseconds=500), timedelta(seconds=30), attempts=20)
 
 DRAFT_TIMEOUT = timedelta(seconds=60)

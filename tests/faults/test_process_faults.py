@@ -4,7 +4,8 @@ send step is inside its call to the target. Each runs against a deduping and a n
 target, and each ends SUCCEEDED with one message and no POST beyond those the faults explain.
 
 The killed attempt is retried once its heartbeat timeout (10 s, ``EXECUTE_HEARTBEAT``) passes,
-plus the retry's first backoff: about 11 s for any kill. So the three kill scenarios share one
+plus the retry's first backoff: about 11 s for any kill; so is a context read the kill caught
+(``READ_HEARTBEAT``). So the three kill scenarios share one
 kill per target mode, each event held at its own point of the send step when it comes.
 """
 
@@ -79,15 +80,25 @@ async def test_a_worker_killed_inside_three_sends_resends_none_after_restart(
                      "the message stored after the 429")
     assert pending_for(rig, send_key(stored)) == [] == pending_for(rig, send_key(limited))
     assert rig.posts(send_key(limited)) == 2
-    # The consent re-check at send time reads the CRM first: hold it there, then crash.
+    # The consent re-check at send time reads the CRM first: hold it there, then crash. A
+    # fourth event is held inside its context read (the run's first activity) by the same kill.
     await rig.wait_review(acks[before])
+    reading = rig.customer()
+    rig.standins.crm.inject("delay", key=reading, ms=60_000, times=1)
+    acks["reading"] = (await rig.submit(signed_event(reading, key=new_key()))).workflow_id
     rig.standins.crm.inject("delay", key=customer, ms=60_000, times=1)
     await rig.approve(acks[before])
     await eventually(lambda: rig.standins.crm.faults.pending() == [],
-                     "the send step inside the delayed consent read")
+                     "the send step and the context read inside their delayed CRM reads")
     proc.kill()  # two messages stored with their receipts still PENDING, one send not begun
     assert rig.posts(send_key(before)) == 0
     proc.start()
+
+    # The read's lease lapsed with the worker (READ_HEARTBEAT, 10 s): retried then, not after
+    # its whole 30 s start-to-close as before.
+    await rig.wait_review(acks["reading"])
+    [read] = await rig.attempts(acks["reading"], "load_context")
+    assert read.attempt == 2 and "heartbeat" in read.last_failure.lower(), read.last_failure
 
     outcome = await rig.outcome(acks[before], within=90)
     [execute] = await rig.attempts(acks[before], "execute_action")
