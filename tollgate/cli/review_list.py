@@ -17,7 +17,8 @@ import click
 
 from adapters.broker.cancel import within
 from contracts.base import ID_PATTERN
-from tollgate.cli.common import Command, connect, identity_of, json_option, pool, token_option
+from tollgate.cli.common import Command, connect, json_option, pool, token_option
+from tollgate.cli.ops_authority import read_scope, reader
 from tollgate.cli.output import emit_json, table
 from tollgate.cli.params import ID_TEXT
 from tollgate.runtime.exits import Exit, Failure
@@ -156,16 +157,9 @@ def list_cmd(tenant: str | None, token: str | None, as_json: bool) -> Command:
     """Records waiting for review, the nearest SLA first, with age, flags and SLA left."""
 
     async def go(s: Settings) -> int:
-        only = tenant
-        if token:  # a token of one tenant lists that tenant; one of every tenant ('*') any
-            mine = (await identity_of(token, s)).tenant
-            if mine != "*" and tenant not in (None, mine):
-                # Listing the token's tenant instead, under a --tenant naming another, read as
-                # "nothing waiting" for the tenant asked about.
-                raise Failure(Exit.REFUSED, f"--tenant {tenant}: the token is {mine}'s and "
-                              f"lists {mine}'s reviews only (drop --tenant, or use a token of "
-                              f"{tenant})")
-            only = tenant if mine == "*" else mine
+        # A token of one tenant lists that tenant (one of every tenant, '*', any); a --tenant
+        # naming another is refused, not answered for the token's as "nothing waiting".
+        only = read_scope(await reader(s, token), tenant, rows="reviews")
         return await review_list(await connect(s), s, tenant=only, as_json=as_json)
 
     return go
