@@ -32,6 +32,7 @@ from contracts.events import STARTED_SHAPE
 from policies.signing import sign_json
 from tests.eventually import eventually
 from tests.hang_guard import pytest_timeout_set_timer  # noqa: F401  (a hook: pytest finds it here)
+from tests.heap import pytest_collection_finish  # noqa: F401  (a hook, as above)
 from tests.pg_databases import fresh_database
 from tests.pg_folder import pg_folder
 from tests.ports import share_with_product
