@@ -32,8 +32,10 @@ from tollgate.runtime.workers import draft_worker, main_worker
 pytestmark = pytest.mark.e2e
 
 #: How long the helpdesk hides the assignment it took from lookups: longer than the first
-#: fleet runs, so its lookups find nothing and the reconciler is still looking when it stops.
-HIDDEN_S = 12
+#: fleet runs, so its lookups find nothing and the reconciler is still looking when it stops
+#: (it stops as soon as the reconciler is started: 0.2 s after, here); the last phase waits
+#: for the rest of it.
+HIDDEN_S = 6
 
 
 @pytest.fixture(scope="module")
