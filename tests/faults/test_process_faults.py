@@ -121,8 +121,10 @@ async def test_a_worker_killed_inside_three_sends_resends_none_after_restart(
     assert (rig.posts(send_key(limited)), rig.messages(send_key(limited))) == (2, 1)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 async def own_postgres() -> AsyncIterator[object]:
+    """A PostgreSQL of the module's own, for its restart: both target modes restart it in turn
+    (each reads the start time of its own restart; the second's worker finds it migrated)."""
     with pg_folder("tollgate-pg-restart-") as base:
         server = start_embedded_postgres(base / "data", cleanup_mode="delete")
         yield server
@@ -150,8 +152,9 @@ async def test_postgres_restarted_mid_run_still_ends_with_one_message(
         rig.queue = queue
         ack = await rig.submit(signed_event(rig.customer(), key=key))
         await rig.wait_review(ack.workflow_id)
-        # The restart below takes 0.4-1.1 s here; the POST is held well past it.
-        rig.standins.messaging.inject("delay", key=send_key(key), ms=6000)
+        # The restart below takes 0.4-1.1 s here (also at a load of 11); the POST is held
+        # well past it.
+        rig.standins.messaging.inject("delay", key=send_key(key), ms=3000)
         await rig.approve(ack.workflow_id)
         await eventually(lambda: rig.posts(send_key(key)) == 1, "the send inside its POST")
         await asyncio.to_thread(
