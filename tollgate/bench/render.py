@@ -10,8 +10,17 @@ from tollgate.bench.bracket import PLAIN_AGAIN, plains, reference
 from tollgate.bench.goals import PARKED_LOSS, PARKED_RSS_MB, all_cpu_ms, render_goals
 from tollgate.bench.load import load_words
 from tollgate.bench.pgstats import TOP_STATEMENTS
-from tollgate.bench.report import ROWS, baselines, dig, headline, ratios, shape_warnings, verdicts
-from tollgate.bench.slowest import slowest_line
+from tollgate.bench.report import (
+    ROWS,
+    baselines,
+    dig,
+    headline,
+    missed_warnings,
+    ratios,
+    shape_warnings,
+    verdicts,
+)
+from tollgate.bench.slowest import missed_line, slowest_line
 from tollgate.bench.stats import ratio
 
 SHAPE_ROWS = ("workflow_tasks", "activities", "local_activities", "search_attribute_upserts",
@@ -55,6 +64,7 @@ def _phase_table(name: str, phase: dict[str, Any]) -> list[str]:
                      f" in any 1 s, {sends['mean_per_s']:g}/s first to last")
     lines += [line for p in pipelines
               if (line := slowest_line(p, phase[p].get("slowest_event"))) is not None]
+    lines += [line for p in pipelines if (line := missed_line(p, phase[p])) is not None]
     lines += _pg_stats(phase["tollgate"].get("pg_stats"))
     spy = phase["tollgate"].get("py_spy")
     if spy:
@@ -186,7 +196,7 @@ def render(report: dict[str, Any]) -> str:
     lines += render_goals(report)
     problems = verdicts(report)
     lines.append("\n== checks")
-    lines += [f"  WARN {w}" for w in shape_warnings(report)]
+    lines += [f"  WARN {w}" for w in (*shape_warnings(report), *missed_warnings(report))]
     lines += [f"  FAIL {p}" for p in problems] or ["  OK  every event accepted once and "
                                                   "finished SUCCEEDED; messages at the target "
                                                   "= distinct approved events"]

@@ -8,6 +8,7 @@ from typing import Any
 
 from tollgate.bench.spread import pair_ratios
 from tollgate.bench.stats import ratio
+from tollgate.runtime.run_end import CHECK_EVERY_S
 
 #: (label, path into a pipeline's summary, whether a ratio tollgate/baseline means something)
 ROWS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
@@ -106,3 +107,17 @@ def shape_warnings(report: dict[str, Any]) -> list[str]:
         warnings.append(f"activities: naive {naive['activities']}, tollgate {steps} (activities "
                         f"+ local activities){fix}")
     return warnings
+
+
+def missed_warnings(report: dict[str, Any]) -> list[str]:
+    """A line for each phase and pipeline where a run's close was not notified to the wait for
+    its result (ADR 0083): the figures still hold, but a round's wall time then includes up to
+    ``CHECK_EVERY_S`` of waiting for each such event."""
+    found = []
+    for name, phase in report["phases"].items():
+        for pipeline in [*baselines(phase), "tollgate"]:
+            missed = phase[pipeline].get("missed_closes") or []
+            if missed:
+                found.append(f"{name}/{pipeline}: {len(missed)} missed close notification(s), "
+                             f"each learned up to {CHECK_EVERY_S:g} s late (ADR 0083)")
+    return found

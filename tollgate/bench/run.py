@@ -148,11 +148,11 @@ class Bench:
         trips, messages = await worker.round_trips(), messaging.message_count
         cpu = self._cpu(pipeline)
         started = time.perf_counter()
-        done_before = tally.events
+        done_before, missed_before = tally.events, len(tally.missed_closes)
 
         async def one(wf_id: str, raw: str) -> None:
             async with gate:
-                t0 = time.perf_counter()
+                t0, sent = time.perf_counter(), time.time()  # the server's clock: close times
                 try:
                     status = await submit_event(self.client, self.settings.task_queue,
                                                 pipeline, wf_id, raw)
@@ -166,12 +166,14 @@ class Bench:
                     return
                 tally.ack.append(ack)
                 try:
-                    state = await within(event_outcome(self.client, pipeline, wf_id),
-                                         self.args.event_timeout + phase.model_latency)
+                    state, missed = await within(event_outcome(self.client, pipeline, wf_id),
+                                                 self.args.event_timeout + phase.model_latency)
                 except Exception as exc:
                     tally.outcomes[f"result_error:{type(exc).__name__}"] += 1
                     return
                 tally.finished(wf_id, time.perf_counter() - t0)
+                if missed is not None:  # the close was learned late (ADR 0083): both kept
+                    tally.missed_close(wf_id, time.perf_counter() - t0, missed.timestamp() - sent)
                 tally.outcomes[state] += 1
                 tally.events += 1
                 if len(tally.samples) < HISTORY_SAMPLES and phase.name == "plain":
@@ -184,7 +186,8 @@ class Bench:
         stop.set()
         await reviewer
         spent = {k: v - cpu[k] for k, v in self._cpu(pipeline).items()}
-        tally.add_round(tally.events - done_before, wall, spent)
+        tally.add_round(tally.events - done_before, wall, spent,
+                        missed_closes=len(tally.missed_closes) - missed_before)
         tally.round_trips.update((await worker.round_trips()) - trips)
         tally.messages += messaging.message_count - messages
         tally.submissions += len(order)

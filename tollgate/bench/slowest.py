@@ -7,7 +7,9 @@ that timed out or failed is an event of its own, and the longest gap between two
 events names the step the run sat in. The run's own span (first history event to last) beside
 the end-to-end time says whether the wait was in the run at all: run AK's skeleton event of 20.2 s
 had 35 history events and no gap over 93 ms (at most 3.2 s of history); the rest was outside the
-run, as long as the server's 20 s history long poll.
+run, as long as the server's 20 s history long poll: a close the poll was not told of. The bench
+now waits with ``run_result`` (ADR 0083), which learns such a close from ``describe()`` within
+seconds and counts it; ``missed_line`` prints the count.
 """
 
 from __future__ import annotations
@@ -65,3 +67,14 @@ def slowest_line(pipeline: str, found: dict[str, Any] | None) -> str | None:
             f"{trouble}; activity attempts at most {found['most_activity_attempts']}; longest "
             f"gap {gap.get('ms', 0) / 1000:.1f} s, {gap.get('after', '-')} -> "
             f"{gap.get('before', '-')}")
+
+
+def missed_line(pipeline: str, summary: dict[str, Any]) -> str | None:
+    """One report line for a pipeline's missed close notifications (ADR 0083), or None."""
+    missed = summary.get("missed_closes") or []  # absent from older --json
+    if not missed:
+        return None
+    late = max(m["learned_ms"] - m["closed_ms"] for m in missed) / 1000
+    return (f"  {pipeline:10} missed close notifications: {len(missed)} (the run closed, its "
+            f"result's long poll was not told; learned from describe() up to {late:.1f} s "
+            "later; --json: missed_closes)")

@@ -58,6 +58,9 @@ class Tally:
     samples: list[str] = field(default_factory=list)
     slowest: tuple[float, str] | None = None  # (end-to-end seconds, workflow id)
     slowest_history: dict[str, Any] | None = None  # what ``slowest.py`` read of it
+    #: Events whose run's close the result's long poll missed (ADR 0083): learned and closed,
+    #: each in ms after the event was sent.
+    missed_closes: list[dict[str, Any]] = field(default_factory=list)
 
     def finished(self, workflow_id: str, e2e_s: float) -> None:
         """One event's end to end, kept with the slowest event's id."""
@@ -65,13 +68,25 @@ class Tally:
         if self.slowest is None or e2e_s > self.slowest[0]:
             self.slowest = (e2e_s, workflow_id)
 
-    def add_round(self, events: int, wall_s: float, cpu_ms: dict[str, float]) -> None:
+    def missed_close(self, workflow_id: str, learned_s: float, closed_s: float) -> None:
+        """An event whose close the result's poll missed: when the bench learned of it (its
+        end to end, as ``finished`` counted it) and when the run closed (``describe()``)."""
+        self.missed_closes.append({"workflow_id": workflow_id,
+                                   "learned_ms": round(learned_s * 1000, 1),
+                                   "closed_ms": round(closed_s * 1000, 1)})
+
+    def add_round(self, events: int, wall_s: float, cpu_ms: dict[str, float], *,
+                  missed_closes: int = 0) -> None:
         """One measured round: its CPU and wall time count towards the phase's figures (the
         phase's CPU per event is the sum over its rounds), and it is kept as a round of its
-        own for the pairs in ``spread.py``."""
+        own for the pairs in ``spread.py``, with its missed closes when it had any (its wall
+        time then holds up to ``CHECK_EVERY_S`` of waiting for each)."""
         self.cpu_ms.update(cpu_ms)
         self.wall_s += wall_s
-        self.rounds.append(round_figures(events, wall_s, cpu_ms))
+        figures = round_figures(events, wall_s, cpu_ms)
+        if missed_closes:
+            figures["missed_closes"] = missed_closes
+        self.rounds.append(figures)
 
     def summary(self) -> dict[str, Any]:
         n = max(self.events, 1)
@@ -97,7 +112,7 @@ class Tally:
             "worker_rss_mb_at": self.rss_mb_at, "outcomes": dict(self.outcomes),
             "reviewer": dict(self.reviewer), "messages_at_target": self.messages,
             "rounds": self.rounds, "sample_workflow_ids": self.samples,
-            "slowest_event": self.slowest_history,
+            "slowest_event": self.slowest_history, "missed_closes": self.missed_closes,
         }
 
 
