@@ -35,9 +35,12 @@ def sweep(install: bool, as_json: bool) -> Command:
             made = await ensure_sweep_schedule(client, s.task_queue)
             click.echo("sweep schedule created" if made else "sweep schedule already exists")
             return Exit.OK
-        report = await client.execute_workflow(
+        from tollgate.runtime.run_end import run_result
+
+        handle = await client.start_workflow(
             SWEEP_WORKFLOW, SweepRequest(), id="receipt-sweep-manual", result_type=SweepReport,
             task_queue=s.task_queue, id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
+        report = (await run_result(handle)).value  # a missed close costs seconds (ADR 0083)
         if as_json:
             click.echo(report.model_dump_json(indent=2))
         else:

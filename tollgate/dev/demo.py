@@ -31,6 +31,7 @@ from tollgate.dev.stack_config import Ports, free_port
 from tollgate.intake.submit import describe, submit
 from tollgate.runtime.client import build_client
 from tollgate.runtime.identity import issue_dev_token
+from tollgate.runtime.run_end import run_result
 
 REVIEWER = "lan.nguyen"
 
@@ -104,8 +105,8 @@ async def scenario(stack: DevStack, settings: Settings) -> list[str]:
 
     outcomes = {}
     for ack in acks:
-        outcomes[ack.workflow_id] = await client.get_workflow_handle(
-            ack.workflow_id, result_type=FinalOutcome).result()
+        outcomes[ack.workflow_id] = (await run_result(client.get_workflow_handle(
+            ack.workflow_id, result_type=FinalOutcome))).value
     print("\n== outcomes")
     print(f"  {'workflow':46} {'state':14} {'reason':16} receipt / external id")
     for wf_id, out in outcomes.items():

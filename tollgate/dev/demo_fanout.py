@@ -28,6 +28,7 @@ from tollgate.dev.demo_evidence import Confirmation, confirmation_missing
 from tollgate.dev.standins.messaging import MessagingStandIn
 from tollgate.intake.publish import publish_event
 from tollgate.runtime.identity import issue_dev_token
+from tollgate.runtime.run_end import run_result
 
 #: The demo worker runs with this consumer down (TOLLGATE_CONSUMERS_DOWN).
 DOWN_CONSUMER = "analytics"
@@ -53,8 +54,8 @@ async def fan_out_scene(client: Client, pool: asyncpg.Pool, task_queue: str,
         payload={"order_id": "O-1001", "customer_id": "C-1001", "total_cents": 4590,
                  "lines": [{"sku": "SKU-CAT-FOOD", "quantity": 2}]})
     first = await publish_event(client, task_queue, event)
-    result: FanOutResult = await client.get_workflow_handle(
-        fan_out_id(event.event_id), result_type=FanOutResult).result()
+    result: FanOutResult = (await run_result(client.get_workflow_handle(
+        fan_out_id(event.event_id), result_type=FanOutResult))).value
     print(f"\n  fan-out: {event.event_id} {first}")
     for r in result.results:
         print(f"    {r.consumer:13} {r.status:14} {r.error or r.workflow_id or ''}".rstrip())
@@ -74,7 +75,7 @@ async def fan_out_scene(client: Client, pool: asyncpg.Pool, task_queue: str,
         request_id=ticket["request_id"], decision="approve", reviewer=ORDER_DESK,
         role="order_desk", reason="order and total match", tenant_id="acme",
         draft_version=ticket["draft_version"], token=token))
-    outcome = await handle.result()
+    outcome = (await run_result(handle)).value
     again = await publish_event(client, task_queue, event)
     seen = Confirmation(
         outcome=outcome, posts_before_approval=before, posts=desk.messaging.posts_for(key),

@@ -28,6 +28,7 @@ from policies.keys import tag_workflow_id
 from policies.tagging import TRIGRAM_MERGE, tag_key
 from tollgate.dev.demo_fanout import OrderDesk, fan_out_scene
 from tollgate.intake.items import save_item, temporal_starter
+from tollgate.runtime.run_end import run_result
 
 __all__ = ["domain_scenes"]
 
@@ -52,8 +53,8 @@ async def tagging_scene(client: Client, pool: asyncpg.Pool, task_queue: str) -> 
         await store.add_user_tag("acme", user, tag_key(name), name)
     saved = await save_item(store, temporal_starter(client, task_queue), capture,
                             tenant="acme")
-    result: TagItemResult = await client.get_workflow_handle(
-        tag_workflow_id(saved.item_id, 1), result_type=TagItemResult).result()
+    result: TagItemResult = (await run_result(client.get_workflow_handle(
+        tag_workflow_id(saved.item_id, 1), result_type=TagItemResult))).value
     print(f"\n  tagging: item {saved.item_id} saved ({saved.job_state.value} at once), job "
           f"{result.state.value}")
     for t in result.tags:

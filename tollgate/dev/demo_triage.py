@@ -22,6 +22,7 @@ from tollgate.config.settings import Settings
 from tollgate.dev.standins import HelpdeskStandIn
 from tollgate.intake.submit import describe, submit
 from tollgate.runtime.identity import issue_dev_token
+from tollgate.runtime.run_end import run_result
 
 
 def message_received(tenant: str, customer: str, key: str, *, body: str, now: datetime,
@@ -73,8 +74,8 @@ async def triage_scene(client: Client, settings: Settings, helpdesk: HelpdeskSta
         request_id=ticket["request_id"], decision="approve", reviewer=SUPPORT_LEAD,
         role="support_lead", reason="billing owns refunds; the reply asks for the order",
         draft_version=ticket["draft_version"], tenant_id="acme", token=token))
-    outcome: FinalOutcome = await client.get_workflow_handle(
-        ack.workflow_id, result_type=FinalOutcome).result()
+    outcome: FinalOutcome = (await run_result(client.get_workflow_handle(
+        ack.workflow_id, result_type=FinalOutcome))).value
     stored = helpdesk.for_ticket(thread)
     receipt = outcome.receipt
     print(f"  {ack.workflow_id} {outcome.state.value} {outcome.reason_code or '-'} "

@@ -158,10 +158,14 @@ async def replay_dead_letter(pool: asyncpg.Pool, row: dict[str, Any], operator: 
     from temporalio.client import WorkflowFailureError
     from temporalio.exceptions import is_cancelled_exception
 
+    from tollgate.runtime.run_end import run_result
+
+    # Started, then waited for with run_result: the operator hears the run's end within
+    # seconds even when the server does not notify the result's long poll (ADR 0083).
+    handle = await client.start_workflow(RECONCILE_WORKFLOW, request, task_queue=task_queue,
+                                         id=run_id, result_type=ReconcileResult)
     try:
-        result = await client.execute_workflow(RECONCILE_WORKFLOW, request,
-                                               task_queue=task_queue, id=run_id,
-                                               result_type=ReconcileResult)
+        result = (await run_result(handle)).value
     except WorkflowFailureError as exc:
         if not is_cancelled_exception(exc.cause):
             # Terminated, timed out or failed: no result, and whatever it left is the dead
