@@ -5,7 +5,6 @@ over. Run against a target that does not dedupe, so a second send would be a sec
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import urllib.request
 from collections.abc import Iterator
@@ -18,30 +17,16 @@ from tests.conftest import signed_event
 from tests.deploy.conftest import NO_DEDUPE_TARGETS
 from tests.eventually import eventually
 from tests.faults.conftest import Rig, send_key
-from tests.faults.process_faults_support import WorkerProcess, new_key
+from tests.faults.process_faults_support import WorkerProcess, new_key, worker_process
 from tests.ports import free_port
 
 
 @pytest.fixture
 def busy_worker(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess, int]]:
-    s = rig.settings
     health = free_port()
-    env = {**os.environ, "TEMPORAL_ADDRESS": s.temporal_address,
-           "DATABASE_URL": s.dsn or "", "TOLLGATE_CRM_URL": s.crm_url or "",
-           "TOLLGATE_MESSAGING_URL": s.messaging_url or "",
-           "TOLLGATE_TASK_QUEUE": f"{s.task_queue}-term",
-           "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),
-           "TOLLGATE_TARGETS": NO_DEDUPE_TARGETS, "TOLLGATE_DRAIN_SECONDS": "20",
-           "TOLLGATE_HEALTH_PORT": str(health),
-           "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"],
-           "TOLLGATE_ACTION_TOKEN_KEY": s.env["TOLLGATE_ACTION_TOKEN_KEY"]}
-    proc = WorkerProcess(env, tmp_path / "worker.log")
-    proc.start()
-    rig.queue = env["TOLLGATE_TASK_QUEUE"]
-    try:
+    with worker_process(rig, tmp_path, "term", TOLLGATE_TARGETS=NO_DEDUPE_TARGETS,
+                        TOLLGATE_DRAIN_SECONDS="20", TOLLGATE_HEALTH_PORT=str(health)) as proc:
         yield rig, proc, health
-    finally:
-        proc.stop()
 
 
 def probe(port: int, path: str) -> int:

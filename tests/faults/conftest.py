@@ -35,6 +35,7 @@ from tests.conftest import fresh_key, worker_settings
 from tests.eventually import eventually
 from tollgate.config.settings import Settings
 from tollgate.dev.standins import StandIns
+from tollgate.runtime.identity import issue_dev_token
 from tollgate.runtime.workers import draft_worker, main_worker
 
 TARGET_MODES = ("dedupe", "no_dedupe")
@@ -150,6 +151,9 @@ class Rig:
     database_url: str
     settings: Settings
     mode: str
+    #: Where the dev signing key of the worker that checks decisions is (its state folder);
+    #: None: the rig's own. A worker process of its own folder sets it (process_faults_support).
+    token_dir: Path | None = None
 
     async def attempts(self, workflow_id: str, name: str) -> list[ActivityAttempt]:
         return await activity_attempts(self.client, workflow_id, name)
@@ -185,10 +189,15 @@ class Rig:
 
     async def approve(self, workflow_id: str, reviewer: str = "an.tran") -> None:
         ticket = await self.wait_review(workflow_id)
+        # Signed as `tollgate dev token` signs: a worker that checks tokens (worker.py's,
+        # ADR 0026) accepts it, and one that does not ignores it.
+        token = issue_dev_token(self.token_dir or self.settings.state_dir, reviewer=reviewer,
+                                role="care_lead", tenant="acme")
         await self.client.get_workflow_handle(workflow_id).execute_update(
             "review", ReviewDecision(
                 request_id=ticket["request_id"], decision="approve", reviewer=reviewer,
-                role="care_lead", reason="ok", draft_version=ticket["draft_version"]))
+                role="care_lead", reason="ok", draft_version=ticket["draft_version"],
+                tenant_id="acme", token=token))
 
     async def outcome(self, workflow_id: str, within: float = 60) -> FinalOutcome:
         handle = self.client.get_workflow_handle(workflow_id, result_type=FinalOutcome)

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 import worker as worker_module
 from tests.conftest import fresh_key
 from tests.faults.conftest import Rig
+from tollgate.runtime.identity import dev_private_key
 
 
 class WorkerProcess:
@@ -41,25 +43,36 @@ class WorkerProcess:
             self.proc.wait(10)
 
 
-@pytest.fixture
-def process_rig(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess]]:
-    """The rig's task queue served by a worker process instead of the in-process worker."""
+@contextmanager
+def worker_process(rig: Rig, folder: Path, suffix: str,
+                   **extra: str) -> Iterator[WorkerProcess]:
+    """``python worker.py`` serving the rig's task queue (renamed ``<queue>-<suffix>``) from
+    state folder ``folder``, with ``extra`` variables; the rig decides with tokens it checks."""
     s = rig.settings
     env = {**os.environ, "TEMPORAL_ADDRESS": s.temporal_address,
            "DATABASE_URL": s.dsn or "", "TOLLGATE_CRM_URL": s.crm_url or "",
            "TOLLGATE_MESSAGING_URL": s.messaging_url or "",
-           "TOLLGATE_TASK_QUEUE": f"{s.task_queue}-proc",
-           "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),
+           "TOLLGATE_TASK_QUEUE": f"{s.task_queue}-{suffix}",
+           "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(folder),
            "TOLLGATE_TARGETS": s.env["TOLLGATE_TARGETS"],
            "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"],
-           "TOLLGATE_ACTION_TOKEN_KEY": s.env["TOLLGATE_ACTION_TOKEN_KEY"]}
-    proc = WorkerProcess(env, tmp_path / "worker.log")
+           "TOLLGATE_ACTION_TOKEN_KEY": s.env["TOLLGATE_ACTION_TOKEN_KEY"], **extra}
+    proc = WorkerProcess(env, folder / "worker.log")
+    dev_private_key(folder)  # the worker checks decisions against it; the rig signs with it
+    rig.token_dir = folder
     proc.start()
     rig.queue = env["TOLLGATE_TASK_QUEUE"]
     try:
-        yield rig, proc
+        yield proc
     finally:
         proc.stop()
+
+
+@pytest.fixture
+def process_rig(rig: Rig, tmp_path: Path) -> Iterator[tuple[Rig, WorkerProcess]]:
+    """The rig's task queue served by a worker process instead of the in-process worker."""
+    with worker_process(rig, tmp_path, "proc") as proc:
+        yield rig, proc
 
 
 def new_key() -> str:

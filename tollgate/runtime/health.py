@@ -24,7 +24,9 @@ from temporalio.worker import Worker
 
 from adapters.broker.cancel import within
 from tollgate.config.settings import Settings
+from tollgate.observability.sdk_runtime import sdk_runtime
 from tollgate.runtime.client import build_client
+from tollgate.runtime.identity import install_decision_verifier
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 #: A probe that takes longer than this counts as "PostgreSQL does not answer".
@@ -159,17 +161,23 @@ async def _serve(queue: str, settings: Settings, drain: timedelta,
                  stopping: asyncio.Event) -> None:
     from tollgate.runtime.workers import draft_worker, main_worker
 
-    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
+    main = queue in ("main", "all")
+    # The SDK's metrics are the main worker's to serve (the draft worker holds no port).
+    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env,
+                                runtime=sdk_runtime(settings.observability) if main else None)
     workers: list[Worker] = []
     checks: list[Check] = [workers_polling(workers)]
-    if queue in ("main", "all") and settings.dsn:
+    if main and settings.dsn:
         checks.append(postgres_answers(settings.dsn))
     async with AsyncExitStack() as exits:
         if settings.worker.health_port:
             # Entered first, so it answers (503) until the workers have drained.
             await start_health_server(exits, checks, settings.worker.health_host,
                                       settings.worker.health_port)
-        if queue in ("main", "all"):
+        if main:
+            # The review update's validator re-checks every decision's token (ADR 0026).
+            verifier = await install_decision_verifier(settings)
+            exits.callback(verifier.stop)
             workers.append(await exits.enter_async_context(
                 main_worker(client, settings, drain=drain)))
         if queue in ("draft", "all"):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import jwt
+import structlog
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -27,6 +28,8 @@ from tollgate.codec.files import write_private
 from tollgate.config.settings import Settings
 from tollgate.runtime.claims import MAX_TOKEN_CHARS, ClaimError, checked_claims
 from tollgate.runtime.jwks import HeldKey, KeySet
+
+log = structlog.get_logger("tollgate.identity")
 
 DEV_ISSUER = "tollgate-dev"
 DEV_AUDIENCE = "tollgate"
@@ -102,6 +105,11 @@ class Verifier:
             return self._identity(token, self.key, self.algorithms, now=now).verified()
         held = self.keys.held.get(_kid(token))
         return self._identity(token, *self._signing(held), now=now).verified()
+
+    def stop(self) -> None:
+        """Stop keeping the keys fresh (the process's workers have stopped)."""
+        if self.refresher is not None:
+            self.refresher.cancel()
 
     async def prefetch(self) -> None:
         """Hold the issuer's current signing keys (a worker calls it at start)."""
@@ -205,7 +213,14 @@ async def install_decision_verifier(settings: Settings) -> Verifier:
     from policies.decision_identity import install_verifier
 
     verifier = verifier_from_settings(settings)
-    await verifier.prefetch()
+    try:
+        await verifier.prefetch()
+    except IdentityRefused as exc:
+        # The worker still starts: until a refetch holds the keys, every decision is refused
+        # (unknown_signing_key), and the reviewer is told to try again; nothing is let through.
+        log.warning("decision_keys_unavailable", code=exc.code,
+                    detail="review decisions are refused until the issuer's keys are fetched"
+                           f" (tried again every {KEYS_REFRESH_EVERY_S:g} s)")
     if verifier.keys is not None:
         verifier.refresher = asyncio.create_task(verifier.keys.keep_fresh(KEYS_REFRESH_EVERY_S))
     install_verifier(verifier.verify_cached)

@@ -50,10 +50,7 @@ from policies.matrix import load_matrix
 from tollgate.config.settings import Settings
 from tollgate.intake.items import relay_loop, temporal_starter
 from tollgate.observability.metrics import start_exporter
-from tollgate.observability.sdk_runtime import sdk_runtime
-from tollgate.runtime.client import build_client
 from tollgate.runtime.deployment import deployment_config
-from tollgate.runtime.identity import install_decision_verifier
 from tollgate.runtime.models import build_provider, close_providers, triage_provider
 from tollgate.runtime.sandbox import workflow_runner
 from tollgate.runtime.tag_models import build_tag_provider
@@ -238,21 +235,3 @@ def check_draft_environment(settings: Settings) -> None:
     if held:
         raise SystemExit("the draft worker holds only the model key; remove from its "
                          f"environment: {', '.join(held)}")
-
-
-async def run(queue: str, settings: Settings) -> None:
-    if queue == "draft":
-        check_draft_environment(settings)
-    # The SDK's metrics are the main worker's to serve (the draft worker holds no port).
-    runtime = sdk_runtime(settings.observability) if queue in ("main", "all") else None
-    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env,
-                                runtime=runtime)
-    async with AsyncExitStack() as stack:
-        if queue in ("main", "all"):
-            await install_decision_verifier(settings)  # the review validator checks tokens
-            await stack.enter_async_context(main_worker(client, settings))
-        if queue in ("draft", "all"):
-            await stack.enter_async_context(draft_worker(client, settings))
-        print(f"worker running ({queue}) against {settings.temporal_address}; Ctrl-C stops it",
-              flush=True)
-        await asyncio.Event().wait()

@@ -1,0 +1,56 @@
+"""``python worker.py`` starts its workers as ``tollgate dev`` does (ADR 0085): the review
+update's validator re-checks every decision's token (ADR 0026), and the Temporal SDK's metrics
+are served on ``TOLLGATE_SDK_METRICS_PORT`` (docs/metrics.md). Until ADR 0085 the script did
+neither: a decision with no token, or one signed by a key nobody trusts, was let into the run."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+
+from contracts import EventState, ReviewDecision
+from tests.conftest import signed_event
+from tests.eventually import eventually
+from tests.faults.conftest import Rig
+from tests.faults.process_faults_support import new_key, worker_process
+from tests.ports import free_port
+from tollgate.runtime.identity import issue_dev_token
+
+pytestmark = pytest.mark.e2e
+
+def scrape(port: int) -> str:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as page:
+            return str(page.read().decode())
+    except OSError:
+        return ""
+
+
+async def test_the_worker_script_checks_every_decisions_token_and_serves_sdk_metrics(
+        rig: Rig, tmp_path: Path) -> None:
+    sdk_port = free_port()
+    with worker_process(rig, tmp_path, "start", TOLLGATE_SDK_METRICS_PORT=str(sdk_port)):
+        ack = await rig.submit(signed_event(rig.customer(), key=new_key()))
+        ticket = await rig.wait_review(ack.workflow_id)
+        handle = rig.client.get_workflow_handle(ack.workflow_id)
+        forged = issue_dev_token(tmp_path / "elsewhere", reviewer="an.tran", role="care_lead",
+                                 tenant="acme")
+        for token, code in [(None, "missing_token"), (forged, "bad_token")]:
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await handle.execute_update("review", ReviewDecision(
+                    request_id=ticket["request_id"], decision="approve", reviewer="an.tran",
+                    role="care_lead", reason="ok", draft_version=ticket["draft_version"],
+                    tenant_id="acme", token=token))
+            assert isinstance(refused.value.cause, ApplicationError)
+            assert refused.value.cause.type == code
+        # Refused in the validator: the run still waits, and a signed decision goes through.
+        await rig.approve(ack.workflow_id)
+        assert (await rig.outcome(ack.workflow_id)).state == EventState.SUCCEEDED
+        page = await eventually(lambda: asyncio.to_thread(scrape, sdk_port), "the SDK metrics",
+                                until=lambda p: "temporal_workflow_completed_total" in p)
+        assert "temporal_activity_execution_latency_seconds" in page
