@@ -22,6 +22,7 @@ from tollgate.ops.review_ticket import ListedTicket, listed_ticket
 from workflows.process_event import ProcessEventWorkflow
 
 TENANT = "acme"
+REVIEWER, REVIEWER_ROLE = "bench.reviewer", "reviewer"
 WORKFLOW_TYPES = {"tollgate": "ProcessEvent",
                   **{name: b.workflow_type for name, b in BASELINES.items()}}
 
@@ -29,8 +30,10 @@ WORKFLOW_TYPES = {"tollgate": "ProcessEvent",
 class Reviewer:
     """Approves one pipeline's waiting records of tenant ``TENANT``; counts in ``tally``."""
 
-    def __init__(self, client: Client, pipeline: str, tally: Tally) -> None:
-        self.client, self.pipeline, self.tally = client, pipeline, tally
+    def __init__(self, client: Client, pipeline: str, tally: Tally,
+                 token: str | None = None) -> None:
+        """``token``: the reviewer's, which Tollgate's worker checks on every decision."""
+        self.client, self.pipeline, self.tally, self.token = client, pipeline, tally, token
 
     async def run(self, stop: asyncio.Event, handled: set[str], poll: float) -> None:
         """Until ``stop``: list every ``poll`` seconds, decide what ``handled`` lacks."""
@@ -72,9 +75,9 @@ class Reviewer:
             else:
                 tally.reviewer["one_message"] += 1
             ack = await handle.execute_update(ProcessEventWorkflow.review, ReviewDecision(
-                request_id=listed.request_id, decision="approve", reviewer="bench.reviewer",
-                role="reviewer", reason="scripted approval", draft_version=listed.draft_version,
-                tenant_id=TENANT))
+                request_id=listed.request_id, decision="approve", reviewer=REVIEWER,
+                role=REVIEWER_ROLE, reason="scripted approval", draft_version=listed.draft_version,
+                tenant_id=TENANT, token=self.token))
             tally.reviewer["approved" if ack.accepted else "refused"] += 1
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:  # closed: the list lagged behind it

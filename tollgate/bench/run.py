@@ -25,7 +25,7 @@ from tollgate.bench.parked import PARKED_TENANT, park
 from tollgate.bench.pgstats import PgStats
 from tollgate.bench.pipeline import event_outcome, submit_event
 from tollgate.bench.pyspy import Recorder
-from tollgate.bench.reviewer import TENANT, Reviewer
+from tollgate.bench.reviewer import REVIEWER, REVIEWER_ROLE, TENANT, Reviewer
 from tollgate.bench.slowest import slowest_history
 from tollgate.bench.stats import cpu_ms, tree_cpu_ms
 from tollgate.bench.tally import Phase, Tally, plan, send_rate, split
@@ -34,6 +34,7 @@ from tollgate.config.settings import Settings
 from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack
 from tollgate.runtime.client import build_client
+from tollgate.runtime.identity import issue_dev_token
 
 #: Completed events between two worker RSS readings.
 RSS_EVERY = 1000
@@ -46,6 +47,10 @@ class Bench:
         self.stack, self.args, self.rng = stack, args, rng
         self.settings, self.client = settings, client
         self.events = Events(stack, settings.tenant_secrets())
+        #: The scripted reviewer's token, signed with the stack's dev key (before any worker
+        #: starts and reads it), checked by Tollgate's worker as worker.py's checks it.
+        self.token = issue_dev_token(settings.state_dir, reviewer=REVIEWER, role=REVIEWER_ROLE,
+                                     tenant=TENANT)
         self.workers: dict[str, WorkerGroup] = {}
         self.pg_stats: PgStats | None = None  # --pg-stats: set by the command once enabled
         self.samples: dict[str, list[str]] = {}  # finished plain-phase workflows, per pipeline
@@ -142,7 +147,7 @@ class Bench:
         messaging = self.stack.standins.messaging
         gate = asyncio.Semaphore(self.args.concurrency)
         stop, handled = asyncio.Event(), set[str]()
-        reviewer = asyncio.create_task(Reviewer(self.client, pipeline, tally).run(
+        reviewer = asyncio.create_task(Reviewer(self.client, pipeline, tally, self.token).run(
             stop, handled, self.args.review_poll))
         worker = self.workers[pipeline]
         trips, messages = await worker.round_trips(), messaging.message_count

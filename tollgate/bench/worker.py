@@ -75,9 +75,13 @@ class SlowProvider:
 async def tollgate_workers(
     client: Client, settings: Settings, latency: float
 ) -> AsyncIterator[None]:
+    from tollgate.runtime.identity import install_decision_verifier
     from tollgate.runtime.workers import draft_worker, main_worker
 
     async with AsyncExitStack() as stack:
+        # As worker.py's (ADR 0085): the run's validator checks every decision's token.
+        verifier = await install_decision_verifier(settings)
+        stack.callback(verifier.stop)
         await stack.enter_async_context(main_worker(client, settings))
         if latency <= 0:
             await stack.enter_async_context(draft_worker(client, settings))

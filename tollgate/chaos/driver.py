@@ -159,13 +159,14 @@ class ChaosRun:
             for wf in {i for i in ids if i}:
                 self.outcomes.setdefault(wf, "not finished")
             if main:
-                await review(self.client, main, e, tenant=TENANT, deadline_s=self.deadline_s)
+                await review(self.client, main, e, tenant=TENANT, deadline_s=self.deadline_s,
+                             keys=self.settings.state_dir)
             # The older event is superseded when the newer one was admitted first; when a kill
             # or a restart held the newer one's admission back, the older one is admitted and
             # waits for a reviewer like any other event (seed 21 found it waiting).
             for other in {i for i in ids if i and i != main}:
                 await review(self.client, other, replace(e, review="approve"), tenant=TENANT,
-                             deadline_s=self.deadline_s)
+                             deadline_s=self.deadline_s, keys=self.settings.state_dir)
             await asyncio.gather(*(self._outcome(wf) for wf in {i for i in ids if i}))
 
     async def run(self) -> None:

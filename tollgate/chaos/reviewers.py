@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 from temporalio.client import Client
 
 from contracts import ReviewDecision
 from tollgate.chaos.schedule import EventPlan
 from tollgate.ops.review_ticket import open_review
+from tollgate.runtime.identity import issue_dev_token
 
 
 async def review(client: Client, wf_id: str, e: EventPlan, *, tenant: str,
-                 deadline_s: float) -> None:
+                 deadline_s: float, keys: Path) -> None:
     """Wait up to ``deadline_s`` for the run to ask for a review, then decide it as ``e.review``
-    says; a run that ends first is left alone."""
+    says; a run that ends first is left alone. Each reviewer signs with the dev key under
+    ``keys`` (the stack's state folder), which the worker checks decisions against."""
     # describe (no worker needed) shows when the run waits and its ticket (issue 33).
     handle = client.get_workflow_handle(wf_id)
     deadline = time.monotonic() + deadline_s
@@ -38,7 +41,9 @@ async def review(client: Client, wf_id: str, e: EventPlan, *, tenant: str,
     def decision(kind: str, reviewer: str, role: str) -> ReviewDecision:
         return ReviewDecision(request_id=ticket.request_id, decision=kind,
                               reviewer=reviewer, role=role, reason="chaos run",
-                              draft_version=ticket.draft_version, tenant_id=tenant)
+                              draft_version=ticket.draft_version, tenant_id=tenant,
+                              token=issue_dev_token(keys, reviewer=reviewer, role=role,
+                                                    tenant=tenant))
 
     calls = [decision("reject" if e.review == "reject" else "approve", "an.tran",
                       "care_lead")]
