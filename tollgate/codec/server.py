@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import os
 import secrets
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -160,12 +161,23 @@ def main(env: Mapping[str, str] | None = None) -> None:
     ``TOLLGATE_CODEC_ORIGINS`` (comma-separated), and listens on ``TOLLGATE_CODEC_HOST``
     (default 127.0.0.1; 0.0.0.0 in a container) and ``TOLLGATE_CODEC_PORT`` (default 8081).
     """
+    from tollgate.observability.logs import configure_logging
+
+    # As every other process: aiohttp's own lines (a request it could not handle) leave as
+    # redacted JSON, not as the standard library's bare text (docs/deploy.md, "What a
+    # deployment starts").
+    configure_logging()
     codec = CodecSettings.from_env(process_env() if env is None else env)
     token = codec.token.get_secret_value() if codec.token else ""
     if len(token) < 16:
         raise SystemExit("TOLLGATE_CODEC_TOKEN must be set to a random string of 16+ characters")
     app = build_app(load_key_ring(codec), token, list(codec.origins))
-    web.run_app(app, host=codec.host, port=codec.port, access_log=None, print=None)
+    try:
+        web.run_app(app, host=codec.host, port=codec.port, access_log=None, print=None)
+    except OSError as exc:  # the port taken, the host not this machine's: one line, as dev says
+        why = os.strerror(exc.errno).lower() if exc.errno else type(exc).__name__
+        raise SystemExit(f"the codec server cannot listen on {codec.host}:{codec.port} ({why}); "
+                         "set TOLLGATE_CODEC_HOST or TOLLGATE_CODEC_PORT") from None
 
 
 if __name__ == "__main__":
