@@ -64,5 +64,7 @@ def container_env(container: dict[str, Any], configmaps: dict[str, dict[str, str
     for source in container.get("envFrom", []):
         env.update(configmaps[source["configMapRef"]["name"]])
     for item in container.get("env", []):
-        env[item["name"]] = item.get("value", "<secret>" if "valueFrom" in item else "")
+        ref = item.get("valueFrom", {}).get("configMapKeyRef")
+        env[item["name"]] = (configmaps[ref["name"]][ref["key"]] if ref else
+                             item.get("value", "<secret>" if "valueFrom" in item else ""))
     return env
