@@ -26,6 +26,8 @@ from typing import Any, Literal
 from temporalio import activity, workflow
 from temporalio.common import SearchAttributeKey
 
+from tollgate.bench.variant import END, PLAIN, REVIEW_TIMER, SEND_TIMER, START, Variant, filler
+
 with workflow.unsafe.imports_passed_through():
     from workflows import timeouts as t
 
@@ -44,6 +46,7 @@ SHAPE: tuple[tuple[str, Kind], ...] = (
     # Records the run's end with its receipt's settle (ADR 0057): no record_step after it.
     ("execute_action (settle, SUCCEEDED)", "activity"),
 )
+SEND = SHAPE[-1][0]
 #: The dev stack registers this keyword; a baseline sets it once, when it starts waiting.
 WAITING = SearchAttributeKey.for_keyword("TollgateState")
 AWAITING_REVIEW = "AWAITING_REVIEW"
@@ -81,39 +84,55 @@ class _Baseline:
         self._approved = False
         self._intake_calls = 0
 
+    # ``pad``: bytes a variant carries (``tollgate.bench.variants``); the baselines send none.
     @workflow.update
-    async def intake(self) -> str:
+    async def intake(self, pad: str = "") -> str:
         self._intake_calls += 1
         first = self._intake_calls == 1
         await workflow.wait_condition(lambda: self._checked)
         return "accepted" if first else "duplicate"
 
     @workflow.signal
-    def approve(self) -> None:
+    def approve(self, pad: str = "") -> None:
         self._approved = True
 
-    async def _steps(self, raw: str, *, draft_queue: str, naive: bool) -> str:
-        value = raw
-        for _, kind in SHAPE:
+    @workflow.update
+    async def decide(self, pad: str = "") -> str:
+        """The decision as an update (a variant's): answered once taken, as Tollgate's is."""
+        self._approved = True
+        return "approved"
+
+    async def _steps(self, raw: str, *, draft_queue: str, naive: bool,
+                     variant: Variant = PLAIN, send_queue: str | None = None) -> str:
+        value = raw[:len(raw) - variant.pad(START)]  # the start's padding goes no further
+        for (name, kind), pad in zip(SHAPE, variant.step_pads(), strict=True):
+            sent = value + filler(pad)  # returned too: a step's result carries its padding
+            if name == SEND:
+                variant.lapse(SEND_TIMER)
             if kind == "activity" or (kind == "local" and naive):
-                value = await workflow.execute_activity_method(
-                    BaselineActivities.step, value,
+                sent = await workflow.execute_activity_method(
+                    BaselineActivities.step, sent,
+                    task_queue=send_queue if name == SEND else None,
                     start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY)
             elif kind == "draft":
-                value = await workflow.execute_activity_method(
-                    BaselineActivities.draft, value, task_queue=draft_queue,
+                sent = await workflow.execute_activity_method(
+                    BaselineActivities.draft, sent, task_queue=draft_queue,
                     start_to_close_timeout=t.DRAFT_TIMEOUT, retry_policy=t.DRAFT_RETRY)
             elif kind == "local":
-                value = await workflow.execute_local_activity_method(
-                    BaselineActivities.local_step, value,
+                sent = await workflow.execute_local_activity_method(
+                    BaselineActivities.local_step, sent,
                     start_to_close_timeout=t.STORE_TIMEOUT, retry_policy=t.STORE_RETRY)
             elif kind == "ack":
                 self._checked = True
             else:
                 workflow.upsert_search_attributes([WAITING.value_set(AWAITING_REVIEW)])
+                variant.lapse(REVIEW_TIMER)
                 await workflow.wait_condition(lambda: self._approved)
+            value = sent[:len(value)]
+        if variant.upserts > 1:  # Tollgate's last: the final state, with the completion
+            workflow.upsert_search_attributes([WAITING.value_set("SUCCEEDED")])
         await workflow.wait_condition(workflow.all_handlers_finished)
-        return value
+        return value + filler(variant.pad(END))
 
 
 @workflow.defn(name="BenchBaseline")
@@ -136,18 +155,23 @@ class NaiveBaselineWorkflow(_Baseline):
 
 @dataclass(frozen=True)
 class Baseline:
-    """One baseline: its workflow, type name, task queues and workflow-id prefix."""
+    """One baseline: its workflow, type name, task queues and workflow-id prefix; a variant
+    (``tollgate.bench.variants``) also its difference and the send's own queue."""
 
     name: str
     workflow_type: str
     queue: str
     draft_queue: str
+    workflow: type[_Baseline]
+    variant: Variant = PLAIN
 
     @property
-    def workflow(self) -> type[_Baseline]:
-        return BaselineWorkflow if self.name == "same-shape" else NaiveBaselineWorkflow
+    def send_queue(self) -> str | None:
+        return f"{self.queue}-send" if self.variant.send_queue else None
 
 
-SAME_SHAPE = Baseline("same-shape", "BenchBaseline", "bench-baseline", "bench-baseline-draft")
-NAIVE = Baseline("naive", "BenchNaive", "bench-naive", "bench-naive-draft")
+SAME_SHAPE = Baseline("same-shape", "BenchBaseline", "bench-baseline", "bench-baseline-draft",
+                      BaselineWorkflow)
+NAIVE = Baseline("naive", "BenchNaive", "bench-naive", "bench-naive-draft",
+                 NaiveBaselineWorkflow)
 BASELINES = {b.name: b for b in (SAME_SHAPE, NAIVE)}

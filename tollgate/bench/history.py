@@ -1,4 +1,5 @@
-"""What one finished event's history holds: the shape the bench compares across pipelines."""
+"""What one finished event's history holds: the shape the bench compares across pipelines, and
+where its bytes are (``bytes_by_event``: the server stores and moves every one of them)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ async def history_shapes(client: Client, samples: dict[str, list[str]]) -> dict[
         for wf_id in wf_ids:
             history = await client.get_workflow_handle(wf_id).fetch_history()
             kinds = Counter(EventType.Name(e.event_type) for e in history.events)
+            sizes: Counter[str] = Counter()
+            for e in history.events:
+                sizes[EventType.Name(e.event_type).removeprefix("EVENT_TYPE_").lower()] += \
+                    e.ByteSize()
             found.append({
                 "history_events": len(history.events),
                 "history_bytes": sum(e.ByteSize() for e in history.events),
@@ -31,6 +36,7 @@ async def history_shapes(client: Client, samples: dict[str, list[str]]) -> dict[
                     kinds["EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES"],
                 "signals": kinds["EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED"],
                 "updates": kinds["EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED"],
+                "bytes_by_event": dict(sizes.most_common()),
             })
         shapes[pipeline] = found[0] if found else None
     return shapes

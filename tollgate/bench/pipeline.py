@@ -14,7 +14,9 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from contracts import EventState, FinalOutcome
-from tollgate.bench.baseline import BASELINES, BaselineWorkflow
+from tollgate.bench.baseline import BaselineWorkflow
+from tollgate.bench.variant import INTAKE, START, filler
+from tollgate.bench.variants import PIPELINES
 from tollgate.intake.submit import submit
 from tollgate.runtime.run_end import run_result
 
@@ -25,14 +27,16 @@ async def submit_event(client: Client, task_queue: str, pipeline: str, wf_id: st
     if pipeline == "tollgate":
         ack = await submit(client, raw, task_queue=task_queue)
         return ack.status
-    baseline = BASELINES[pipeline]
+    baseline = PIPELINES[pipeline]
     start: WithStartWorkflowOperation[Any, str] = WithStartWorkflowOperation(
-        baseline.workflow_type, raw, id=wf_id, task_queue=baseline.queue, result_type=str,
+        baseline.workflow_type, raw + filler(baseline.variant.pad(START)), id=wf_id,
+        task_queue=baseline.queue, result_type=str,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
     try:
         return await client.execute_update_with_start_workflow(
-            BaselineWorkflow.intake, start_workflow_operation=start)  # same on both
+            BaselineWorkflow.intake, filler(baseline.variant.pad(INTAKE)),
+            start_workflow_operation=start)  # the same update on every baseline
     except WorkflowAlreadyStartedError:  # as the starter does: answer with the old result
         with contextlib.suppress(WorkflowAlreadyStartedError):
             await start.workflow_handle()  # the operation's own copy of the error, read

@@ -1,6 +1,7 @@
 """The scripted reviewer of ``tollgate bench``: it lists what waits for review (one visibility
 call per poll, whatever the number in flight) and decides each record once, as a person would:
-a signal for a baseline, the ``review`` update for Tollgate. The update names the review from the
+a signal for a baseline (an update for the ``update`` variants), the ``review`` update for
+Tollgate. The update names the review from the
 ticket the listing carries (``TollgateReviewTicket``: one message, counted ``one_message``); only
 a run that shows none (from before the attribute) is asked the ``review_ticket`` query first
 (counted ``queries``), as every decision was before issue 33."""
@@ -16,15 +17,17 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from adapters.broker.cancel import within
 from contracts import EventState, ReviewDecision
-from tollgate.bench.baseline import BASELINES, BaselineWorkflow
+from tollgate.bench.baseline import BaselineWorkflow
 from tollgate.bench.tally import Tally
+from tollgate.bench.variant import DECISION, filler
+from tollgate.bench.variants import PIPELINES
 from tollgate.ops.review_ticket import ListedTicket, listed_ticket
 from workflows.process_event import ProcessEventWorkflow
 
 TENANT = "acme"
 REVIEWER, REVIEWER_ROLE = "bench.reviewer", "reviewer"
 WORKFLOW_TYPES = {"tollgate": "ProcessEvent",
-                  **{name: b.workflow_type for name, b in BASELINES.items()}}
+                  **{name: b.workflow_type for name, b in PIPELINES.items()}}
 
 
 class Reviewer:
@@ -64,7 +67,12 @@ class Reviewer:
         handle = self.client.get_workflow_handle(wf_id)
         try:
             if pipeline != "tollgate":
-                await handle.signal(BaselineWorkflow.approve)
+                variant = PIPELINES[pipeline].variant
+                pad = filler(variant.pad(DECISION))
+                if variant.update:
+                    await handle.execute_update(BaselineWorkflow.decide, pad)
+                else:
+                    await handle.signal(BaselineWorkflow.approve, pad)
                 tally.reviewer["approved"] += 1
                 return
             if listed is None:

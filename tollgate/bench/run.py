@@ -55,8 +55,10 @@ class Bench:
         self.pg_stats: PgStats | None = None  # --pg-stats: set by the command once enabled
         self.samples: dict[str, list[str]] = {}  # finished plain-phase workflows, per pipeline
         chosen = list(BASELINES) if args.baseline == "both" else [args.baseline]
-        #: The baselines asked for, then Tollgate; rounds go this order, then reversed.
-        self.pipelines: tuple[str, ...] = (*chosen, "tollgate")
+        variants = [f"ss+{v}" for v in getattr(args, "variants", ())]
+        #: The baselines asked for, their variants, then Tollgate; rounds go this order, then
+        #: reversed.
+        self.pipelines: tuple[str, ...] = (*chosen, *variants, "tollgate")
 
     @classmethod
     async def create(cls, stack: DevStack, args: argparse.Namespace,

@@ -1,6 +1,7 @@
 """The worker process of ``tollgate bench`` and the bench's handle on it (``WorkerProcess``):
 one per pipeline, so each one's CPU and memory are its own.
-``python -m tollgate.bench.worker tollgate|same-shape|naive [--model-latency S]``.
+``python -m tollgate.bench.worker tollgate|same-shape|naive|ss+VARIANT
+[--model-latency S]``.
 
 It prints ``ready`` once its workers poll, then answers ``stats`` on stdin with one JSON line
 (PostgreSQL round trips so far, by kind) and exits on ``stop`` or end of input. The Tollgate
@@ -26,7 +27,8 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from adapters.broker.cancel import within
-from tollgate.bench.baseline import BASELINES, BaselineActivities
+from tollgate.bench.baseline import BaselineActivities
+from tollgate.bench.variants import PIPELINES
 from tollgate.config.settings import Settings
 from tollgate.dev.endpoints import stack_env
 from tollgate.dev.stack import DevStack
@@ -99,11 +101,16 @@ async def tollgate_workers(
 
 @asynccontextmanager
 async def baseline_workers(client: Client, name: str, latency: float) -> AsyncIterator[None]:
-    acts, baseline = BaselineActivities(latency), BASELINES[name]
+    acts, baseline = BaselineActivities(latency), PIPELINES[name]
     main = Worker(client, task_queue=baseline.queue, workflows=[baseline.workflow],
                   activities=acts.main_queue())
     draft = Worker(client, task_queue=baseline.draft_queue, activities=[acts.draft])
-    async with main, draft:
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(main)
+        await stack.enter_async_context(draft)
+        if baseline.send_queue:  # a variant's: the send on a queue of its own, as Tollgate's
+            await stack.enter_async_context(
+                Worker(client, task_queue=baseline.send_queue, activities=[acts.step]))
         yield
 
 
@@ -187,7 +194,7 @@ class WorkerProcess:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("pipeline", choices=["tollgate", *BASELINES])
+    parser.add_argument("pipeline", choices=["tollgate", *PIPELINES])
     parser.add_argument("--model-latency", type=float, default=0.0)
     args = parser.parse_args(argv)
     from tollgate.observability.logs import configure_logging

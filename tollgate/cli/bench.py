@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from tollgate.bench.variant import VARIANTS
 from tollgate.cli.params import EdgePath
 
 
@@ -15,6 +16,9 @@ from tollgate.cli.params import EdgePath
 @click.option("--events", type=int, default=500, help="events per pipeline per phase")
 @click.option("--baseline", type=click.Choice(["same-shape", "naive", "both"]), default="both",
               help="what Tollgate is compared with (docs/performance.md)")
+@click.option("--variant", "variants", multiple=True, type=click.Choice(list(VARIANTS)),
+              help="also run the same-shape skeleton with one of Tollgate's differences "
+                   "(repeatable; tollgate/bench/variant.py): what each costs the server")
 @click.option("--concurrency", type=int, default=50, help="events in flight (submit -> end)")
 @click.option("--rounds", type=int, default=4, help="rounds per pipeline (A B C, C B A ...)")
 @click.option("--warmup", type=int, default=30, help="unmeasured events per pipeline")

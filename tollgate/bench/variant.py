@@ -1,0 +1,67 @@
+"""What a variant of the same-shape skeleton changes: one of the differences between
+Tollgate's history and the skeleton's, added to the skeleton alone, so that a run measures
+what that difference costs the server (``--variant``; docs/performance.md, "Thirteenth
+session: what the server's extra CPU is made of").
+
+- ``bytes``: the skeleton's payloads padded to Tollgate's history bytes (about 17.7 kB against
+  12.3 kB), on the events that carry Tollgate's (``PADS``).
+- ``update``: the decision an update (``decide``) instead of a signal.
+- ``queue``: the send (the last activity) on a task queue of its own, as Tollgate's target's.
+- ``upsert``: a second search-attribute upsert, the final state's, with the completion.
+- ``timers``: the two timers Tollgate leaves to lapse: the review's (4 h) and the send's
+  (10 s, so it fires while the bench runs).
+- ``all``: every one of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import timedelta
+
+#: Where the padding goes, in bytes, from Tollgate's approved event against the skeleton's
+#: (bench run of 8313597): the start's input +370, the intake update's argument +850, the
+#: decision's +600 (the review update's request and answer against a bare signal), the
+#: result +210; per ``SHAPE`` step, a step's input and (echoed) result. A local step's marker
+#: holds only its result; the validation's is Tollgate's largest event (2,238 bytes).
+START, INTAKE, DECISION, END = "start", "intake", "decision", "end"
+PADS: dict[str, int] = {START: 370, INTAKE: 850, DECISION: 600, END: 210}
+STEP_PADS = (1000, 0, 250, 460, 0, 0, 0, 200)
+#: Tollgate's two timers: the review's deadline and the send's "show EXECUTING if it lasts".
+REVIEW_TIMER, SEND_TIMER = timedelta(hours=4), timedelta(seconds=10)
+
+
+def filler(n: int) -> str:
+    """``n`` bytes of padding (payloads are stored as they are: no compression to defeat)."""
+    return "x" * n
+
+
+@dataclass(frozen=True)
+class Variant:
+    pads: bool = False
+    update: bool = False
+    send_queue: bool = False
+    upserts: int = 1
+    timers: bool = False
+
+    def pad(self, where: str) -> int:
+        return PADS[where] if self.pads else 0
+
+    def step_pads(self) -> tuple[int, ...]:
+        return STEP_PADS if self.pads else (0,) * len(STEP_PADS)
+
+    def lapse(self, after: timedelta) -> None:
+        """A timer never cancelled, as Tollgate's (a cancel is a history event); in a workflow."""
+        if self.timers:
+            asyncio.get_running_loop().call_later(after.total_seconds(), lambda: None)
+
+
+PLAIN = Variant()
+VARIANTS: dict[str, Variant] = {
+    "bytes": Variant(pads=True),
+    "update": Variant(update=True),
+    "queue": Variant(send_queue=True),
+    "upsert": Variant(upserts=2),
+    "timers": Variant(timers=True),
+    "all": Variant(pads=True, update=True, send_queue=True, upserts=2, timers=True),
+}
