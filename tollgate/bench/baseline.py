@@ -129,8 +129,8 @@ class _Baseline:
                 variant.lapse(REVIEW_TIMER)
                 await workflow.wait_condition(lambda: self._approved)
             value = sent[:len(value)]
-        if variant.upserts > 1:  # Tollgate's last: the final state, with the completion
-            workflow.upsert_search_attributes([WAITING.value_set("SUCCEEDED")])
+        for n in range(variant.upserts - 1, 0, -1):  # Tollgate's last: with the completion
+            workflow.upsert_search_attributes([WAITING.value_set(f"SUCCEEDED{'+' * (n - 1)}")])
         await workflow.wait_condition(workflow.all_handlers_finished)
         return value + filler(variant.pad(END))
 

@@ -59,9 +59,31 @@ class AllVariant(_Baseline):
         return await _run(self, "all", raw)
 
 
+@workflow.defn(name="BenchVariantBytes4")
+class Bytes4Variant(_Baseline):
+    @workflow.run
+    async def run(self, raw: str) -> str:
+        return await _run(self, "bytes4", raw)
+
+
+@workflow.defn(name="BenchVariantUpsert4")
+class Upsert4Variant(_Baseline):
+    @workflow.run
+    async def run(self, raw: str) -> str:
+        return await _run(self, "upsert4", raw)
+
+
+@workflow.defn(name="BenchVariantTimers4")
+class Timers4Variant(_Baseline):
+    @workflow.run
+    async def run(self, raw: str) -> str:
+        return await _run(self, "timers4", raw)
+
+
 _CLASSES: dict[str, type[_Baseline]] = {
     "bytes": BytesVariant, "update": UpdateVariant, "queue": QueueVariant,
-    "upsert": UpsertVariant, "timers": TimersVariant, "all": AllVariant}
+    "upsert": UpsertVariant, "timers": TimersVariant, "all": AllVariant,
+    "bytes4": Bytes4Variant, "upsert4": Upsert4Variant, "timers4": Timers4Variant}
 VARIANT_BASELINES = {
     f"ss+{name}": Baseline(f"ss+{name}", f"BenchVariant{name.title()}",
                                    f"bench-{name}", f"bench-{name}-draft", cls, VARIANTS[name])
