@@ -72,6 +72,7 @@ async def test_the_skeleton_keeps_its_shape(skeleton: tuple[dict[str, Any], Any]
     ("queue", {}),
     ("upsert", {"search_attribute_upserts": 2, "history_events": 34}),
     ("timers", {"history_events": 35}),
+    ("attrs", {}),
     ("all", {"signals": 0, "updates": 2, "search_attribute_upserts": 2, "history_events": 37}),
     ("bytes4", {}),
     ("upsert4", {"search_attribute_upserts": 5, "history_events": 37}),
@@ -94,3 +95,7 @@ async def test_a_variant_differs_by_its_difference_alone(
                  if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED)
     assert timers == {"timers": 2, "all": 2, "timers4": 8}.get(variant, 0)
     assert "timer_canceled" not in shape["bytes_by_event"]  # left to lapse, as Tollgate's
+    started = history.events[0].workflow_execution_started_event_attributes
+    attrs = set(started.search_attributes.indexed_fields)
+    assert attrs == ({"TollgateTenant", "TollgateEventType"} if variant in ("attrs", "all")
+                     else set())

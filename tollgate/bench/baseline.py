@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from temporalio import activity, workflow
-from temporalio.common import SearchAttributeKey
+from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 
 from tollgate.bench.variant import END, PLAIN, REVIEW_TIMER, SEND_TIMER, START, Variant, filler
 
@@ -50,6 +50,11 @@ SEND = SHAPE[-1][0]
 #: The dev stack registers this keyword; a baseline sets it once, when it starts waiting.
 WAITING = SearchAttributeKey.for_keyword("TollgateState")
 AWAITING_REVIEW = "AWAITING_REVIEW"
+#: Tollgate's other attributes, for the ``attrs`` variants (``tollgate.bench.variant``).
+TENANT_KEY, EVENT_TYPE_KEY = (SearchAttributeKey.for_keyword(n)
+                      for n in ("TollgateTenant", "TollgateEventType"))
+TICKET = SearchAttributeKey.for_keyword("TollgateReviewTicket")
+DUE = SearchAttributeKey.for_datetime("TollgateReviewDue")
 
 
 class BaselineActivities:
@@ -125,12 +130,17 @@ class _Baseline:
             elif kind == "ack":
                 self._checked = True
             else:
-                workflow.upsert_search_attributes([WAITING.value_set(AWAITING_REVIEW)])
+                review: list[SearchAttributeUpdate[Any]] = [
+                    TICKET.value_set(f"1:{workflow.uuid4()}"),
+                    DUE.value_set(workflow.now() + REVIEW_TIMER)] if variant.attrs else []
+                workflow.upsert_search_attributes([WAITING.value_set(AWAITING_REVIEW), *review])
                 variant.lapse(REVIEW_TIMER)
                 await workflow.wait_condition(lambda: self._approved)
             value = sent[:len(value)]
         for n in range(variant.upserts - 1, 0, -1):  # Tollgate's last: with the completion
-            workflow.upsert_search_attributes([WAITING.value_set(f"SUCCEEDED{'+' * (n - 1)}")])
+            workflow.upsert_search_attributes([
+                WAITING.value_set(f"SUCCEEDED{'+' * (n - 1)}"),
+                *([TICKET.value_unset()] if variant.attrs else [])])
         await workflow.wait_condition(workflow.all_handlers_finished)
         return value + filler(variant.pad(END))
 

@@ -10,11 +10,17 @@ from datetime import datetime
 from typing import Any
 
 from temporalio.client import Client, WithStartWorkflowOperation
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from contracts import EventState, FinalOutcome
-from tollgate.bench.baseline import BaselineWorkflow
+from tollgate.bench.baseline import EVENT_TYPE_KEY, TENANT_KEY, BaselineWorkflow
+from tollgate.bench.reviewer import TENANT
 from tollgate.bench.variant import INTAKE, START, filler
 from tollgate.bench.variants import PIPELINES
 from tollgate.intake.submit import submit
@@ -30,7 +36,10 @@ async def submit_event(client: Client, task_queue: str, pipeline: str, wf_id: st
     baseline = PIPELINES[pipeline]
     start: WithStartWorkflowOperation[Any, str] = WithStartWorkflowOperation(
         baseline.workflow_type, raw + filler(baseline.variant.pad(START)), id=wf_id,
-        task_queue=baseline.queue, result_type=str,
+        task_queue=baseline.queue, result_type=str, search_attributes=TypedSearchAttributes(
+            [SearchAttributePair(TENANT_KEY, TENANT),
+             SearchAttributePair(EVENT_TYPE_KEY, "CARE_DUE")]
+            if baseline.variant.attrs else []),
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
     try:

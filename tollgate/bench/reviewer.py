@@ -43,7 +43,8 @@ class Reviewer:
         pipeline, tally = self.pipeline, self.tally
         query = (f"WorkflowType = '{WORKFLOW_TYPES[pipeline]}' AND ExecutionStatus = 'Running'"
                  f" AND TollgateState = '{EventState.AWAITING_REVIEW.value}'"
-                 + (f" AND TollgateTenant = '{TENANT}'" if pipeline == "tollgate" else ""))
+                 + (f" AND TollgateTenant = '{TENANT}'" if pipeline == "tollgate"
+                    or PIPELINES[pipeline].variant.attrs else ""))
         pending: set[asyncio.Task[None]] = set()
         while not stop.is_set():
             tally.reviewer["list_calls"] += 1

@@ -10,6 +10,9 @@ session: what the server's extra CPU is made of").
 - ``upsert``: a second search-attribute upsert, the final state's, with the completion.
 - ``timers``: the two timers Tollgate leaves to lapse: the review's (4 h) and the send's
   (10 s, so it fires while the bench runs).
+- ``attrs``: Tollgate's search attributes: its two at the start, the review's ticket and due
+  time with AWAITING_REVIEW (and the ticket unset in the final upsert, when there is one), and
+  the reviewer's listing narrowed by tenant, as Tollgate's is.
 - ``all``: every one of them.
 - ``bytes4``, ``upsert4``, ``timers4``: four times the padding, the extra upsert or the timers.
 """
@@ -48,6 +51,7 @@ class Variant:
     send_queue: bool = False
     upserts: int = 1
     timers: int = 0
+    attrs: bool = False
 
     def pad(self, where: str) -> int:
         return PADS[where] * self.pads
@@ -68,7 +72,8 @@ VARIANTS: dict[str, Variant] = {
     "queue": Variant(send_queue=True),
     "upsert": Variant(upserts=2),
     "timers": Variant(timers=1),
-    "all": Variant(pads=1, update=True, send_queue=True, upserts=2, timers=1),
+    "attrs": Variant(attrs=True),
+    "all": Variant(pads=1, update=True, send_queue=True, upserts=2, timers=1, attrs=True),
     # Four times the difference: its cost per unit stands out of the noise four times as far.
     "bytes4": Variant(pads=4),
     "upsert4": Variant(upserts=5),

@@ -52,6 +52,13 @@ class TimersVariant(_Baseline):
         return await _run(self, "timers", raw)
 
 
+@workflow.defn(name="BenchVariantAttrs")
+class AttrsVariant(_Baseline):
+    @workflow.run
+    async def run(self, raw: str) -> str:
+        return await _run(self, "attrs", raw)
+
+
 @workflow.defn(name="BenchVariantAll")
 class AllVariant(_Baseline):
     @workflow.run
@@ -82,7 +89,7 @@ class Timers4Variant(_Baseline):
 
 _CLASSES: dict[str, type[_Baseline]] = {
     "bytes": BytesVariant, "update": UpdateVariant, "queue": QueueVariant,
-    "upsert": UpsertVariant, "timers": TimersVariant, "all": AllVariant,
+    "upsert": UpsertVariant, "timers": TimersVariant, "attrs": AttrsVariant, "all": AllVariant,
     "bytes4": Bytes4Variant, "upsert4": Upsert4Variant, "timers4": Timers4Variant}
 VARIANT_BASELINES = {
     f"ss+{name}": Baseline(f"ss+{name}", f"BenchVariant{name.title()}",
