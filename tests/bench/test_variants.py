@@ -48,6 +48,12 @@ def _send_queue(history: Any) -> str:
     return str(scheduled[-1].task_queue.name)
 
 
+def _read_queue(history: Any) -> str:
+    scheduled = [e.activity_task_scheduled_event_attributes for e in history.events
+                 if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
+    return str(scheduled[0].task_queue.name)
+
+
 COUNTS = ("history_events", "workflow_tasks", "activities", "local_activities",
           "search_attribute_upserts", "signals", "updates")
 
@@ -77,6 +83,7 @@ async def test_the_skeleton_keeps_its_shape(skeleton: tuple[dict[str, Any], Any]
     ("bytes4", {}),
     ("upsert4", {"search_attribute_upserts": 5, "history_events": 37}),
     ("timers4", {"history_events": 41}),
+    ("queue2", {}),
 ])
 async def test_a_variant_differs_by_its_difference_alone(
         dev_server: WorkflowEnvironment, skeleton: tuple[dict[str, Any], Any], variant: str,
@@ -88,8 +95,10 @@ async def test_a_variant_differs_by_its_difference_alone(
     # Tollgate's approved event carries about 5.3 kB more than the skeleton's (run AL).
     grown = shape["history_bytes"] - base["history_bytes"]
     assert 4_800 * padded < grown < 6_300 * padded if padded else grown < 700
-    own_queue = variant in ("queue", "all")
+    own_queue = variant in ("queue", "all", "queue2")
     assert _send_queue(history) == (f"bench-{variant}-send" if own_queue
+                                    else f"bench-{variant}")
+    assert _read_queue(history) == (f"bench-{variant}-send" if variant == "queue2"
                                     else f"bench-{variant}")
     timers = sum(1 for e in history.events
                  if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED)

@@ -117,7 +117,7 @@ class _Baseline:
             if kind == "activity" or (kind == "local" and naive):
                 sent = await workflow.execute_activity_method(
                     BaselineActivities.step, sent,
-                    task_queue=send_queue if name == SEND else None,
+                    task_queue=send_queue if name == SEND or variant.reads_apart else None,
                     start_to_close_timeout=t.READ_TIMEOUT, retry_policy=t.READ_RETRY)
             elif kind == "draft":
                 sent = await workflow.execute_activity_method(

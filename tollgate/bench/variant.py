@@ -6,7 +6,9 @@ session: what the server's extra CPU is made of").
 - ``bytes``: the skeleton's payloads padded to Tollgate's history bytes (about 17.7 kB against
   12.3 kB), on the events that carry Tollgate's (``PADS``).
 - ``update``: the decision an update (``decide``) instead of a signal.
-- ``queue``: the send (the last activity) on a task queue of its own, as Tollgate's target's.
+- ``queue``: the send (the last activity) on a task queue of its own, as Tollgate's target's:
+  the skeleton's worker takes its main-queue activities eagerly (in the workflow task's
+  answer, the dev server allowing it), a send on another queue goes through matching.
 - ``upsert``: a second search-attribute upsert, the final state's, with the completion.
 - ``timers``: the two timers Tollgate leaves to lapse: the review's (4 h) and the send's
   (10 s, so it fires while the bench runs).
@@ -14,7 +16,9 @@ session: what the server's extra CPU is made of").
   time with AWAITING_REVIEW (and the ticket unset in the final upsert, when there is one), and
   the reviewer's listing narrowed by tenant, as Tollgate's is.
 - ``all``: every one of them.
-- ``bytes4``, ``upsert4``, ``timers4``: four times the padding, the extra upsert or the timers.
+- ``bytes4``, ``upsert4``, ``timers4``: four times the padding, the extra upsert or the timers;
+  ``queue2``: the context read on the send's own queue too (two activities that the skeleton's
+  worker would take eagerly, from the workflow task's answer, go through matching instead).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class Variant:
     pads: int = 0
     update: bool = False
     send_queue: bool = False
+    reads_apart: bool = False  # the context read on the send's queue too (``queue2``)
     upserts: int = 1
     timers: int = 0
     attrs: bool = False
@@ -78,4 +83,6 @@ VARIANTS: dict[str, Variant] = {
     "bytes4": Variant(pads=4),
     "upsert4": Variant(upserts=5),
     "timers4": Variant(timers=4),
+    # Both main-queue activities on a queue of their own: two trips through matching.
+    "queue2": Variant(send_queue=True, reads_apart=True),
 }
