@@ -69,6 +69,12 @@ async def test_the_skeleton_keeps_its_shape(skeleton: tuple[dict[str, Any], Any]
         "history_events": 33, "workflow_tasks": 5, "activities": 3, "local_activities": 3,
         "search_attribute_upserts": 1, "signals": 1, "updates": 1}
     assert "timer_started" not in shape["bytes_by_event"]
+    # The decision and the intake's update carry nothing: no payload where the skeleton had none.
+    signal, = (e.workflow_execution_signaled_event_attributes for e in history.events
+               if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)
+    update, = (e.workflow_execution_update_accepted_event_attributes for e in history.events
+               if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)
+    assert not signal.input.payloads and not update.accepted_request.input.args.payloads
     assert _send_queue(history) == PIPELINES["same-shape"].queue
 
 

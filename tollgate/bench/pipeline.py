@@ -42,9 +42,10 @@ async def submit_event(client: Client, task_queue: str, pipeline: str, wf_id: st
             if baseline.variant.attrs else []),
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
+    pad = baseline.variant.pad(INTAKE)  # none: the update carries no payload, as before
     try:
         return await client.execute_update_with_start_workflow(
-            BaselineWorkflow.intake, filler(baseline.variant.pad(INTAKE)),
+            BaselineWorkflow.intake, *([filler(pad)] if pad else []),
             start_workflow_operation=start)  # the same update on every baseline
     except WorkflowAlreadyStartedError:  # as the starter does: answer with the old result
         with contextlib.suppress(WorkflowAlreadyStartedError):

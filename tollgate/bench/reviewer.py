@@ -69,11 +69,11 @@ class Reviewer:
         try:
             if pipeline != "tollgate":
                 variant = PIPELINES[pipeline].variant
-                pad = filler(variant.pad(DECISION))
+                pad = [filler(n)] if (n := variant.pad(DECISION)) else []  # none: no payload
                 if variant.update:
-                    await handle.execute_update(BaselineWorkflow.decide, pad)
+                    await handle.execute_update(BaselineWorkflow.decide, *pad)
                 else:
-                    await handle.signal(BaselineWorkflow.approve, pad)
+                    await handle.signal(BaselineWorkflow.approve, *pad)
                 tally.reviewer["approved"] += 1
                 return
             if listed is None:
