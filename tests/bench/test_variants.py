@@ -37,7 +37,7 @@ async def _one_event(env: WorkflowEnvironment, pipeline: str) -> tuple[dict[str,
         tally = Tally()
         await Reviewer(client, pipeline, tally)._decide(wf_id, set())  # as the reviewer would
         assert tally.reviewer["approved"] == 1
-        assert await event_outcome(client, pipeline, wf_id) == "SUCCEEDED"
+        assert (await event_outcome(client, pipeline, wf_id))[0] == "SUCCEEDED"
     shape = (await history_shapes(client, {pipeline: [wf_id]}))[pipeline]
     return shape, await client.get_workflow_handle(wf_id).fetch_history()
 
