@@ -90,6 +90,8 @@ async def test_the_skeleton_keeps_its_shape(skeleton: tuple[dict[str, Any], Any]
     ("upsert4", {"search_attribute_upserts": 5, "history_events": 37}),
     ("timers4", {"history_events": 41}),
     ("queue2", {}),
+    ("sas", {}),
+    ("listing", {}),
 ])
 async def test_a_variant_differs_by_its_difference_alone(
         dev_server: WorkflowEnvironment, skeleton: tuple[dict[str, Any], Any], variant: str,
@@ -112,5 +114,5 @@ async def test_a_variant_differs_by_its_difference_alone(
     assert "timer_canceled" not in shape["bytes_by_event"]  # left to lapse, as Tollgate's
     started = history.events[0].workflow_execution_started_event_attributes
     attrs = set(started.search_attributes.indexed_fields)
-    assert attrs == ({"TollgateTenant", "TollgateEventType"} if variant in ("attrs", "all")
-                     else set())
+    assert attrs == ({"TollgateTenant", "TollgateEventType"} if variant in ("attrs", "all", "sas")
+                     else {"TollgateTenant"} if variant == "listing" else set())

@@ -21,10 +21,20 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from contracts import EventState, FinalOutcome
 from tollgate.bench.baseline import EVENT_TYPE_KEY, TENANT_KEY, BaselineWorkflow
 from tollgate.bench.reviewer import TENANT
-from tollgate.bench.variant import INTAKE, START, filler
+from tollgate.bench.variant import INTAKE, START, Variant, filler
 from tollgate.bench.variants import PIPELINES
 from tollgate.intake.submit import submit
 from tollgate.runtime.run_end import run_result
+
+
+def _started_with(variant: Variant) -> TypedSearchAttributes:
+    """Tollgate's attributes at the start, for the variants that carry them or list by them."""
+    pairs: list[SearchAttributePair[Any]] = []
+    if variant.attrs or variant.listing:
+        pairs.append(SearchAttributePair(TENANT_KEY, TENANT))
+    if variant.attrs:
+        pairs.append(SearchAttributePair(EVENT_TYPE_KEY, "CARE_DUE"))
+    return TypedSearchAttributes(pairs)
 
 
 async def submit_event(client: Client, task_queue: str, pipeline: str, wf_id: str,
@@ -36,10 +46,8 @@ async def submit_event(client: Client, task_queue: str, pipeline: str, wf_id: st
     baseline = PIPELINES[pipeline]
     start: WithStartWorkflowOperation[Any, str] = WithStartWorkflowOperation(
         baseline.workflow_type, raw + filler(baseline.variant.pad(START)), id=wf_id,
-        task_queue=baseline.queue, result_type=str, search_attributes=TypedSearchAttributes(
-            [SearchAttributePair(TENANT_KEY, TENANT),
-             SearchAttributePair(EVENT_TYPE_KEY, "CARE_DUE")]
-            if baseline.variant.attrs else []),
+        task_queue=baseline.queue, result_type=str,
+        search_attributes=_started_with(baseline.variant),
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
     pad = baseline.variant.pad(INTAKE)  # none: the update carries no payload, as before

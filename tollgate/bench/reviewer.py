@@ -44,7 +44,7 @@ class Reviewer:
         query = (f"WorkflowType = '{WORKFLOW_TYPES[pipeline]}' AND ExecutionStatus = 'Running'"
                  f" AND TollgateState = '{EventState.AWAITING_REVIEW.value}'"
                  + (f" AND TollgateTenant = '{TENANT}'" if pipeline == "tollgate"
-                    or PIPELINES[pipeline].variant.attrs else ""))
+                    or PIPELINES[pipeline].variant.listing else ""))
         pending: set[asyncio.Task[None]] = set()
         while not stop.is_set():
             tally.reviewer["list_calls"] += 1

@@ -94,11 +94,25 @@ class Queue2Variant(_Baseline):
         return await _run(self, "queue2", raw)
 
 
+@workflow.defn(name="BenchVariantSas")
+class SasVariant(_Baseline):
+    @workflow.run
+    async def run(self, raw: str) -> str:
+        return await _run(self, "sas", raw)
+
+
+@workflow.defn(name="BenchVariantListing")
+class ListingVariant(_Baseline):
+    @workflow.run
+    async def run(self, raw: str) -> str:
+        return await _run(self, "listing", raw)
+
+
 _CLASSES: dict[str, type[_Baseline]] = {
     "bytes": BytesVariant, "update": UpdateVariant, "queue": QueueVariant,
     "upsert": UpsertVariant, "timers": TimersVariant, "attrs": AttrsVariant, "all": AllVariant,
     "bytes4": Bytes4Variant, "upsert4": Upsert4Variant, "timers4": Timers4Variant,
-    "queue2": Queue2Variant}
+    "queue2": Queue2Variant, "sas": SasVariant, "listing": ListingVariant}
 VARIANT_BASELINES = {
     f"ss+{name}": Baseline(f"ss+{name}", f"BenchVariant{name.title()}",
                                    f"bench-{name}", f"bench-{name}-draft", cls, VARIANTS[name])
