@@ -44,10 +44,11 @@ class WorkerProcess:
 
 
 @contextmanager
-def worker_process(rig: Rig, folder: Path, suffix: str,
+def worker_process(rig: Rig, folder: Path, suffix: str, *, dev_key: bool = True,
                    **extra: str) -> Iterator[WorkerProcess]:
     """``python worker.py`` serving the rig's task queue (renamed ``<queue>-<suffix>``) from
-    state folder ``folder``, with ``extra`` variables; the rig decides with tokens it checks."""
+    state folder ``folder``, with ``extra`` variables; the rig decides with tokens it checks
+    (``dev_key=False``: the folder holds no dev key when the worker starts)."""
     s = rig.settings
     env = {**os.environ, "TEMPORAL_ADDRESS": s.temporal_address,
            "DATABASE_URL": s.dsn or "", "TOLLGATE_CRM_URL": s.crm_url or "",
@@ -58,7 +59,9 @@ def worker_process(rig: Rig, folder: Path, suffix: str,
            "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"],
            "TOLLGATE_ACTION_TOKEN_KEY": s.env["TOLLGATE_ACTION_TOKEN_KEY"], **extra}
     proc = WorkerProcess(env, folder / "worker.log")
-    dev_private_key(folder)  # the worker checks decisions against it; the rig signs with it
+    folder.mkdir(parents=True, exist_ok=True)
+    if dev_key:  # the worker checks decisions against it; the rig signs with it
+        dev_private_key(folder)
     rig.token_dir = folder
     proc.start()
     rig.queue = env["TOLLGATE_TASK_QUEUE"]

@@ -136,10 +136,12 @@ async def serve(settings: Settings, host: str, port: int) -> None:
     from adapters.postgres.notices import NoticeStore
     from tollgate.http.notifier import load_channels, run_notifier
     from tollgate.observability import tracing
+    from tollgate.runtime.identity import warn_if_identity_unset
 
     # On before the app is built, so its requests are spans too (Temporal's client, made on
     # the first request, would turn it on only then).
     tracing.configure(settings.observability)
+    warn_if_identity_unset(settings)  # before build_services makes the key (ADR 0086)
     async with build_services(settings) as svc, httpx.AsyncClient() as http:
         relay = asyncio.create_task(run_relay(
             svc.outbox, svc.temporal, settings.task_queue,

@@ -26,7 +26,7 @@ from adapters.broker.cancel import within
 from tollgate.config.settings import Settings
 from tollgate.observability.sdk_runtime import sdk_runtime
 from tollgate.runtime.client import build_client
-from tollgate.runtime.identity import install_decision_verifier
+from tollgate.runtime.identity import install_decision_verifier, warn_if_identity_unset
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 #: A probe that takes longer than this counts as "PostgreSQL does not answer".
@@ -176,6 +176,7 @@ async def _serve(queue: str, settings: Settings, drain: timedelta,
                                       settings.worker.health_port)
         if main:
             # The review update's validator re-checks every decision's token (ADR 0026).
+            warn_if_identity_unset(settings)
             verifier = await install_decision_verifier(settings)
             exits.callback(verifier.stop)
             workers.append(await exits.enter_async_context(

@@ -208,6 +208,22 @@ def verifier_from_settings(settings: Settings) -> Verifier:
                     tenant_claim=tenant_claim)
 
 
+def warn_if_identity_unset(settings: Settings) -> None:
+    """At the start of a process that checks reviewers' tokens (a main worker, the HTTP
+    service): with no issuer configured and no dev key in its state folder, the dev key it is
+    about to make is one that signed no reviewer's token, so every decision will be refused.
+    ``tollgate dev`` shares one state folder, and its key, among its processes; a deployment's
+    containers each have their own (ADR 0086). Said once, as a warning: intake, drafting and
+    sends of approved events do not need it."""
+    if settings.identity.issuer or (settings.state_dir / DEV_KEY_FILE).exists():
+        return
+    log.warning("reviewer_identity_unset",
+                detail="TOLLGATE_OIDC_ISSUER is not set and the state folder holds no dev key: "
+                       "this process makes a key of its own, which signed no reviewer's token, "
+                       "so every review decision is refused; set TOLLGATE_OIDC_ISSUER and "
+                       "TOLLGATE_OIDC_AUDIENCE (docs/review.md)")
+
+
 async def install_decision_verifier(settings: Settings) -> Verifier:
     """Make this process's workflows re-check every review decision's token (worker start)."""
     from policies.decision_identity import install_verifier
