@@ -1,12 +1,15 @@
-"""What the deployment files give the processes that check reviewers' tokens (ADR 0086):
-``tollgate dev``'s processes share one state folder and its dev key; a deployment's containers
-each have their own, so without an issuer or a shared key every decision was refused."""
+"""What the deployment files give the processes that face reviewers (ADR 0086): the ones that
+check their tokens, and the HTTP service's links. ``tollgate dev``'s processes share one state
+folder and its dev key; a deployment's containers each have their own, so without an issuer or
+a shared key every decision was refused."""
 
 from __future__ import annotations
 
 import ipaddress
+from urllib.parse import urlsplit
 
 from tests.deploy.files import compose, container_env, k8s_documents, pod_spec
+from tollgate.http.notifier import WILDCARD_HOSTS
 from tollgate.runtime.identity import DEV_KEY_FILE
 
 #: The roles that verify reviewers' tokens: the review API and inbox, and the review
@@ -52,3 +55,16 @@ def selected(policy: dict) -> set[str]:  # type: ignore[type-arg]
         if expr["key"] == "app.kubernetes.io/component" and expr["operator"] == "In":
             found |= set(expr["values"])
     return found
+
+
+def test_the_http_role_links_reviewers_to_an_address_they_reach() -> None:
+    docs = k8s_documents()
+    configmaps = {d["metadata"]["name"]: d["data"] for _, d in docs if d["kind"] == "ConfigMap"}
+    [http] = [d for _, d in docs if d["kind"] == "Deployment"
+              and d["metadata"]["name"] == "tollgate-http"]
+    urls = [container_env(pod_spec(http)["containers"][0], configmaps)
+            .get("TOLLGATE_PUBLIC_URL", ""),
+            str(compose()["services"]["http"]["environment"].get("TOLLGATE_PUBLIC_URL", ""))]
+    for url in urls:
+        assert url.startswith(("https://", "http://")), urls
+        assert urlsplit(url).hostname not in WILDCARD_HOSTS, urls

@@ -55,24 +55,33 @@ def healthy(port: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("dev_key", [False, True], ids=["no-key", "key"])
-async def test_the_http_service_says_when_no_reviewer_can_be_verified(
-        rig: Rig, tmp_path: Path, dev_key: bool) -> None:
-    if dev_key:
-        dev_private_key(tmp_path)
+async def serve_warnings(rig: Rig, folder: Path, *args: str, **extra: str) -> list[str]:
+    """``tollgate serve ARGS`` as a process with state folder ``folder`` until it answers
+    ``/healthz``; the warnings it logged, after SIGTERM."""
     port = free_port()
     s = rig.settings
     env = {**os.environ, "TEMPORAL_ADDRESS": s.temporal_address, "DATABASE_URL": s.dsn or "",
-           "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(tmp_path),
-           "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"]}
-    env.pop("TOLLGATE_OIDC_ISSUER", None)
+           "TOLLGATE_TENANTS_FILE": str(s.tenants_file), "TOLLGATE_STATE_DIR": str(folder),
+           "TOLLGATE_KEYS_FILE": s.env["TOLLGATE_KEYS_FILE"], **extra}
+    for unset in ("TOLLGATE_OIDC_ISSUER", "TOLLGATE_PUBLIC_URL", "TOLLGATE_NOTIFY_FILE"):
+        if unset not in extra:
+            env.pop(unset, None)
     tollgate = str(Path(sys.executable).parent / "tollgate")
-    proc = subprocess.Popen([tollgate, "serve", "--port", str(port)], env=env,  # noqa: S603
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([tollgate, "serve", "--port", str(port), *args],  # noqa: S603
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
     try:
         await eventually(lambda: healthy(port), "the HTTP service", timeout=60)
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
-    said = warnings(err)
-    assert ("reviewer_identity_unset" in said) is not dev_key, err
+    return warnings(err)
+
+
+@pytest.mark.parametrize("dev_key", [False, True], ids=["no-key", "key"])
+async def test_the_http_service_says_when_no_reviewer_can_be_verified(
+        rig: Rig, tmp_path: Path, dev_key: bool) -> None:
+    if dev_key:
+        dev_private_key(tmp_path)
+    said = await serve_warnings(rig, tmp_path)
+    assert ("reviewer_identity_unset" in said) is not dev_key, said

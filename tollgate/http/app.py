@@ -127,14 +127,15 @@ async def build_services(settings: Settings) -> AsyncIterator[Services]:
         await pool.close()
 
 
-async def serve(settings: Settings, host: str, port: int) -> None:
-    """Serve until cancelled, with the outbox relay and the reviewer notifier beside the app."""
+async def serve(settings: Settings, host: str, port: int, *, deployed: bool = False) -> None:
+    """Serve until cancelled, with the outbox relay and the reviewer notifier beside the app.
+    ``deployed`` (``tollgate serve``): say at start what would keep notices from reviewers."""
     import httpx
     import uvicorn
 
     from adapters.notify.channels import LocalSink
     from adapters.postgres.notices import NoticeStore
-    from tollgate.http.notifier import load_channels, run_notifier
+    from tollgate.http.notifier import load_channels, run_notifier, warn_if_reviewers_unreached
     from tollgate.observability import tracing
     from tollgate.runtime.identity import warn_if_identity_unset
 
@@ -148,6 +149,8 @@ async def serve(settings: Settings, host: str, port: int) -> None:
             RelayPolicy.from_settings(settings.http)))
         notify_file = settings.http.notify_file or settings.state_dir / "notify.json"
         channels = load_channels(notify_file, http, svc.tenant_secrets)
+        if deployed:  # `tollgate dev`'s local sink and loopback links are its design
+            warn_if_reviewers_unreached(channels, settings.http.public_url, host)
         public = settings.http.public_url or f"http://{host}:{port}"
         notifier = asyncio.create_task(run_notifier(
             NoticeStore(svc.pool), channels, LocalSink(settings.state_dir / "notices.jsonl"),
@@ -172,5 +175,5 @@ def run_server(settings: Settings, host: str = "127.0.0.1", port: int | None = N
     """``tollgate serve``: blocks until Ctrl-C."""
     port = port or settings.http.port
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(settings, host, port))
+        asyncio.run(serve(settings, host, port, deployed=True))
     return 0

@@ -30,6 +30,26 @@ _SAYS = {"opened": "review waiting", "sla": "review past its SLA", "expired": "r
          "without a decision"}
 
 
+#: Addresses that mean "every interface": a link to one reaches no reviewer.
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - compared, never bound
+
+
+def warn_if_reviewers_unreached(channels: Mapping[str, NoticeChannel], public_url: str | None,
+                                host: str) -> None:
+    """At ``tollgate serve``'s start: what ``tollgate dev`` gets by design, a deployment would
+    get without a word (ADR 0086). No notify file: every notice goes to the local sink, a file
+    in the process's state folder that no reviewer reads in a container. No public URL on a
+    wildcard host: every notice links to ``http://0.0.0.0:PORT``."""
+    if not channels:
+        log.warning("reviewer_notices_local_only",
+                    detail="no notify file (TOLLGATE_NOTIFY_FILE): reviewer notices are only "
+                           "appended to notices.jsonl in the state folder (docs/api.md)")
+    if public_url is None and host in WILDCARD_HOSTS:
+        log.warning("reviewer_links_unreachable",
+                    detail=f"TOLLGATE_PUBLIC_URL is not set and the service listens on {host!r}:"
+                           " the inbox links in reviewer notices lead nowhere")
+
+
 def notice_text(notice: DueNotice, inbox_url: str) -> str:
     due = (f" · SLA {notice.review_due_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
            if notice.review_due_at and notice.step != "expired" else "")
