@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.test_reviewer_identity_unset import serve_warnings
+from tests.deploy.serve_support import serve_warnings
 from tests.faults.conftest import Rig
 from tollgate.runtime.identity import dev_private_key
 
