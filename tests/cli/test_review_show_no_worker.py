@@ -1,9 +1,11 @@
 """`tollgate review show` while no worker runs: a query nobody answers was printed as
 `Temporal refused: …` (exit 1, the SDK's cancelled call taken for a refusal). A waiting review
-now ends with the documented exit 3 line; a finished one is shown from PostgreSQL."""
+now ends with the documented exit 3 line; a finished one is shown from PostgreSQL, after a
+short look for its ticket."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -40,6 +42,11 @@ async def test_review_show_with_no_worker_says_so_or_reads_postgresql(
     assert code == 3, text
     assert text.strip() == (f"tollgate: {waiting.id}: no worker answered its query within 1 s: "
                             "is `tollgate dev` (or `python worker.py`) running?")
+    # A finished run is asked for its ticket only briefly (FINISHED_QUERY_TIMEOUT): its record
+    # is PostgreSQL's, and a reader is not held a waiting run's query timeout.
+    monkeypatch.setattr(review_show, "QUERY_TIMEOUT", timedelta(seconds=60))
+    began = time.monotonic()
     code, text = await said_by(capsys, s, review, "show", rejected.id)
+    assert time.monotonic() - began < 30, "held as long as a waiting run's query"
     assert code == 0, text
     assert "state REJECTED" in text and "reject       v1" in text

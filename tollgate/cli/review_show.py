@@ -155,18 +155,23 @@ def _when(at: datetime | None) -> str:
 async def ticket_of(client: Client, workflow_id: str, *, needed: bool = True
                     ) -> ReviewTicket | None:
     """The workflow's ``review_ticket``; None when there is no such workflow, or no worker
-    answers for a finished one (``needed`` False: PostgreSQL holds its record)."""
+    answers for a finished one (``needed`` False: PostgreSQL holds its record; asked with the
+    shorter ``FINISHED_QUERY_TIMEOUT``)."""
     from temporalio.service import RPCError, RPCStatusCode
 
     from contracts import ReviewTicket
+    from tollgate.ops.review_ticket import FINISHED_QUERY_TIMEOUT
 
     try:
         return await client.get_workflow_handle(workflow_id).query(
-            "review_ticket", result_type=ReviewTicket, rpc_timeout=QUERY_TIMEOUT)
+            "review_ticket", result_type=ReviewTicket,
+            rpc_timeout=QUERY_TIMEOUT if needed else FINISHED_QUERY_TIMEOUT)
     except RPCError as exc:
         if exc.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             return None
-        if exc.status not in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED):
+        # FAILED_PRECONDITION: the server's own "no poller seen for task queue recently".
+        if exc.status not in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED,
+                              RPCStatusCode.FAILED_PRECONDITION):
             raise
         if not needed:
             return None

@@ -23,6 +23,7 @@ from tollgate.http.deps import Services
 from tollgate.http.review_evidence import evidence_fields
 from tollgate.ops.review_ticket import (
     DECISION_TIMEOUT,
+    FINISHED_QUERY_TIMEOUT,
     DecisionNotTaken,
     deliver_decision,
     how_it_ended,
@@ -111,13 +112,17 @@ async def list_reviews(svc: Services, who: Identity) -> list[ReviewSummary]:
     return sorted(rows, key=lambda r: (r.review_due_at or far, r.workflow_id))
 
 
-async def ticket(svc: Services, workflow_id: str) -> ReviewTicket | None:
+async def ticket(svc: Services, workflow_id: str, *, running: bool = True
+                 ) -> ReviewTicket | None:
+    """The run's ``review_ticket``, None when nobody answers; a finished run (``running``
+    False) is asked with ``FINISHED_QUERY_TIMEOUT``: its record is PostgreSQL's."""
     from temporalio.service import RPCError
 
     client = await svc.temporal.client()
     try:
         return await client.get_workflow_handle(workflow_id).query(
-            "review_ticket", result_type=ReviewTicket, rpc_timeout=QUERY_TIMEOUT)
+            "review_ticket", result_type=ReviewTicket,
+            rpc_timeout=QUERY_TIMEOUT if running else FINISHED_QUERY_TIMEOUT)
     except RPCError:
         return None
 
@@ -135,10 +140,11 @@ async def review_detail(svc: Services, who: Identity, workflow_id: str) -> dict[
     # connected, how it stands is unknown. Either way the record is PostgreSQL's.
     client = await svc.temporal.client()
     try:
-        ended = (await how_it_ended(client.get_workflow_handle(workflow_id))).ended
+        run = await how_it_ended(client.get_workflow_handle(workflow_id))
+        ended, running = run.ended, run.running
     except RPCError:
-        ended = None
-    found = None if ended else await ticket(svc, workflow_id)
+        ended, running = None, True
+    found = None if ended else await ticket(svc, workflow_id, running=running)
     draft_row = record.draft or {}
     draft = found.draft.model_dump() if found and found.draft else draft_row.get("draft") or {}
     state = found.state.value if found else record.event["state"]
