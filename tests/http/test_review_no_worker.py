@@ -44,7 +44,7 @@ async def test_a_review_still_reads_from_postgresql_when_temporal_went_away(
         # Temporal stops answering after the API connected: how the run stands and its
         # ticket are unknown, the record PostgreSQL holds is not.
         monkeypatch.setattr(review_service, "how_it_ended", gone)
-        monkeypatch.setattr(review_service, "ticket", lambda *_a: asyncio.sleep(0))
+        monkeypatch.setattr(review_service, "ticket", lambda *_a, **_k: asyncio.sleep(0))
         answer = await api.get(f"/v1/reviews/{mine}", headers=lan)
     assert answer.status_code == 200, answer.text
     assert answer.json()["state"] == "AWAITING_REVIEW" and answer.json()["draft"]
