@@ -34,7 +34,7 @@ def healthy(port: int) -> bool:
 
 async def serve_warnings(rig: Rig, folder: Path, *args: str, **extra: str) -> list[str]:
     """``tollgate serve ARGS`` as a process with state folder ``folder`` until it answers
-    ``/healthz``; the warnings it logged, after SIGTERM."""
+    ``/healthz``; the warnings it logged, after SIGTERM, then ``exit N``, how it ended."""
     port = free_port()
     s = rig.settings
     env = {**os.environ, "TEMPORAL_ADDRESS": s.temporal_address, "DATABASE_URL": s.dsn or "",
@@ -52,4 +52,4 @@ async def serve_warnings(rig: Rig, folder: Path, *args: str, **extra: str) -> li
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
-    return warnings(err)
+    return [*warnings(err), f"exit {proc.returncode}"]

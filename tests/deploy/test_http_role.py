@@ -33,3 +33,11 @@ async def test_a_notify_file_and_a_public_url_leave_it_quiet(rig: Rig, tmp_path:
                                 TOLLGATE_NOTIFY_FILE=str(notify),
                                 TOLLGATE_PUBLIC_URL="https://tollgate.example.com")
     assert not UNREACHED & set(said), said
+
+
+async def test_sigterm_stops_the_http_role_cleanly(rig: Rig, tmp_path: Path) -> None:
+    """What Kubernetes and compose send: the service, its relay and its notifier stop, and the
+    process exits 0 (it used to end by the signal itself, 143, with none of them stopped)."""
+    dev_private_key(tmp_path)
+    said = await serve_warnings(rig, tmp_path, "--host", "0.0.0.0")  # noqa: S104
+    assert said[-1] == "exit 0", said
