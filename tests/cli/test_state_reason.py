@@ -6,7 +6,6 @@ PostgreSQL's)."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from pathlib import Path
 
 import asyncpg
@@ -15,7 +14,6 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.cli.helpers import live_settings, said_by
 from tests.conftest import fresh_key, signed_event, start
-from tollgate.cli import review_show
 from tollgate.cli.ops import ops
 from tollgate.cli.review import review
 from tollgate.cli.trace import trace
@@ -28,9 +26,7 @@ async def test_state_of_a_stopped_event_says_why(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     # `review show` below asks the finished run's query first, and no worker runs then: it
-    # reads PostgreSQL once the query's timeout passes (1 s here, 10 s in the product, as in
-    # tests/cli/test_review_show_no_worker.py).
-    monkeypatch.setattr(review_show, "QUERY_TIMEOUT", timedelta(seconds=1))
+    # reads PostgreSQL once the finished run's query timeout passes (FINISHED_QUERY_TIMEOUT).
     s, _ = live_settings(dev_server, database_url, standins, tmp_path)
     silent = fresh_key("C")
     standins.crm.upsert("acme", silent, first_name="Vy", pet_name="Bo",
