@@ -6,6 +6,7 @@ neither: a decision with no token, or one signed by a key nobody trusts, was let
 from __future__ import annotations
 
 import asyncio
+import socket
 import urllib.request
 from pathlib import Path
 
@@ -54,3 +55,24 @@ async def test_the_worker_script_checks_every_decisions_token_and_serves_sdk_met
         page = await eventually(lambda: asyncio.to_thread(scrape, sdk_port), "the SDK metrics",
                                 until=lambda p: "temporal_workflow_completed_total" in p)
         assert "temporal_activity_execution_latency_seconds" in page
+
+
+@pytest.mark.parametrize("variable", ["TOLLGATE_HEALTH_PORT", "TOLLGATE_METRICS_PORT"])
+async def test_a_port_the_worker_script_cannot_take_is_one_line(
+        rig: Rig, tmp_path: Path, variable: str) -> None:
+    """``tollgate dev`` checks its ports before it starts anything; a deployed worker's ports
+    were an ``OSError`` traceback (ADR 0086)."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with worker_process(rig, tmp_path, f"port-{variable[9:13]}",
+                            **{variable: str(port)}) as proc:
+            assert proc.proc is not None
+            code = await asyncio.to_thread(proc.proc.wait, 60)
+    lines = [line for line in (tmp_path / "worker.log").read_text().splitlines()
+             if line.strip() and not line.startswith("{")]
+    assert code == 1
+    assert lines == [f"{variable}: cannot serve "
+                     f"{'the health endpoints' if 'HEALTH' in variable else '/metrics'} on "
+                     f"127.0.0.1:{port} (address already in use)"], lines

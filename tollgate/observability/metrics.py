@@ -18,6 +18,7 @@ Tollgate's registry.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -59,7 +60,13 @@ def start_exporter(pool: asyncpg.Pool, observability: ObservabilitySettings) -> 
         return None
     registry = CollectorRegistry()
     registry.register(PostgresCollector(pool, asyncio.get_running_loop()))
-    server, _thread = start_http_server(port, addr=observability.metrics_host, registry=registry)
+    try:
+        server, _thread = start_http_server(port, addr=observability.metrics_host,
+                                            registry=registry)
+    except OSError as exc:  # taken, or not this machine's address: one line, as dev says
+        why = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+        raise SystemExit(f"TOLLGATE_METRICS_PORT: cannot serve /metrics on "
+                         f"{observability.metrics_host}:{port} ({why})") from None
     return server
 
 

@@ -14,6 +14,7 @@ Temporal hands them to another worker (docs/deploy.md: the grace period must exc
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
@@ -124,7 +125,12 @@ async def start_health_server(exits: AsyncExitStack, checks: Sequence[Check],
     runner = web.AppRunner(health_app(checks), access_log=None)
     await runner.setup()
     exits.push_async_callback(runner.cleanup)
-    await web.TCPSite(runner, host, port).start()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as exc:  # taken, or not this machine's address: one line, as dev says
+        why = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+        raise SystemExit(f"TOLLGATE_HEALTH_PORT: cannot serve the health endpoints on "
+                         f"{host}:{port} ({why})") from None
 
 
 async def run_worker(queue: str, settings: Settings) -> None:
