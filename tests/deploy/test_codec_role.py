@@ -1,6 +1,7 @@
 """The ``codec`` role as the image runs it, ``python -m tollgate.codec.server`` in a process of
-its own: its log lines are redacted JSON like every other process's, and a port it cannot take
-is one line, not a traceback (docs/deploy.md, "What a deployment starts, against the dev
+its own: its log lines are redacted JSON like every other process's, a payload that opens to
+something that is not a payload is a 400, and a port it cannot take is one line, not a
+traceback (docs/deploy.md, "What a deployment starts, against the dev
 stack"). In ``tollgate dev`` the codec server runs inside the stack's process, whose logging is
 set up and whose ports are checked first; the role's own process did neither."""
 
@@ -67,7 +68,7 @@ def sealed_garbage() -> dict[str, object]:
                           "data": b64(data).decode()}]}
 
 
-def test_the_codec_role_logs_json_lines() -> None:
+def test_the_codec_role_logs_json_lines_and_refuses_a_sealed_non_payload() -> None:
     port = free_port()
     with codec_role(port) as proc:
         request = urllib.request.Request(
@@ -76,16 +77,20 @@ def test_the_codec_role_logs_json_lines() -> None:
         try:
             urllib.request.urlopen(request, timeout=10)  # noqa: S310 (http, built here)
         except urllib.error.HTTPError as exc:
-            assert exc.code == 500
+            # A refusal that names the field's fault, never a 500 (it was one before).
+            assert exc.code == 400
+            assert json.loads(exc.read()) == {
+                "error": "a payload opened to bytes that are not a payload"}
         else:
             raise AssertionError("a payload that is not one decoded")
     _, err = proc.communicate(timeout=15)
     lines = [line for line in err.splitlines() if line.strip()]
-    assert lines, "the failed request left no log line"
     records = [json.loads(line) for line in lines]  # every line one JSON object
-    assert any(str(r.get("event")).startswith("Error handling request")
-               and r.get("level") == "error" and r.get("logger") == "aiohttp.server"
-               for r in records), records
+    assert [r for r in records if r.get("event") == "codec_server_listening"] == [
+        {"event": "codec_server_listening", "host": "127.0.0.1", "port": port,
+         "level": "info", "logger": "tollgate.codec",
+         "timestamp": next(r["timestamp"] for r in records
+                           if r.get("event") == "codec_server_listening")}], records
     assert TOKEN not in err
 
 

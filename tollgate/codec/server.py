@@ -21,8 +21,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import structlog
 from aiohttp import web
 from google.protobuf import json_format
+from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload, Payloads
 
 from tollgate.codec.files import write_private
@@ -70,6 +72,9 @@ def build_app(ring: KeyRing, token: str, origins: Iterable[str]) -> web.Applicat
             except (json_format.ParseError, ValueError) as exc:
                 # The message names a key id or says the body is not Payloads JSON: no data.
                 return cors(request, web.json_response({"error": str(exc)}, status=400))
+            except DecodeError:  # sealed under our key, but what it seals is not a payload
+                return cors(request, web.json_response(
+                    {"error": "a payload opened to bytes that are not a payload"}, status=400))
             return cors(request, web.Response(text=json_format.MessageToJson(out),
                                               content_type="application/json"))
         return handle
@@ -173,7 +178,10 @@ def main(env: Mapping[str, str] | None = None) -> None:
         raise SystemExit("TOLLGATE_CODEC_TOKEN must be set to a random string of 16+ characters")
     app = build_app(load_key_ring(codec), token, list(codec.origins))
     try:
-        web.run_app(app, host=codec.host, port=codec.port, access_log=None, print=None)
+        # Said once it listens, as a JSON line like the rest: where, never the token.
+        web.run_app(app, host=codec.host, port=codec.port, access_log=None,
+                    print=lambda _: structlog.get_logger("tollgate.codec").info(
+                        "codec_server_listening", host=codec.host, port=codec.port))
     except OSError as exc:  # the port taken, the host not this machine's: one line, as dev says
         why = os.strerror(exc.errno).lower() if exc.errno else type(exc).__name__
         raise SystemExit(f"the codec server cannot listen on {codec.host}:{codec.port} ({why}); "
