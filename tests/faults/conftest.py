@@ -16,7 +16,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.failure.v1 import Failure
 from temporalio.client import Client
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.postgres.ops import OpsStore
@@ -39,6 +40,8 @@ from tollgate.runtime.identity import issue_dev_token
 from tollgate.runtime.workers import draft_worker, main_worker
 
 TARGET_MODES = ("dedupe", "no_dedupe")
+#: How long one ask of a run's review ticket may take (``Rig.wait_review`` asks again).
+QUERY_TRY = timedelta(seconds=5)
 
 
 @pytest.fixture(params=TARGET_MODES)
@@ -182,9 +185,14 @@ class Rig:
 
     async def wait_review(self, workflow_id: str) -> dict[str, object]:
         handle = self.client.get_workflow_handle(workflow_id)
+        # Asked again, not waited on: right after a worker is killed the server may hand the
+        # query to the dead worker's sticky queue and hold it for its whole 30 s; a later ask
+        # goes to the queue the new worker polls. The deadline covers a read's 10 s lease.
         ticket = await eventually(
-            lambda: handle.query("review_ticket"), f"{workflow_id} waiting for review",
-            until=lambda t: t["state"] == EventState.AWAITING_REVIEW)
+            lambda: handle.query("review_ticket", rpc_timeout=QUERY_TRY),
+            f"{workflow_id} waiting for review",
+            until=lambda t: t["state"] == EventState.AWAITING_REVIEW, timeout=60,
+            ignoring=(RPCError,))
         return dict(ticket)
 
     async def approve(self, workflow_id: str, reviewer: str = "an.tran") -> None:
