@@ -1,8 +1,10 @@
 """A throwaway RabbitMQ node for the broker tests: Debian's ``rabbitmq-server`` on a free
 loopback port, its own node name, data and log dirs under a temp dir; stopped afterwards.
 
-Erlang's port mapper (epmd) is started by the node when none runs; it is bound to loopback and
-stopped again only if this fixture started it (another user's epmd is left alone).
+Each node gets an Erlang port mapper (epmd) of its own, on a port of its own
+(``ERL_EPMD_PORT``), bound to loopback and stopped with the node. Two nodes starting at once
+(two test processes) used to share one: the first to stop killed the epmd that had appeared
+since it started, which could be the other's, and that node then failed to start.
 """
 
 from __future__ import annotations
@@ -32,11 +34,14 @@ def rabbitmq_launcher() -> str | None:
     return shutil.which("rabbitmq-server")
 
 
-def _epmd_pids() -> set[int]:
+def _epmd_pids(port: int) -> set[int]:
+    """The epmd processes serving ``port`` (started with ``ERL_EPMD_PORT`` set to it)."""
+    mark = f"ERL_EPMD_PORT={port}".encode()
     pids = set()
     for comm in Path("/proc").glob("[0-9]*/comm"):
         with suppress(OSError):
-            if comm.read_text().strip() == "epmd":
+            if (comm.read_text().strip() == "epmd"
+                    and mark in (comm.parent / "environ").read_bytes().split(b"\0")):
                 pids.add(int(comm.parent.name))
     return pids
 
@@ -45,7 +50,7 @@ def _epmd_pids() -> set[int]:
 def rabbitmq_node(launcher: str, ready_timeout_s: float = 90.0) -> Iterator[str]:
     """Start a node and yield its AMQP URL."""
     base = Path(tempfile.mkdtemp(prefix="tollgate-rmq-"))
-    port, dist = free_port(), free_port()
+    port, dist, epmd = free_port(), free_port(), free_port()
     (base / "rabbit.conf").write_text(f"listeners.tcp.1 = 127.0.0.1:{port}\n"
                                       "loopback_users = none\n")
     (base / "enabled_plugins").write_text("[].\n")
@@ -53,11 +58,11 @@ def rabbitmq_node(launcher: str, ready_timeout_s: float = 90.0) -> Iterator[str]
            "RABBITMQ_NODENAME": f"tg{uuid.uuid4().hex[:8]}@localhost",
            "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1", "RABBITMQ_NODE_PORT": str(port),
            "RABBITMQ_DIST_PORT": str(dist), "ERL_EPMD_ADDRESS": "127.0.0.1",
+           "ERL_EPMD_PORT": str(epmd),
            "RABBITMQ_MNESIA_BASE": str(base / "mnesia"), "RABBITMQ_LOG_BASE": str(base / "log"),
            "RABBITMQ_CONFIG_FILE": str(base / "rabbit.conf"),
            "RABBITMQ_ENABLED_PLUGINS_FILE": str(base / "enabled_plugins"),
            "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}"}
-    epmd_before = _epmd_pids()
     log = (base / "server.out").open("wb")
     proc = subprocess.Popen([launcher], env=env, stdout=log, stderr=subprocess.STDOUT,  # noqa: S603
                             start_new_session=True, cwd=base)
@@ -79,7 +84,7 @@ def rabbitmq_node(launcher: str, ready_timeout_s: float = 90.0) -> Iterator[str]
             with suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
-        for pid in _epmd_pids() - epmd_before:
+        for pid in _epmd_pids(epmd):
             with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
         log.close()
