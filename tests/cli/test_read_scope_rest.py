@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -27,6 +28,13 @@ from tollgate.runtime.exits import Exit
 
 #: A command's code, output and last error line; ``tenant``: the reader's token (none: none).
 Run = Callable[..., Awaitable[tuple[int, str, str]]]
+
+
+async def answer(run: Run, argv: list[str], s: Settings, **token: str) -> Any:
+    """What the command answers in JSON; it must succeed (exit 0)."""
+    code, out, err = await run(argv, s, **token)
+    assert code == Exit.OK, err
+    return json.loads(out)
 
 
 @pytest.fixture
@@ -88,9 +96,8 @@ async def test_switches_and_modes_keep_to_the_tokens_tenant_and_the_global_rows(
                            f" VALUES ($1, $2, {value}, 'read scope', 'op.kim')", adapter, tenant)
 
     async def seen(**token: str) -> set[str]:
-        code, out, err = await run(argv, s, **token)
-        assert code == Exit.OK, err
-        return {r["tenant_id"] for r in json.loads(out) if r["adapter"] == adapter}
+        return {r["tenant_id"] for r in await answer(run, argv, s, **token)
+                if r["adapter"] == adapter}
 
     assert await seen(tenant=mine) == {mine, "*"}
     assert await seen() == {mine, theirs, "*"}  # without a token, as before
@@ -109,9 +116,8 @@ async def test_contacts_list_keeps_to_the_tokens_tenant(
         await ContactStore(pool).add(tenant, point, actor="op.kim", reason="read scope")
 
     async def listed(of: str, **token: str) -> list[str]:
-        code, out, err = await run(["contacts", "list", "--tenant", of, "--json"], s, **token)
-        assert code == Exit.OK, err
-        return [r["value"] for r in json.loads(out)]
+        argv = ["contacts", "list", "--tenant", of, "--json"]
+        return [r["value"] for r in await answer(run, argv, s, **token)]
 
     assert await listed(mine, tenant=mine) == [f"{mine}.example"]
     argv = ["contacts", "list", "--tenant", theirs]
@@ -128,9 +134,8 @@ async def test_audit_verify_checks_the_tokens_tenants_chains_only(
         await rows_of(tenant, s, pool, run)
 
     async def verified(*extra: str, **token: str) -> int:
-        code, out, err = await run(["audit", "--verify", *extra, "--json"], s, **token)
-        assert code == Exit.OK, err
-        return int(json.loads(out)["events_checked"])
+        argv = ["audit", "--verify", *extra, "--json"]
+        return int((await answer(run, argv, s, **token))["events_checked"])
 
     own = await verified("--tenant", mine)  # without a token, as before
     assert own >= 1 and await verified(tenant=mine) == own
@@ -155,9 +160,7 @@ async def test_items_jobs_keeps_to_the_tokens_tenant(
             tenant, n)
 
     async def said(*argv: str, **token: str) -> object:
-        code, out, err = await run(["items", "jobs", *argv, "--json"], s, **token)
-        assert code == Exit.OK, err
-        return json.loads(out)
+        return await answer(run, ["items", "jobs", *argv, "--json"], s, **token)
 
     counts = await said(tenant=mine)
     assert counts == {"PENDING": 0, "PROCESSING": 0, "SUCCEEDED": 0, "FAILED": 2}
@@ -182,10 +185,8 @@ async def test_an_incident_draft_keeps_to_the_tokens_tenants_evidence(
         await rows_of(tenant, s, pool, run)
 
     async def packet(*extra: str, **token: str) -> dict[str, object]:
-        code, out, err = await run(["incident", "--since", "1h", *extra, "--json"], s,
-                                   **token)
-        assert code == Exit.OK, err
-        return dict(json.loads(out)["packet"])
+        argv = ["incident", "--since", "1h", *extra, "--json"]
+        return dict((await answer(run, argv, s, **token))["packet"])
 
     def tenants(p: dict[str, object]) -> set[str]:
         items = p["items"]
