@@ -2,7 +2,8 @@
 result's long poll of the close (ADR 0083). It waited with a bare ``result()``: an operator would
 have sat 20 s (the poll's expiry) on a replay that had long ended. The missed notification is
 made by ``tests/missed_close.py``, a stand-in at the client; the server, the run and its end are
-the real dev server's."""
+the real dev server's. The operator is told of the missed close on standard error
+(``missed_close_notification``), though the replay's run ended with no result."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
@@ -43,13 +45,18 @@ async def test_a_replay_whose_close_went_unheard_answers_in_seconds(
     monkeypatch.setattr(tollgate.runtime.client, "build_client", unheard)
     monkeypatch.setattr(run_end, "CHECK_EVERY_S", 0.5)
     # No worker polls the queue: the run waits until the test ends it.
-    command = asyncio.create_task(run_ops(["dlq", "replay", str(dl_id)], s, role="on_call"))
-    run_id = f"reconcile/{key}/replay-1"
-    await eventually(lambda: missing.held.get(run_id), "the command waits on replay 1")
-    await dev_server.client.get_workflow_handle(run_id).terminate("the test")
-    # Before, the command waited on the poll that was never told (here: for ever).
-    async with asyncio.timeout(10):
-        assert await command == Exit.REFUSED
+    with capture_logs() as logs:
+        command = asyncio.create_task(run_ops(["dlq", "replay", str(dl_id)], s,
+                                              role="on_call"))
+        run_id = f"reconcile/{key}/replay-1"
+        await eventually(lambda: missing.held.get(run_id), "the command waits on replay 1")
+        await dev_server.client.get_workflow_handle(run_id).terminate("the test")
+        # Before, the command waited on the poll that was never told (here: for ever).
+        async with asyncio.timeout(10):
+            assert await command == Exit.REFUSED
+    # The run's re-read raised (terminated): the wait still says its close went unheard.
+    assert [e["workflow_id"] for e in logs if e["event"] == "missed_close_notification"] \
+        == [run_id]
     assert missing.held[run_id].is_set()
     assert (await dev_server.client.get_workflow_handle(run_id).describe()).status \
         == WorkflowExecutionStatus.TERMINATED

@@ -13,20 +13,31 @@ the expiry. The bench met it twice (docs/performance.md: a run of at most 3 s wa
 not answered: a run that is closed, and whose poll still has not answered ``GRACE_S`` later, is
 read again (a poll for a closed run answers at once) and reported as a missed close. A run still
 open is waited for again. No tight polling: a run that ends in time costs no extra call.
+
+A missed close is logged here, once, as ``missed_close_notification`` (a warning: the workflow
+id, how long the wait had lasted, the run's close time; never its result), not by each caller:
+every caller then tells the operator alike (``ops dlq replay``, ``ops sweep``, the demo, the
+bench), a caller added later cannot forget it, and a run whose re-read raises (it failed, was
+terminated) is logged too, though no ``RunEnd`` reaches its caller. The CLI's log lines go to
+standard error, so a command's answer on standard output stays as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+import structlog
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
 T = TypeVar("T")
+
+log = structlog.get_logger("tollgate.run_end")
 
 #: How long ``result()`` may go unanswered before the run is described (and again after each
 #: such span while it runs). Runs that end sooner cost nothing extra; a missed close is learned
@@ -48,11 +59,13 @@ class RunEnd(Generic[T]):
 
 
 async def run_result(handle: WorkflowHandle[Any, T]) -> RunEnd[T]:
-    """``handle.result()``, bounded against a missed close notification (module docstring).
+    """``handle.result()``, bounded against a missed close notification, which it logs
+    (module docstring).
 
     Raises what ``result()`` raises (``WorkflowFailureError`` for a run that failed, was
     terminated, cancelled or timed out). A ``describe()`` that fails is ignored: the poll
     itself still answers, at the latest when it expires."""
+    began = time.monotonic()
     waiting = asyncio.ensure_future(handle.result())
     try:
         while True:
@@ -64,6 +77,9 @@ async def run_result(handle: WorkflowHandle[Any, T]) -> RunEnd[T]:
             if await _answered(waiting, GRACE_S):
                 return RunEnd(waiting.result())
             waiting.cancel()
+            log.warning("missed_close_notification", workflow_id=handle.id,
+                        waited_s=round(time.monotonic() - began, 1),
+                        closed_at=closed_at.isoformat())
             return RunEnd(await handle.result(), missed_close_at=closed_at)
     finally:
         if not waiting.done():
