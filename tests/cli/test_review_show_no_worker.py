@@ -15,9 +15,9 @@ from temporalio.testing import WorkflowEnvironment
 from contracts import ReviewDecision
 from tests.cli.helpers import consenting, live_settings, said_by
 from tests.conftest import signed_event, start, wait_review
-from tollgate.cli import review_show
 from tollgate.cli.review import review
 from tollgate.dev.standins import StandIns
+from tollgate.ops import review_ticket
 from tollgate.runtime.workers import draft_worker, main_worker
 
 
@@ -25,7 +25,7 @@ async def test_review_show_with_no_worker_says_so_or_reads_postgresql(
         dev_server: WorkflowEnvironment, database_url: str, standins: StandIns,
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(review_show, "QUERY_TIMEOUT", timedelta(seconds=1))
+    monkeypatch.setattr(review_ticket, "QUERY_TIMEOUT", timedelta(seconds=1))
     s, customer = live_settings(dev_server, database_url, standins, tmp_path)
     queue = s.task_queue
     async with main_worker(dev_server.client, s), draft_worker(dev_server.client, s):
@@ -44,7 +44,7 @@ async def test_review_show_with_no_worker_says_so_or_reads_postgresql(
                             "is `tollgate dev` (or `python worker.py`) running?")
     # A finished run is asked for its ticket only briefly (FINISHED_QUERY_TIMEOUT): its record
     # is PostgreSQL's, and a reader is not held a waiting run's query timeout.
-    monkeypatch.setattr(review_show, "QUERY_TIMEOUT", timedelta(seconds=60))
+    monkeypatch.setattr(review_ticket, "QUERY_TIMEOUT", timedelta(seconds=60))
     began = time.monotonic()
     code, text = await said_by(capsys, s, review, "show", rejected.id)
     assert time.monotonic() - began < 30, "held as long as a waiting run's query"

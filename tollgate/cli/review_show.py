@@ -7,7 +7,7 @@ request it answers. The queue is ``tollgate.cli.review_list``.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -26,9 +26,6 @@ if TYPE_CHECKING:
     from adapters.postgres.reviews import ReviewRecord
     from contracts import ReviewTicket
     from tollgate.config.settings import Settings
-
-#: A query waits for a worker; with none running, say so instead of hanging.
-QUERY_TIMEOUT = timedelta(seconds=10)
 
 
 def seen_token(draft_version: int, request_id: str) -> str:
@@ -156,11 +153,12 @@ async def ticket_of(client: Client, workflow_id: str, *, needed: bool = True
                     ) -> ReviewTicket | None:
     """The workflow's ``review_ticket``; None when there is no such workflow, or no worker
     answers for a finished one (``needed`` False: PostgreSQL holds its record; asked with the
-    shorter ``FINISHED_QUERY_TIMEOUT``)."""
+    shorter ``FINISHED_QUERY_TIMEOUT``; a waiting run's with ``QUERY_TIMEOUT``, both in
+    ``tollgate.ops.review_ticket``)."""
     from temporalio.service import RPCError, RPCStatusCode
 
     from contracts import ReviewTicket
-    from tollgate.ops.review_ticket import FINISHED_QUERY_TIMEOUT
+    from tollgate.ops.review_ticket import FINISHED_QUERY_TIMEOUT, QUERY_TIMEOUT
 
     try:
         return await client.get_workflow_handle(workflow_id).query(

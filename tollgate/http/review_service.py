@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from fastapi import HTTPException
@@ -24,6 +24,7 @@ from tollgate.http.review_evidence import evidence_fields
 from tollgate.ops.review_ticket import (
     DECISION_TIMEOUT,
     FINISHED_QUERY_TIMEOUT,
+    QUERY_TIMEOUT,
     DecisionNotTaken,
     deliver_decision,
     how_it_ended,
@@ -31,7 +32,6 @@ from tollgate.ops.review_ticket import (
 )
 from tollgate.runtime.identity import Identity
 
-QUERY_TIMEOUT = timedelta(seconds=10)
 #: What a workflow id of this project can look like (``event/{tenant}/{key}``,
 #: ``quarantine/{hash}``); anything else cannot be a review, so it is not looked up.
 _WORKFLOW_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,299}")

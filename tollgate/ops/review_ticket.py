@@ -32,6 +32,10 @@ from workflows.search_attributes import REVIEW_TICKET, STATE
 #: API answers 503, the CLI exits 3): the update may still be delivered later, so the reviewer
 #: reads the review again before deciding again.
 DECISION_TIMEOUT = timedelta(seconds=30)
+#: How long the ``review_ticket`` query of a run waiting for review may wait for a worker to
+#: answer (``review show``, the review service's detail): with none running, the reader is told
+#: so (the CLI exits 3) instead of hanging.
+QUERY_TIMEOUT = timedelta(seconds=10)
 #: How long the ``review_ticket`` query of a run that has finished may wait for a worker to
 #: replay it (``review show``, the review service's detail): the record is PostgreSQL's, the
 #: ticket only adds its risk and evidence, so a reader is not held the running run's 10 s
