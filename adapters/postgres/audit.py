@@ -24,6 +24,14 @@ CHAINED = {"state_transitions": "seq", "review_decisions": "decision_key",
 #: How many head shards each tenant's chains are counted under (migration 0132).
 HEAD_SHARDS = 8
 
+#: The chain ids a verification covers: every one with entries or an event row, of the tenant
+#: ``$1`` (NULL: of every tenant). The tenant's entries are found through
+#: ``audit_chain_tenant_shard`` (ADR 0089).
+CHAIN_IDS_SQL = ("SELECT DISTINCT workflow_id FROM ("
+                 " SELECT workflow_id, tenant_id FROM audit_chain"
+                 " UNION SELECT workflow_id, tenant_id FROM events) w"
+                 " WHERE $1::text IS NULL OR tenant_id = $1")
+
 
 @dataclass(frozen=True)
 class AuditProblem:
@@ -69,11 +77,7 @@ class AuditStore:
             The number of events checked and the problems found.
         """
         async with self.pool.acquire() as conn:
-            wf_rows = await conn.fetch(
-                "SELECT DISTINCT workflow_id FROM ("
-                " SELECT workflow_id, tenant_id FROM audit_chain"
-                " UNION SELECT workflow_id, tenant_id FROM events) w"
-                " WHERE $1::text IS NULL OR tenant_id = $1", tenant_id)
+            wf_rows = await conn.fetch(CHAIN_IDS_SQL, tenant_id)
             workflows = sorted(r["workflow_id"] for r in wf_rows)
             problems = await _verify(conn, workflows) if workflows else []
             problems += await _verify_heads(conn, tenant_id)

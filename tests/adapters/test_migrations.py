@@ -4,6 +4,7 @@ no-op, and a database migrated before the checksum column gets its checksums on 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import shutil
 from collections.abc import AsyncIterator
@@ -15,6 +16,7 @@ import pytest
 from adapters.postgres import pool as pool_module
 from adapters.postgres.audit import AuditStore, chain_shard
 from adapters.postgres.pool import MigrationChecksumError, migrate
+from tests.eventually import eventually
 from tests.pg_databases import empty_database
 
 SHIPPED = Path(pool_module.__file__).parent / "migrations"
@@ -168,3 +170,37 @@ async def test_a_head_that_disagreed_before_the_shards_still_disagrees_after(
     _, problems = await AuditStore(empty_pool).verify_all()
     assert [p.source for p in problems] == ["audit_chain_heads"]
     assert "entries" in problems[0].problem
+
+
+@pytest.mark.parametrize("dropped_by_hand", [True, False])
+async def test_0138_waits_for_the_chains_writers_unless_the_index_was_dropped_first(
+    empty_pool: asyncpg.Pool, folder: Path, tmp_path: Path, dropped_by_hand: bool,
+) -> None:
+    # ADR 0089: the runner's transaction cannot drop CONCURRENTLY, so the drop waits for the
+    # transactions writing the chain; an operator who dropped it CONCURRENTLY first is not held.
+    later = await migrated_before(empty_pool, folder, tmp_path, "0138")
+    if dropped_by_hand:
+        await empty_pool.execute("DROP INDEX CONCURRENTLY IF EXISTS audit_chain_tenant")
+    restore(later, folder)
+    # The pool's two connections: one writes and holds its transaction open, one migrates.
+    async with empty_pool.acquire() as writer, writer.transaction():
+        await writer.execute(  # an audited write not committed yet: it holds audit_chain
+            "INSERT INTO state_transitions (workflow_id, seq, from_state, to_state, actor,"
+            " reason) VALUES ('event/t1/e0', 1, NULL, 'RECEIVED', 'system', 'ok')")
+        migrating = asyncio.create_task(migrate(empty_pool, folder=folder))
+        if dropped_by_hand:
+            await eventually(migrating.done, "the migration applied beside the open write")
+        else:
+            await eventually(lambda: lock_waits(writer), "the migration waiting for audit_chain")
+            assert not migrating.done()
+    assert await migrating == ["0138_drop_audit_chain_tenant.sql"]
+    assert await empty_pool.fetchval("SELECT to_regclass('audit_chain_tenant')") is None
+    assert await AuditStore(empty_pool).verify_all("t1") == (1, [])
+
+
+async def lock_waits(conn: asyncpg.Connection) -> int:
+    """Lock requests on audit_chain not granted yet (pg_locks is read live, not from the
+    transaction's snapshot as pg_stat_activity is)."""
+    return int(await conn.fetchval(
+        "SELECT count(*) FROM pg_locks WHERE NOT granted"
+        " AND relation = 'audit_chain'::regclass"))

@@ -1,0 +1,14 @@
+-- audit_chain_tenant (tenant_id, id), from migration 0041, dropped (ADR 0089). Since 0132,
+-- audit_chain_tenant_shard (tenant_id, shard, id) leads with the same column: the one query
+-- that read this index, the tenant filter of `ops audit --verify --tenant` (verify_all), reads
+-- that one instead at the same cost, and no other query of audit_chain used it. It cost every
+-- chained entry an index insert, about 33 bytes on disk and 7 % of the chain's WAL.
+--
+-- Not CONCURRENTLY: the runner applies every file in one transaction (ADR 0024), where
+-- PostgreSQL refuses it. So this takes an ACCESS EXCLUSIVE lock on audit_chain until the
+-- migration's transaction commits: the drop itself is a catalog change (milliseconds at any
+-- size), but it first waits for the transactions already writing or reading the chain, and
+-- every audited write behind it waits too. IF EXISTS lets an operator drop it beforehand
+-- with `DROP INDEX CONCURRENTLY IF EXISTS audit_chain_tenant;`, no lock held: this file then
+-- finds nothing to drop and takes no lock on the table (ADR 0089 says when to).
+DROP INDEX IF EXISTS audit_chain_tenant;
