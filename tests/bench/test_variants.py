@@ -92,6 +92,7 @@ async def test_the_skeleton_keeps_its_shape(skeleton: tuple[dict[str, Any], Any]
     ("queue2", {}),
     ("sas", {}),
     ("listing", {}),
+    ("pollers", {}),
 ])
 async def test_a_variant_differs_by_its_difference_alone(
         dev_server: WorkflowEnvironment, skeleton: tuple[dict[str, Any], Any], variant: str,

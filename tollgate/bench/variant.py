@@ -16,7 +16,10 @@ session: what the server's extra CPU is made of").
   time with AWAITING_REVIEW (and the ticket unset in the final upsert, when there is one), and
   the reviewer's listing narrowed by tenant, as Tollgate's is; ``sas`` the attributes alone,
   ``listing`` the listing's clause alone (with the tenant at the start, for it to find).
-- ``all``: every one of them.
+- ``pollers``: not a history difference but a worker's: the skeleton's main worker with its
+  workflow-task polls scaled by the server, as Tollgate's main worker's (ADR 0087), where the
+  skeleton keeps the SDK's fixed five (one for new runs).
+- ``all``: every history difference above (not ``pollers``).
 - ``bytes4``, ``upsert4``, ``timers4``: four times the padding, the extra upsert or the timers;
   ``queue2``: the context read on the send's own queue too (two activities that the skeleton's
   worker would take eagerly, from the workflow task's answer, go through matching instead).
@@ -59,6 +62,7 @@ class Variant:
     timers: int = 0
     attrs: bool = False  # Tollgate's attributes: at the start, and the review's with its upsert
     listing: bool = False  # the reviewer's listing narrowed by tenant (the run started with it)
+    pollers: bool = False  # the main worker's workflow polls scaled by the server (ADR 0087)
 
     def pad(self, where: str) -> int:
         return PADS[where] * self.pads
@@ -91,4 +95,5 @@ VARIANTS: dict[str, Variant] = {
     # ``attrs`` in two: the attributes the runs carry, and the listing's tenant clause.
     "sas": Variant(attrs=True),
     "listing": Variant(listing=True),
+    "pollers": Variant(pollers=True),
 }

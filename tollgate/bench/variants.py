@@ -108,11 +108,19 @@ class ListingVariant(_Baseline):
         return await _run(self, "listing", raw)
 
 
+@workflow.defn(name="BenchVariantPollers")
+class PollersVariant(_Baseline):
+    @workflow.run
+    async def run(self, raw: str) -> str:
+        return await _run(self, "pollers", raw)
+
+
 _CLASSES: dict[str, type[_Baseline]] = {
     "bytes": BytesVariant, "update": UpdateVariant, "queue": QueueVariant,
     "upsert": UpsertVariant, "timers": TimersVariant, "attrs": AttrsVariant, "all": AllVariant,
     "bytes4": Bytes4Variant, "upsert4": Upsert4Variant, "timers4": Timers4Variant,
-    "queue2": Queue2Variant, "sas": SasVariant, "listing": ListingVariant}
+    "queue2": Queue2Variant, "sas": SasVariant, "listing": ListingVariant,
+    "pollers": PollersVariant}
 VARIANT_BASELINES = {
     f"ss+{name}": Baseline(f"ss+{name}", f"BenchVariant{name.title()}",
                                    f"bench-{name}", f"bench-{name}-draft", cls, VARIANTS[name])

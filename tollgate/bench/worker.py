@@ -24,7 +24,7 @@ from typing import Any
 
 from temporalio import activity
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import PollerBehaviorAutoscaling, Worker
 
 from adapters.broker.cancel import within
 from tollgate.bench.baseline import BaselineActivities
@@ -102,8 +102,13 @@ async def tollgate_workers(
 @asynccontextmanager
 async def baseline_workers(client: Client, name: str, latency: float) -> AsyncIterator[None]:
     acts, baseline = BaselineActivities(latency), PIPELINES[name]
+    # The SDK's defaults, but for the ``pollers`` variant: polls scaled as Tollgate's main
+    # worker's are (ADR 0087). Not through tollgate.runtime.workers: each module this process
+    # imports is one more the default sandbox looks over per run.
+    polls: dict[str, Any] = {"workflow_task_poller_behavior": PollerBehaviorAutoscaling()} \
+        if baseline.variant.pollers else {}
     main = Worker(client, task_queue=baseline.queue, workflows=[baseline.workflow],
-                  activities=acts.main_queue())
+                  activities=acts.main_queue(), **polls)
     draft = Worker(client, task_queue=baseline.draft_queue, activities=[acts.draft])
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(main)

@@ -31,6 +31,10 @@ class WorkerSettings(Section):
     max_cached_workflows: int = env_field(
         "TOLLGATE_MAX_CACHED_WORKFLOWS", MAX_CACHED_WORKFLOWS, "Workflows the main worker keeps "
         "in its sticky cache (docs/performance.md).")
+    workflow_task_pollers: int | None = env_field(
+        "TOLLGATE_WORKFLOW_TASK_POLLERS", None, "Concurrent workflow-task polls of the main "
+        "worker. Unset: scaled by the server's hints, 1 to 100, so a burst of new events is "
+        "not queued behind one poll; N: at most N, a fifth of them for new runs (ADR 0087).")
     deployment_name: str | None = env_field(
         "TOLLGATE_DEPLOYMENT_NAME", None, "Worker deployment name; with TOLLGATE_BUILD_ID the "
         "workers poll as a version (docs/deploy.md).")
@@ -83,6 +87,15 @@ class WorkerSettings(Section):
         text = str(raw).strip()
         if not text.isdigit() or int(text) < 1:
             raise ValueError("TOLLGATE_MAX_CACHED_WORKFLOWS must be a whole number of at "
+                             f"least 1, not {text!r}")
+        return int(text)
+
+    @field_validator("workflow_task_pollers", mode="before")
+    @classmethod
+    def _pollers(cls, raw: Any) -> int | None:
+        text = str(raw).strip()
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError("TOLLGATE_WORKFLOW_TASK_POLLERS must be a whole number of at "
                              f"least 1, not {text!r}")
         return int(text)
 

@@ -11,7 +11,12 @@ from datetime import timedelta
 
 import structlog
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import (
+    PollerBehavior,
+    PollerBehaviorAutoscaling,
+    PollerBehaviorSimpleMaximum,
+    Worker,
+)
 
 from activities.action_token import ActionTokenActivities, TokenGuard
 from activities.approval import ApprovalActivities
@@ -143,6 +148,9 @@ async def main_worker(client: Client, settings: Settings, *,
         workflow_runner=workflow_runner(),
         graceful_shutdown_timeout=drain,
         max_cached_workflows=settings.worker.max_cached_workflows,
+        # Each new event's first task waits for a poll on the main queue: the SDK's fixed 5
+        # keep one for new runs, and a burst queued behind it (ADR 0087).
+        workflow_task_poller_behavior=workflow_pollers(settings.worker.workflow_task_pollers),
         activities=[
             intake.validate_event, intake.count_duplicate, context.load_context,
             steps.record_step, steps.record_refusal,
@@ -194,6 +202,11 @@ async def main_worker(client: Client, settings: Settings, *,
         if bus is not None:
             await bus.close()
         await pool.close()
+
+
+def workflow_pollers(most: int | None) -> PollerBehavior:
+    """Scaled by the server's hints (1 to 100) unless a fixed maximum is configured."""
+    return PollerBehaviorAutoscaling() if most is None else PollerBehaviorSimpleMaximum(most)
 
 
 @asynccontextmanager
