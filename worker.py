@@ -6,9 +6,6 @@ endpoints and the drain on SIGTERM in ``tollgate.runtime.health``."""
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import gc
 import sys
 
 if __name__ == "__main__":
@@ -19,6 +16,7 @@ if __name__ == "__main__":
 
 from tollgate.config.settings import Settings
 from tollgate.observability.logs import configure_logging
+from tollgate.runtime.entry import run_main
 from tollgate.runtime.health import run_worker
 
 __all__ = ["main"]
@@ -30,10 +28,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="which queues this process serves (default: %(default)s)")
     args = parser.parse_args(argv)
     configure_logging()
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run_worker(args.queue, Settings.from_env()))
-    # Free the Temporal client while the interpreter is whole (tollgate.cli.output.finish).
-    gc.collect()
+    run_main(run_worker(args.queue, Settings.from_env()))
 
 
 if __name__ == "__main__":

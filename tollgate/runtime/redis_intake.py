@@ -13,8 +13,6 @@ it cleanly (exit 0).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import signal
 from contextlib import AsyncExitStack
 
@@ -24,6 +22,7 @@ from tollgate.intake.recorded import recorded_ends_at
 from tollgate.intake.redis_stream import entry_handler, intake_for, temporal_probe
 from tollgate.observability.logs import configure_logging
 from tollgate.runtime.client import build_client
+from tollgate.runtime.entry import run_main
 from tollgate.runtime.exits import temporal_unreachable
 from tollgate.runtime.redis_health import serve_lag
 
@@ -61,10 +60,7 @@ async def run(settings: Settings) -> None:
 
 def main() -> None:
     configure_logging()
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run(Settings.from_env()))
-    # Free the Temporal client while the interpreter is whole (as worker.py does).
-    gc.collect()
+    run_main(run(Settings.from_env()))
 
 
 if __name__ == "__main__":
