@@ -15,6 +15,11 @@ from tollgate.config.base import Section, comma_list, env_field, port_number, po
 #: the SDK default took the worker to 276 MB, 400 to 188 MB (the goal is 200; 300 leaves room).
 #: An evicted run costs one replay when its next task arrives (docs/performance.md, "Parked").
 MAX_CACHED_WORKFLOWS = 300
+#: Workflow tasks the main worker holds at once (the SDK's default is 100). With its polls
+#: scaled by the server (ADR 0087), parking 2,000 events filled the 100 and took the worker to
+#: 206-213 MB; 30 kept it at 189 MB, and CPU per event did not move (docs/performance.md,
+#: "Fourteenth session").
+MAX_WORKFLOW_TASKS = 30
 DEFAULT_DRAIN_S = 10.0
 
 
@@ -35,6 +40,9 @@ class WorkerSettings(Section):
         "TOLLGATE_WORKFLOW_TASK_POLLERS", None, "Concurrent workflow-task polls of the main "
         "worker. Unset: scaled by the server's hints, 1 to 100, so a burst of new events is "
         "not queued behind one poll; N: at most N, a fifth of them for new runs (ADR 0087).")
+    max_workflow_tasks: int = env_field(
+        "TOLLGATE_MAX_WORKFLOW_TASKS", MAX_WORKFLOW_TASKS, "Workflow tasks the main worker "
+        "holds at once; a burst beyond them waits on the queue (ADR 0087).")
     deployment_name: str | None = env_field(
         "TOLLGATE_DEPLOYMENT_NAME", None, "Worker deployment name; with TOLLGATE_BUILD_ID the "
         "workers poll as a version (docs/deploy.md).")
@@ -88,6 +96,15 @@ class WorkerSettings(Section):
         if not text.isdigit() or int(text) < 1:
             raise ValueError("TOLLGATE_MAX_CACHED_WORKFLOWS must be a whole number of at "
                              f"least 1, not {text!r}")
+        return int(text)
+
+    @field_validator("max_workflow_tasks", mode="before")
+    @classmethod
+    def _tasks(cls, raw: Any) -> int:
+        text = str(raw).strip()
+        if not text.isdigit() or int(text) < 2:
+            raise ValueError("TOLLGATE_MAX_WORKFLOW_TASKS must be a whole number of at "
+                             f"least 2, not {text!r}")
         return int(text)
 
     @field_validator("workflow_task_pollers", mode="before")

@@ -149,8 +149,10 @@ async def main_worker(client: Client, settings: Settings, *,
         graceful_shutdown_timeout=drain,
         max_cached_workflows=settings.worker.max_cached_workflows,
         # Each new event's first task waits for a poll on the main queue: the SDK's fixed 5
-        # keep one for new runs, and a burst queued behind it (ADR 0087).
+        # keep one for new runs, and a burst queued behind it. Scaled polls, and tasks held at
+        # once bounded for the worker's memory (ADR 0087).
         workflow_task_poller_behavior=workflow_pollers(settings.worker.workflow_task_pollers),
+        max_concurrent_workflow_tasks=settings.worker.max_workflow_tasks,
         activities=[
             intake.validate_event, intake.count_duplicate, context.load_context,
             steps.record_step, steps.record_refusal,
