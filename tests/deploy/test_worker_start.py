@@ -76,3 +76,30 @@ async def test_a_port_the_worker_script_cannot_take_is_one_line(
     assert lines == [f"{variable}: cannot serve "
                      f"{'the health endpoints' if 'HEALTH' in variable else '/metrics'} on "
                      f"127.0.0.1:{port} (address already in use)"], lines
+
+
+def _answer(folder: Path, proc_wait: int) -> tuple[int, list[str], str]:
+    log = (folder / "worker.log").read_text()
+    lines = [line for line in log.splitlines() if line.strip() and not line.startswith("{")]
+    return proc_wait, lines, log
+
+
+@pytest.mark.parametrize("unreachable", ["TEMPORAL_ADDRESS", "DATABASE_URL"])
+async def test_a_worker_whose_temporal_or_postgres_does_not_answer_says_so_in_one_line(
+        rig: Rig, tmp_path: Path, unreachable: str) -> None:
+    """Both were a traceback: the SDK's "Failed client connect", and the pool's
+    RetryableError."""
+    port = free_port()  # nothing listens there
+    value = (f"127.0.0.1:{port}" if unreachable == "TEMPORAL_ADDRESS"
+             else f"postgresql://tollgate:pw-not-to-show@127.0.0.1:{port}/tollgate")
+    with worker_process(rig, tmp_path, f"down-{unreachable[:4].lower()}",
+                        **{unreachable: value}) as proc:
+        assert proc.proc is not None
+        code, lines, log = _answer(tmp_path, await asyncio.to_thread(proc.proc.wait, 60))
+    assert code == 1
+    assert lines == ([f"cannot reach Temporal at 127.0.0.1:{port}: start the stack with "
+                      "`tollgate dev` (or set TEMPORAL_ADDRESS)"]
+                     if unreachable == "TEMPORAL_ADDRESS" else
+                     ["cannot reach PostgreSQL: start the stack with `tollgate dev` (or set "
+                      "DATABASE_URL)"]), lines
+    assert "pw-not-to-show" not in log and "Traceback" not in log

@@ -1,6 +1,8 @@
 """How a long-running process's entry point runs its main coroutine (``python worker.py``, the
 Redis intake): Ctrl-C ends it quietly, and the Temporal client is freed while the interpreter
-is whole, also when a start-up check ends the process with one line.
+is whole, also when a start-up check ends the process with one line. What the worker's start
+meets below it (Temporal or PostgreSQL not answering, a migration refused) is such a line
+too, never a traceback: ``start_refusals``.
 
 Why the collection: the SDK's client sits in a reference cycle, so it is otherwise freed by
 the collection that runs during interpreter finalisation; its Rust side is then dropped on a
@@ -17,8 +19,14 @@ import asyncio
 import contextlib
 import gc
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from typing import Any
+
+import asyncpg
+
+from adapters.postgres.pool import MigrationChecksumError
+from contracts.errors import RetryableError
+from tollgate.runtime.exits import postgres_unreachable, temporal_unreachable
 
 
 def run_main(main: Coroutine[Any, Any, None]) -> None:
@@ -33,3 +41,24 @@ def run_main(main: Coroutine[Any, Any, None]) -> None:
     gc.collect()
     if refused:
         sys.exit(stop)
+
+
+@contextlib.contextmanager
+def start_refusals(temporal_address: str) -> Iterator[None]:
+    """A worker's start that Temporal or PostgreSQL refuses ends with its one line (exit 1, as
+    a taken port's): never the database URL, which may carry a password."""
+    try:
+        yield
+    except MigrationChecksumError as exc:  # before RuntimeError: it is one
+        raise SystemExit(str(exc)) from None
+    except RuntimeError as exc:
+        if not str(exc).startswith("Failed client connect"):  # the SDK's own words
+            raise
+        raise SystemExit(temporal_unreachable(temporal_address).message) from None
+    except RetryableError as exc:
+        if exc.code != "db_unreachable":
+            raise
+        raise SystemExit(postgres_unreachable().message) from None
+    except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        raise SystemExit(f"PostgreSQL refused the worker's start ({type(exc).__name__}): "
+                         "check DATABASE_URL's user, database and rights") from None

@@ -27,6 +27,7 @@ from adapters.broker.cancel import within
 from tollgate.config.settings import Settings
 from tollgate.observability.sdk_runtime import sdk_runtime
 from tollgate.runtime.client import build_client
+from tollgate.runtime.entry import start_refusals
 from tollgate.runtime.identity import install_decision_verifier, warn_if_identity_unset
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -169,8 +170,10 @@ async def _serve(queue: str, settings: Settings, drain: timedelta,
 
     main = queue in ("main", "all")
     # The SDK's metrics are the main worker's to serve (the draft worker holds no port).
-    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env,
-                                runtime=sdk_runtime(settings.observability) if main else None)
+    with start_refusals(settings.temporal_address):
+        client = await build_client(settings.temporal_address, settings.namespace,
+                                    env=settings.env,
+                                    runtime=sdk_runtime(settings.observability) if main else None)
     workers: list[Worker] = []
     checks: list[Check] = [workers_polling(workers)]
     if main and settings.dsn:
@@ -185,8 +188,9 @@ async def _serve(queue: str, settings: Settings, drain: timedelta,
             warn_if_identity_unset(settings)
             verifier = await install_decision_verifier(settings)
             exits.callback(verifier.stop)
-            workers.append(await exits.enter_async_context(
-                main_worker(client, settings, drain=drain)))
+            with start_refusals(settings.temporal_address):  # the pool, its migrations
+                workers.append(await exits.enter_async_context(
+                    main_worker(client, settings, drain=drain)))
         if queue in ("draft", "all"):
             workers.append(await exits.enter_async_context(
                 draft_worker(client, settings, drain=drain)))
