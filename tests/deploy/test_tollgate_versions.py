@@ -62,11 +62,11 @@ async def test_a_waiting_review_finishes_on_its_build_while_new_events_take_the_
     base = worker_settings(database_url, standins, tmp_path, queue)
     b1, b2 = versioned(base, deployment, "b1"), versioned(base, deployment, "b2")
     async with main_worker(client, b1), draft_worker(client, b1):
-        await make_current(client, deployment, "b1")
+        await make_current(client, deployment, "b1", queue)
         old = await start(client, queue, signed_event(customer(standins)))
         await wait_review(old)  # pinned to b1 since its first task
         async with main_worker(client, b2), draft_worker(client, b2):
-            await make_current(client, deployment, "b2")
+            await make_current(client, deployment, "b2", queue)
             new = await start(client, queue, signed_event(customer(standins)))
             await asyncio.gather(approve(old), approve(new))
             outcomes = await within(asyncio.gather(old.result(), new.result()), 60)

@@ -74,11 +74,11 @@ async def test_old_runs_finish_on_the_old_version_new_runs_take_the_new(
     client = dev_server.client
     queue, deployment = f"rollout-{uuid.uuid4().hex[:8]}", f"tollgate-{uuid.uuid4().hex[:6]}"
     async with versioned(client, queue, deployment, "b1", ProbeV1):
-        await make_current(client, deployment, "b1")
+        await make_current(client, deployment, "b1", queue)
         old = await client.start_workflow("RolloutProbe", id=f"old-{queue}", task_queue=queue)
         await first_task_done(client, old.id)  # now it is pinned to b1
         async with versioned(client, queue, deployment, "b2", ProbeV2):
-            await make_current(client, deployment, "b2")
+            await make_current(client, deployment, "b2", queue)
             new = await client.start_workflow("RolloutProbe", id=f"new-{queue}",
                                               task_queue=queue)
             await first_task_done(client, new.id)
