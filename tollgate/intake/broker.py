@@ -12,8 +12,6 @@ PostgreSQL; its reason names the rule and the field (ADR 0032).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,7 +19,7 @@ from temporalio.client import Client
 
 from adapters.broker.rabbitmq import Handler, Inbound, Outcome, RabbitIntake
 from contracts.bus import dead_letter_queue
-from contracts.errors import InvalidInput
+from contracts.errors import InvalidInput, RetryableError
 from contracts.events import MAX_EVENT_CHARS
 from contracts.fanout import BusinessEvent, SubscriptionSet
 from policies import edge_text
@@ -97,13 +95,19 @@ def event_handler(client: Client, task_queue: str) -> Handler:
 
 async def run(settings: Settings) -> None:
     from tollgate.runtime.client import build_client
+    from tollgate.runtime.entry import start_refusals
 
     url = settings.broker.amqp_url.get_secret_value() if settings.broker.amqp_url else None
     if not url:
         raise SystemExit("TOLLGATE_AMQP_URL is not set (amqp://user:pass@host:5672/)")
-    client = await build_client(settings.temporal_address, settings.namespace, env=settings.env)
+    with start_refusals(settings.temporal_address):  # Temporal down: one line, not a traceback
+        client = await build_client(settings.temporal_address, settings.namespace,
+                                    env=settings.env)
     intake = RabbitIntake(url)
-    await intake.connect(consumer_dead_letter_queues(load_subscriptions()))
+    try:
+        await intake.connect(consumer_dead_letter_queues(load_subscriptions()))
+    except RetryableError as exc:  # never the URL: it carries the password
+        raise SystemExit(f"{exc.message} (TOLLGATE_AMQP_URL)") from None
     try:
         await intake.consume(event_handler(client, settings.task_queue))
     finally:
@@ -111,5 +115,9 @@ async def run(settings: Settings) -> None:
 
 
 if __name__ == "__main__":
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run(Settings.from_env()))
+    from tollgate.observability.logs import configure_logging
+    from tollgate.runtime.entry import run_main
+
+    configure_logging()  # JSON lines, as the worker's: aio-pika's own too
+    # The client freed before the process exits (tollgate/runtime/entry.py).
+    run_main(run(Settings.from_env()))
