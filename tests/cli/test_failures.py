@@ -52,6 +52,18 @@ def test_postgres_unreachable_never_shows_the_url(tmp_path: Path, argv: list[str
     assert "hunter2" not in said.text
 
 
+def test_serve_with_postgres_down_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    # It was the pool's RetryableError as a traceback, printed by the interpreter.
+    url = f"postgresql://ops:hunter2@127.0.0.1:{free_port()}/tollgate"
+    said = tollgate("serve", "--port", str(free_port()),
+                    env=base_env(tmp_path, DATABASE_URL=url))
+    line = one_line_error(said)
+    assert said.code == Exit.UNREACHABLE and line == (
+        "tollgate: cannot reach PostgreSQL: start the stack with `tollgate dev` (or set "
+        "DATABASE_URL)")
+    assert "hunter2" not in said.text
+
+
 def test_missing_and_unreadable_files(env: dict[str, str], tmp_path: Path) -> None:
     said = tollgate("submit", str(tmp_path / "nope.json"), env=env)
     assert said.code == Exit.FILE and "no such file" in one_line_error(said)

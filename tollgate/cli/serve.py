@@ -14,10 +14,21 @@ from tollgate.runtime.exits import Exit
 def serve(host: str, port: int | None) -> int:
     """The HTTP service (webhook intake, review API, inbox) and its outbox relay, until
     Ctrl-C (docs/api.md)."""
+    from tollgate.cli.common import classify
     from tollgate.config.settings import Settings
     from tollgate.http.app import run_server
+    from tollgate.runtime.entry import StartRefused
 
-    return run_server(Settings.from_env(), host, port)
+    settings = Settings.from_env()
+    try:
+        return run_server(settings, host, port)
+    except SystemExit as refused:  # said in one line at the start: the command's answer
+        if not isinstance(refused.code, str):
+            raise
+        failure = refused.failure if isinstance(refused, StartRefused) else classify(
+            refused, settings)
+        click.echo(f"tollgate: {failure.message}", err=True)
+        return int(failure.code)
 
 
 def _id(ctx: click.Context, param: click.Parameter, value: str) -> str:

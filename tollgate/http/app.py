@@ -175,12 +175,15 @@ def run_server(settings: Settings, host: str = "127.0.0.1", port: int | None = N
     """``tollgate serve``: blocks until Ctrl-C or SIGTERM."""
     import signal
 
+    from tollgate.runtime.entry import start_refusals
+
     port = port or settings.http.port
     # uvicorn stops gracefully on SIGTERM, then raises the signal again under the handler it
     # found: by default that ended the process there (exit 143), before the relay, the
     # notifier and the pool were stopped. As Ctrl-C's, the signal now unwinds them, and the
     # stop is exit 0 (ADR 0086).
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    with contextlib.suppress(KeyboardInterrupt):
+    # PostgreSQL not answering, a migration refused: one line (SystemExit), never a traceback.
+    with start_refusals(settings.temporal_address), contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(settings, host, port, deployed=True))
     return 0

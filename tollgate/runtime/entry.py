@@ -26,7 +26,7 @@ import asyncpg
 
 from adapters.postgres.pool import MigrationChecksumError
 from contracts.errors import RetryableError
-from tollgate.runtime.exits import postgres_unreachable, temporal_unreachable
+from tollgate.runtime.exits import Exit, Failure, postgres_unreachable, temporal_unreachable
 
 
 def run_main(main: Coroutine[Any, Any, None]) -> None:
@@ -43,22 +43,32 @@ def run_main(main: Coroutine[Any, Any, None]) -> None:
         sys.exit(stop)
 
 
+class StartRefused(SystemExit):
+    """A start refused below the process, said in one line: a worker process exits 1 with it,
+    as with a taken port; ``tollgate serve`` answers with the failure's own exit code."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
 @contextlib.contextmanager
 def start_refusals(temporal_address: str) -> Iterator[None]:
-    """A worker's start that Temporal or PostgreSQL refuses ends with its one line (exit 1, as
-    a taken port's): never the database URL, which may carry a password."""
+    """A start that Temporal or PostgreSQL refuses ends with its one line (``StartRefused``):
+    never the database URL, which may carry a password."""
     try:
         yield
     except MigrationChecksumError as exc:  # before RuntimeError: it is one
-        raise SystemExit(str(exc)) from None
+        raise StartRefused(Failure(Exit.REFUSED, str(exc))) from None
     except RuntimeError as exc:
         if not str(exc).startswith("Failed client connect"):  # the SDK's own words
             raise
-        raise SystemExit(temporal_unreachable(temporal_address).message) from None
+        raise StartRefused(temporal_unreachable(temporal_address)) from None
     except RetryableError as exc:
         if exc.code != "db_unreachable":
             raise
-        raise SystemExit(postgres_unreachable().message) from None
+        raise StartRefused(postgres_unreachable()) from None
     except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-        raise SystemExit(f"PostgreSQL refused the worker's start ({type(exc).__name__}): "
-                         "check DATABASE_URL's user, database and rights") from None
+        raise StartRefused(Failure(
+            Exit.REFUSED, f"PostgreSQL refused the start ({type(exc).__name__}): check "
+            "DATABASE_URL's user, database and rights")) from None
