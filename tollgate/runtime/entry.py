@@ -1,8 +1,8 @@
 """How a long-running process's entry point runs its main coroutine (``python worker.py``, the
-Redis intake): Ctrl-C ends it quietly, and the Temporal client is freed while the interpreter
-is whole, also when a start-up check ends the process with one line. What the worker's start
-meets below it (Temporal or PostgreSQL not answering, a migration refused) is such a line
-too, never a traceback: ``start_refusals``.
+Redis and the broker intakes): Ctrl-C ends it quietly, and the Temporal client is freed while
+the interpreter is whole, also when a start-up check ends the process with one line. What a
+start meets below it (Temporal or PostgreSQL not answering, a migration refused) is such a
+line too, never a traceback: ``start_refusals``, which ``tollgate serve`` uses as well.
 
 Why the collection: the SDK's client sits in a reference cycle, so it is otherwise freed by
 the collection that runs during interpreter finalisation; its Rust side is then dropped on a

@@ -22,19 +22,16 @@ from tollgate.intake.recorded import recorded_ends_at
 from tollgate.intake.redis_stream import entry_handler, intake_for, temporal_probe
 from tollgate.observability.logs import configure_logging
 from tollgate.runtime.client import build_client
-from tollgate.runtime.entry import run_main
-from tollgate.runtime.exits import temporal_unreachable
+from tollgate.runtime.entry import run_main, start_refusals
 from tollgate.runtime.redis_health import serve_lag
 
 
 async def run(settings: Settings) -> None:
     intake = intake_for(settings)
     secrets = settings.tenant_secrets()
-    try:
+    with start_refusals(settings.temporal_address):  # Temporal down: one line
         client = await build_client(settings.temporal_address, settings.namespace,
                                     env=settings.env)
-    except RuntimeError:  # the SDK's "failed client connect"
-        raise SystemExit(temporal_unreachable(settings.temporal_address).message) from None
     try:
         await intake.connect()
     except RetryableError as exc:
