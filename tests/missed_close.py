@@ -15,6 +15,7 @@ import asyncio
 from collections import Counter
 from typing import Any, cast
 
+import pytest
 from temporalio.client import (
     Client,
     DescribeWorkflowInput,
@@ -25,6 +26,9 @@ from temporalio.client import (
     WorkflowHistoryEventAsyncIterator,
     WorkflowHistoryEventFilterType,
 )
+
+import tollgate.runtime.client
+import tollgate.runtime.run_end
 
 
 class _Held:
@@ -78,3 +82,19 @@ def missing_closes(client: Client, missing: MissFirstClose) -> Client:
     config = client.config()
     config["interceptors"] = [*config["interceptors"], missing]
     return Client(**config)
+
+
+def unheard_in_commands(monkeypatch: pytest.MonkeyPatch) -> MissFirstClose:
+    """Every client a command builds (``tollgate.runtime.client.build_client``) holds each
+    run's first close poll, and ``run_result`` describes a run after 0.5 s instead of 5: what
+    the ``ops`` commands' missed-close tests run under. The returned interceptor says which
+    polls it held."""
+    built = tollgate.runtime.client.build_client
+    missing = MissFirstClose()
+
+    async def unheard(*args: Any, **kwargs: Any) -> Client:
+        return missing_closes(await built(*args, **kwargs), missing)
+
+    monkeypatch.setattr(tollgate.runtime.client, "build_client", unheard)
+    monkeypatch.setattr(tollgate.runtime.run_end, "CHECK_EVERY_S", 0.5)
+    return missing

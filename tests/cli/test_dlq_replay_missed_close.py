@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
-import tollgate.runtime.client
-import tollgate.runtime.run_end as run_end
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from tests.cli.dlq_support import replayable, settings
 from tests.cli.helpers import run_ops
 from tests.eventually import eventually
-from tests.missed_close import MissFirstClose, missing_closes
+from tests.missed_close import unheard_in_commands
 from tollgate.runtime.exits import Exit
 
 
@@ -36,14 +33,7 @@ async def test_a_replay_whose_close_went_unheard_answers_in_seconds(
     dl_id, key = await replayable(receipts, ops)
     assert await ops.approve_dead_letter(dl_id, actor="mai", reason="r")
 
-    built = tollgate.runtime.client.build_client
-    missing = MissFirstClose()
-
-    async def unheard(*args: Any, **kwargs: Any) -> Client:
-        return missing_closes(await built(*args, **kwargs), missing)
-
-    monkeypatch.setattr(tollgate.runtime.client, "build_client", unheard)
-    monkeypatch.setattr(run_end, "CHECK_EVERY_S", 0.5)
+    missing = unheard_in_commands(monkeypatch)
     # No worker polls the queue: the run waits until the test ends it.
     with capture_logs() as logs:
         command = asyncio.create_task(run_ops(["dlq", "replay", str(dl_id)], s,

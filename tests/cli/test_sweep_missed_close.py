@@ -10,21 +10,17 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
-from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-import tollgate.runtime.client
-import tollgate.runtime.run_end as run_end
 from adapters.postgres.ops import OpsStore
 from adapters.postgres.receipts import ReceiptStore
 from tests.cli.helpers import run_ops
 from tests.cli.unknown_write_support import open_write
 from tests.conftest import worker_settings
-from tests.missed_close import MissFirstClose, missing_closes
+from tests.missed_close import unheard_in_commands
 from tollgate.dev.standins import StandIns
 from tollgate.runtime.exits import Exit
 from tollgate.runtime.workers import main_worker
@@ -39,14 +35,7 @@ async def test_a_sweep_whose_close_went_unheard_reports_and_says_so(
                         TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host)
     _, key = await open_write(receipts)  # the target never got it: it stays open
 
-    built = tollgate.runtime.client.build_client
-    missing = MissFirstClose()
-
-    async def unheard(*args: Any, **kwargs: Any) -> Client:
-        return missing_closes(await built(*args, **kwargs), missing)
-
-    monkeypatch.setattr(tollgate.runtime.client, "build_client", unheard)
-    monkeypatch.setattr(run_end, "CHECK_EVERY_S", 0.5)
+    missing = unheard_in_commands(monkeypatch)
     async with main_worker(dev_server.client, s):
         capsys.readouterr()
         with capture_logs() as logs:

@@ -72,6 +72,15 @@ def port_number(raw: Any, variable: str, *, lowest: int = 0) -> int:
     return int(text)
 
 
+def whole_number(raw: Any, variable: str, *, lowest: int) -> int:
+    """A count from a variable's text, at least ``lowest`` (sizes of the worker's cache and
+    slots)."""
+    text = str(raw).strip()
+    if not text.isdigit() or int(text) < lowest:
+        raise ValueError(f"{variable} must be a whole number of at least {lowest}, not {text!r}")
+    return int(text)
+
+
 def positive_number(raw: Any, variable: str) -> float:
     """A number above 0 (rates, sizes)."""
     try:

@@ -8,7 +8,14 @@ from typing import Any, Self
 
 from pydantic import SecretStr, ValidationInfo, field_validator, model_validator
 
-from tollgate.config.base import Section, comma_list, env_field, port_number, positive_number
+from tollgate.config.base import (
+    Section,
+    comma_list,
+    env_field,
+    port_number,
+    positive_number,
+    whole_number,
+)
 
 #: Workflows the main worker keeps in its sticky cache (the SDK's default is 1,000). Each cached
 #: run costs ≈ 0.14 MB and runs waiting for review stay cached until evicted: with 2,000 parked
@@ -89,32 +96,13 @@ class WorkerSettings(Section):
     def _health_port(cls, raw: Any) -> int:
         return port_number(raw, "TOLLGATE_HEALTH_PORT", lowest=1)
 
-    @field_validator("max_cached_workflows", mode="before")
+    @field_validator("max_cached_workflows", "workflow_task_pollers", "max_workflow_tasks",
+                     mode="before")
     @classmethod
-    def _cache(cls, raw: Any) -> int:
-        text = str(raw).strip()
-        if not text.isdigit() or int(text) < 1:
-            raise ValueError("TOLLGATE_MAX_CACHED_WORKFLOWS must be a whole number of at "
-                             f"least 1, not {text!r}")
-        return int(text)
-
-    @field_validator("max_workflow_tasks", mode="before")
-    @classmethod
-    def _tasks(cls, raw: Any) -> int:
-        text = str(raw).strip()
-        if not text.isdigit() or int(text) < 2:
-            raise ValueError("TOLLGATE_MAX_WORKFLOW_TASKS must be a whole number of at "
-                             f"least 2, not {text!r}")
-        return int(text)
-
-    @field_validator("workflow_task_pollers", mode="before")
-    @classmethod
-    def _pollers(cls, raw: Any) -> int | None:
-        text = str(raw).strip()
-        if not text.isdigit() or int(text) < 1:
-            raise ValueError("TOLLGATE_WORKFLOW_TASK_POLLERS must be a whole number of at "
-                             f"least 1, not {text!r}")
-        return int(text)
+    def _counts(cls, raw: Any, info: ValidationInfo) -> int:
+        # The SDK needs two slots for a worker with a sticky cache; one cached run or poll will do.
+        lowest = 2 if info.field_name == "max_workflow_tasks" else 1
+        return whole_number(raw, cls.variable(str(info.field_name)), lowest=lowest)
 
     @field_validator("deployment_name", "build_id", mode="before")
     @classmethod
