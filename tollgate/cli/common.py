@@ -13,7 +13,7 @@ import click
 
 from adapters.broker.cancel import within
 from tollgate.cli.output import closed_output
-from tollgate.runtime.exits import Exit, Failure, postgres_unreachable, temporal_unreachable
+from tollgate.runtime.exits import Exit, Failure, postgres_failure, temporal_unreachable
 
 if TYPE_CHECKING:
     import asyncpg
@@ -83,9 +83,6 @@ async def pool(s: Settings, *, migrate: bool = False) -> AsyncIterator[asyncpg.P
     """A small pool for one command; ``migrate`` applies the schema first (operators' stores)."""
     import asyncpg
 
-    from adapters.postgres.pool import MigrationChecksumError
-    from contracts.errors import RetryableError
-
     if not s.dsn:
         raise Failure(Exit.UNREACHABLE, "no PostgreSQL: DATABASE_URL is not set and no "
                       "`tollgate dev` is running (start it, or set DATABASE_URL)")
@@ -96,10 +93,11 @@ async def pool(s: Settings, *, migrate: bool = False) -> AsyncIterator[asyncpg.P
             made = await create_pool(s.dsn, max_size=2)
         else:
             made = await asyncpg.create_pool(s.dsn, min_size=1, max_size=2)
-    except MigrationChecksumError as exc:
-        raise Failure(Exit.REFUSED, str(exc)) from None
-    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, RetryableError) as exc:
-        raise postgres_unreachable() from exc
+    except Exception as exc:
+        # Not answering (exit 3), or answering no: a password, a database, a right (exit 1).
+        if (failure := postgres_failure(exc, connecting=True)) is None:
+            raise
+        raise failure from exc
     try:
         yield made
     finally:
@@ -135,13 +133,23 @@ def classify(exc: BaseException, s: Settings | None) -> Failure:
         # A file or folder a command reads or writes (--state-dir, --out, --json): its path
         # and the system's reason, which name no secret and no customer.
         return Failure(Exit.FILE, f"{exc.filename}: {(exc.strerror or str(exc)).lower()}")
+    if "asyncpg" in sys.modules:
+        import asyncpg
+
+        # A right the user lacks, met after the pool opened (a table it may not read): the
+        # database's grants, never a bug; said as the pool's own refusal is (ADR 0090).
+        if isinstance(exc, asyncpg.InsufficientPrivilegeError) and (
+                failure := postgres_failure(exc)):
+            return failure
     from tollgate.config.base import ConfigError
 
     if isinstance(exc, ConfigError):
         return Failure(Exit.CONFIG, exc.message)
     if isinstance(exc, SystemExit) and isinstance(exc.code, str):
-        # A start-up or configuration problem already said in one line (a port in use...).
-        return Failure(Exit.REFUSED, exc.code)
+        # A start-up or configuration problem already said in one line (a port in use...), or
+        # a start that Temporal or PostgreSQL refused, with its own code (runtime.entry).
+        said = getattr(exc, "failure", None)
+        return said if isinstance(said, Failure) else Failure(Exit.REFUSED, exc.code)
     return Failure(Exit.INTERNAL, f"unexpected {type(exc).__name__}: {exc} "
                    "(TOLLGATE_DEBUG=1 shows the traceback)")
 

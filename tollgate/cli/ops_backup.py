@@ -11,17 +11,18 @@ import click
 
 from tollgate.cli.common import Command, pool
 from tollgate.cli.params import EdgePath
-from tollgate.runtime.exits import Exit, Failure
+from tollgate.runtime.exits import Exit, postgres_failure
 
 if TYPE_CHECKING:
     from tollgate.config.settings import Settings
 
 
-def _dsn(s: Settings) -> str:
-    if not s.dsn:
-        raise Failure(Exit.UNREACHABLE, "no PostgreSQL: DATABASE_URL is not set and no "
-                      "`tollgate dev` is running (start it, or set DATABASE_URL)")
-    return s.dsn
+async def _dsn(s: Settings) -> str:
+    """The database URL, once PostgreSQL answered it: one that does not answer or refuses is
+    said as every command says it (exit 3 or 1: ADR 0090), not in pg_dump's words."""
+    async with pool(s):
+        assert s.dsn
+        return s.dsn
 
 
 @click.command("backup")
@@ -33,7 +34,7 @@ def backup_cmd(file: Path) -> Command:
     async def go(s: Settings) -> int:
         from tollgate.ops.backup import backup
 
-        await asyncio.to_thread(backup, _dsn(s), file)
+        await asyncio.to_thread(backup, await _dsn(s), file)
         click.echo(f"backup written to {file}")
         return Exit.OK
 
@@ -52,7 +53,7 @@ def restore_cmd(file: Path, yes: bool) -> Command:
     async def go(s: Settings) -> int:
         from tollgate.ops.backup import restore
 
-        await asyncio.to_thread(restore, _dsn(s), file)
+        await asyncio.to_thread(restore, await _dsn(s), file)
         click.echo(f"restored from {file}; now run `tollgate ops sweep` so receipts meet the "
                    "targets again")
         return Exit.OK
@@ -66,14 +67,15 @@ def migrate() -> Command:
     every pool also applies them when it opens)."""
 
     async def go(s: Settings) -> int:
-        from adapters.postgres.pool import MigrationChecksumError
         from adapters.postgres.pool import migrate as apply_migrations
 
         async with pool(s) as p:
             try:
                 applied = await apply_migrations(p)
-            except MigrationChecksumError as exc:
-                raise Failure(Exit.REFUSED, str(exc)) from None
+            except Exception as exc:  # a file edited since, a right the user lacks: one line
+                if (failure := postgres_failure(exc)) is None:
+                    raise
+                raise failure from exc
         click.echo(f"applied {', '.join(applied)}" if applied else "schema up to date")
         return Exit.OK
 

@@ -17,7 +17,6 @@ def serve(host: str, port: int | None) -> int:
     from tollgate.cli.common import classify
     from tollgate.config.settings import Settings
     from tollgate.http.app import run_server
-    from tollgate.runtime.entry import StartRefused
 
     settings = Settings.from_env()
     try:
@@ -25,8 +24,7 @@ def serve(host: str, port: int | None) -> int:
     except SystemExit as refused:  # said in one line at the start: the command's answer
         if not isinstance(refused.code, str):
             raise
-        failure = refused.failure if isinstance(refused, StartRefused) else classify(
-            refused, settings)
+        failure = classify(refused, settings)  # a StartRefused's own code
         click.echo(f"tollgate: {failure.message}", err=True)
         return int(failure.code)
 

@@ -87,6 +87,7 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
     from tollgate.observability.sdk_runtime import sdk_runtime
     from tollgate.ops.actions import ensure_sweep_schedule
     from tollgate.runtime.client import build_client
+    from tollgate.runtime.entry import start_refusals
     from tollgate.runtime.identity import install_decision_verifier
     from tollgate.runtime.workers import draft_worker, main_worker
 
@@ -122,7 +123,10 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
                                     runtime=sdk_runtime(settings.observability))
         await install_decision_verifier(settings)  # the review validator checks tokens
         assert settings.dsn
-        await seed_contacts(settings.dsn)  # the example tenants' hotlines (ADR 0039)
+        # The first pool: with DATABASE_URL set, a PostgreSQL that does not answer or refuses
+        # is said here in the CLI's line and code, not as an unexpected error (ADR 0090).
+        with start_refusals(settings.temporal_address):
+            await seed_contacts(settings.dsn)  # the example tenants' hotlines (ADR 0039)
         async with AsyncExitStack() as group:
             # Entered first, so it stops after the workers have drained (the exit is LIFO).
             await start_http_service(group, stack, settings)

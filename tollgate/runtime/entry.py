@@ -22,11 +22,7 @@ import sys
 from collections.abc import Coroutine, Iterator
 from typing import Any
 
-import asyncpg
-
-from adapters.postgres.pool import MigrationChecksumError
-from contracts.errors import RetryableError
-from tollgate.runtime.exits import Exit, Failure, postgres_unreachable, temporal_unreachable
+from tollgate.runtime.exits import Failure, postgres_failure, temporal_unreachable
 
 
 def run_main(main: Coroutine[Any, Any, None]) -> None:
@@ -55,20 +51,14 @@ class StartRefused(SystemExit):
 @contextlib.contextmanager
 def start_refusals(temporal_address: str) -> Iterator[None]:
     """A start that Temporal or PostgreSQL refuses ends with its one line (``StartRefused``):
-    never the database URL, which may carry a password."""
+    never the database URL, which may carry a password. PostgreSQL's lines are the CLI's
+    (``postgres_failure``): not answering, or answering no and what to check."""
     try:
         yield
-    except MigrationChecksumError as exc:  # before RuntimeError: it is one
-        raise StartRefused(Failure(Exit.REFUSED, str(exc))) from None
-    except RuntimeError as exc:
-        if not str(exc).startswith("Failed client connect"):  # the SDK's own words
+    except Exception as exc:
+        # "Failed client connect": the Temporal SDK's own words.
+        if isinstance(exc, RuntimeError) and str(exc).startswith("Failed client connect"):
+            raise StartRefused(temporal_unreachable(temporal_address)) from None
+        if (failure := postgres_failure(exc)) is None:
             raise
-        raise StartRefused(temporal_unreachable(temporal_address)) from None
-    except RetryableError as exc:
-        if exc.code != "db_unreachable":
-            raise
-        raise StartRefused(postgres_unreachable()) from None
-    except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-        raise StartRefused(Failure(
-            Exit.REFUSED, f"PostgreSQL refused the start ({type(exc).__name__}): check "
-            "DATABASE_URL's user, database and rights")) from None
+        raise StartRefused(failure) from None

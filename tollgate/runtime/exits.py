@@ -52,3 +52,61 @@ def postgres_unreachable() -> Failure:
     return Failure(Exit.UNREACHABLE,
                    "cannot reach PostgreSQL: start the stack with `tollgate dev` "
                    "(or set DATABASE_URL)")
+
+
+#: What to check for each refusal PostgreSQL answers a connection or a migration with, looked
+#: up along the class's ancestors (an InvalidPasswordError is an InvalidAuthorization...Error).
+_CHECK = {
+    "InvalidPasswordError": "DATABASE_URL's user and password",
+    "InvalidAuthorizationSpecificationError": "DATABASE_URL's user (a role that exists and "
+                                              "may log in from here: pg_hba.conf)",
+    "InvalidCatalogNameError": "DATABASE_URL's database (no database of that name exists)",
+    "InsufficientPrivilegeError": "the rights of DATABASE_URL's user (it connects, applies "
+                                  "the migrations at start, reads and writes the tables)",
+    "TooManyConnectionsError": "PostgreSQL's max_connections and the role's connection limit",
+}
+
+
+def postgres_failure(exc: BaseException, *, connecting: bool = False) -> Failure | None:
+    """The one line for a failure met opening a pool or migrating it; None for any other.
+
+    PostgreSQL not answering (down, starting, the connection closed mid-handshake) is exit 3,
+    as Temporal not answering; PostgreSQL answering no (a password, a role, a database, a
+    right) is exit 1 naming what to check (ADR 0090); an applied migration edited since, 1.
+
+    Args:
+        exc: what was raised.
+        connecting: ``exc`` came from opening the connections, so an ``OSError`` (refused, no
+            such host, timed out) can only be PostgreSQL's; elsewhere it is left alone.
+    """
+    import asyncpg
+
+    from adapters.postgres.pool import MigrationChecksumError
+    from contracts.errors import RetryableError
+
+    if isinstance(exc, MigrationChecksumError):
+        return Failure(Exit.REFUSED, str(exc))
+    if isinstance(exc, RetryableError):
+        # create_pool says every connection it could not open so, with PostgreSQL's answer
+        # (or the socket's error) as its cause.
+        if exc.code != "db_unreachable":
+            return None
+        said = exc.__cause__
+        failure = postgres_failure(said, connecting=True) if said is not None else None
+        return failure or postgres_unreachable()
+    if isinstance(exc, asyncpg.PostgresConnectionError | asyncpg.CannotConnectNowError
+                  | asyncpg.AdminShutdownError | asyncpg.CrashShutdownError):
+        # The connection lost or closed mid-handshake (class 08); starting up; going away.
+        return postgres_unreachable()
+    if isinstance(exc, asyncpg.PostgresError):
+        check = next((_CHECK[c.__name__] for c in type(exc).__mro__ if c.__name__ in _CHECK),
+                     "DATABASE_URL's user, password, database and rights, and PostgreSQL's log")
+        # The class and what to check, never PostgreSQL's own words: they may quote a value.
+        return Failure(Exit.REFUSED, f"PostgreSQL refused ({type(exc).__name__}): check {check}")
+    if isinstance(exc, asyncpg.ClientConfigurationError) or (
+            connecting and isinstance(exc, ValueError)):  # the URL's form: a port not a number
+        return Failure(Exit.CONFIG, "DATABASE_URL is refused by the PostgreSQL client "
+                       f"({type(exc).__name__}): write it postgresql://USER:PASSWORD@HOST:PORT/DB")
+    if isinstance(exc, asyncpg.InterfaceError) or (connecting and isinstance(exc, OSError)):
+        return postgres_unreachable()
+    return None

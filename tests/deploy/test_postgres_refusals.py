@@ -1,0 +1,189 @@
+"""PostgreSQL that answers and refuses (a wrong password, a database that does not exist, a
+role without rights) is said as such by every process and command that opens a pool at start,
+in one line with a documented exit code (docs/cli.md), never the URL: not "cannot reach
+PostgreSQL … start the stack", which sends an operator to the wrong place (ADR 0090). Against
+the tests' real PostgreSQL; a wrong password needs a role that logs in by password, which the
+embedded server's pg_hba.conf (trust) gets a line for."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import asyncpg
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from contracts.errors import RetryableError
+from tests.cli.helpers import ROOT, Said, base_env, tollgate
+from tests.eventually import eventually
+from tests.pg_databases import empty_database, fresh_database, with_database
+from tests.ports import free_port
+from tollgate.runtime.exits import Exit, postgres_failure
+
+PASSWORD = "pw-" + uuid.uuid4().hex[:8]  # the right one; never in any answer
+WRONG = "wrong-" + uuid.uuid4().hex[:8]
+LINES = {
+    "wrong password": "PostgreSQL refused (InvalidPasswordError): check DATABASE_URL's user "
+                      "and password",
+    "no database": "PostgreSQL refused (InvalidCatalogNameError): check DATABASE_URL's "
+                   "database (no database of that name exists)",
+}
+
+
+def as_user(url: str, user: str, password: str) -> str:
+    parts = urlsplit(url)
+    query = f"?{parts.query}" if parts.query else ""
+    return (f"{parts.scheme}://{user}:{password}@{parts.netloc.rpartition('@')[2]}"
+            f"{parts.path}{query}")
+
+
+@pytest.fixture(scope="module")
+async def refused(pg_server: str) -> dict[str, str]:
+    """A URL per refusal: a real role that logs in by password, given the wrong one; the
+    server's own user with a password, naming a database that does not exist."""
+    if os.environ.get("DATABASE_URL"):
+        pytest.skip("edits pg_hba.conf: only on the tests' own embedded PostgreSQL")
+    role = f"pw_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(pg_server)
+    try:
+        hba = Path(await admin.fetchval("SHOW hba_file"))
+        # First match wins: this role alone logs in by password, every other stays trusted.
+        hba.write_text("".join(f"{kind} all {role} {where} scram-sha-256\n" for kind, where in
+                               [("local", ""), ("host", "127.0.0.1/32"), ("host", "::1/128")])
+                       + hba.read_text())
+        await admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'")
+        await admin.execute("SELECT pg_reload_conf()")
+    finally:
+        await admin.close()
+    database = await fresh_database(pg_server)
+    await (await asyncpg.connect(as_user(database, role, PASSWORD))).close()
+
+    async def wrong_refused() -> bool:
+        try:
+            await (await asyncpg.connect(as_user(database, role, WRONG))).close()
+        except asyncpg.InvalidPasswordError:
+            return True
+        return False
+
+    await eventually(wrong_refused, "the server reading its new pg_hba.conf")
+    return {"wrong password": as_user(database, role, WRONG),
+            "no database": as_user(with_database(pg_server, f"none_{uuid.uuid4().hex[:8]}"),
+                                   urlsplit(pg_server).username or "postgres", WRONG)}
+
+
+def one_line(said: Said, *, json_lines: bool = False) -> list[str]:
+    assert said.clean(), said.text
+    assert PASSWORD not in said.text and WRONG not in said.text, said.text
+    return [line for line in said.err.splitlines()
+            if line.strip() and not (json_lines and line.startswith("{"))]
+
+
+@pytest.mark.parametrize("case", ["wrong password", "no database"])
+@pytest.mark.parametrize("argv", [["ops", "status"], ["ops", "switches"],
+                                  ["ops", "backup", "{tmp}/dump"]])
+def test_a_command_says_what_postgresql_refused(
+        refused: dict[str, str], tmp_path: Path, case: str, argv: list[str]) -> None:
+    """``ops status`` opens its pool bare, ``ops switches`` migrates it first, ``ops backup``
+    hands the URL to pg_dump once PostgreSQL answered: all three said "cannot reach PostgreSQL
+    … start the stack", exit 3 (the backup: pg_dump's words, exit 1)."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    said = tollgate(*argv, env=base_env(tmp_path / "state", DATABASE_URL=refused[case]))
+    assert (said.code, one_line(said)) == (Exit.REFUSED, [f"tollgate: {LINES[case]}"])
+    assert not (tmp_path / "dump").exists()
+
+
+@pytest.mark.parametrize(("argv", "schema"), [(["ops", "migrate"], False),
+                                            (["ops", "status"], True)])
+async def test_a_role_without_rights_is_one_line(
+        pg_server: str, tmp_path: Path, argv: list[str], schema: bool) -> None:
+    """Creating the schema (``ops migrate`` on an empty database), or reading its tables
+    (``ops status``, whose pool applies no migration): both were ``unexpected
+    InsufficientPrivilegeError``, exit 9, as if a bug."""
+    weak = f"weak_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(pg_server)
+    try:
+        await admin.execute(f"CREATE ROLE {weak} LOGIN")  # no right in public, on no table
+    finally:
+        await admin.close()
+    database = await (fresh_database(pg_server) if schema else empty_database(pg_server, "w"))
+    said = tollgate(*argv, env=base_env(tmp_path / "state",
+                                        DATABASE_URL=as_user(database, weak, "any")))
+    assert (said.code, one_line(said)) == (Exit.REFUSED, [
+        "tollgate: PostgreSQL refused (InsufficientPrivilegeError): check the rights of "
+        "DATABASE_URL's user (it connects, applies the migrations at start, reads and writes "
+        "the tables)"])
+
+
+@pytest.mark.parametrize("case", ["wrong password", "no database"])
+def test_tollgate_serve_says_what_postgresql_refused(
+        refused: dict[str, str], tmp_path: Path, case: str) -> None:
+    said = tollgate("serve", "--port", str(free_port()),
+                    env=base_env(tmp_path, DATABASE_URL=refused[case]))
+    # Its start's warnings are JSON log lines (ADR 0086).
+    assert (said.code, one_line(said, json_lines=True)) == (
+        Exit.REFUSED, [f"tollgate: {LINES[case]}"])
+
+
+@pytest.mark.parametrize("case", ["wrong password", "no database"])
+def test_the_worker_script_says_what_postgresql_refused(
+        refused: dict[str, str], env: WorkflowEnvironment, tmp_path: Path, case: str) -> None:
+    """Temporal answers; the pool is refused. A worker process exits 1 with every start line
+    (docs/deploy.md)."""
+    variables = base_env(
+        tmp_path, DATABASE_URL=refused[case],
+        TEMPORAL_ADDRESS=env.client.service_client.config.target_host,
+        TOLLGATE_CRM_URL=f"http://127.0.0.1:{free_port()}",
+        TOLLGATE_MESSAGING_URL=f"http://127.0.0.1:{free_port()}",
+        TOLLGATE_ACTION_TOKEN_KEY=uuid.uuid4().hex)
+    done = subprocess.run([sys.executable, "worker.py"], env=variables, cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False)
+    said = Said(done.returncode, done.stdout, done.stderr)
+    assert (said.code, one_line(said, json_lines=True)) == (1, [LINES[case]])
+
+
+def test_tollgate_dev_on_a_database_url_says_what_postgresql_refused(
+        refused: dict[str, str], env: WorkflowEnvironment, tmp_path: Path) -> None:
+    """``tollgate dev`` with DATABASE_URL set (and Temporal's address): it was ``unexpected
+    RetryableError: … (InvalidPasswordError)``, exit 9."""
+    ports = {f"TOLLGATE_{name}_PORT": str(free_port())
+             for name in ("UI", "CRM", "MESSAGING", "HTTP", "METRICS", "SDK_METRICS")}
+    said = tollgate("dev", env=base_env(
+        tmp_path / "state", DATABASE_URL=refused["wrong password"],
+        TEMPORAL_ADDRESS=env.client.service_client.config.target_host,
+        TOLLGATE_DRAFT_PROVIDER="offline", **ports), timeout=120)
+    assert (said.code, one_line(said, json_lines=True)) == (
+        Exit.REFUSED, [f"tollgate: {LINES['wrong password']}"])
+
+
+def caused(cause: BaseException) -> RetryableError:
+    """``create_pool``'s failure to connect, raised from ``cause``."""
+    said = RetryableError("db_unreachable", "cannot connect to PostgreSQL")
+    said.__cause__ = cause
+    return said
+
+
+@pytest.mark.parametrize(("raised", "connecting", "code"), [
+    # Not answering: starting up, a connection closed mid-handshake, a socket's error at
+    # connect (create_pool's RetryableError keeps it as its cause).
+    (asyncpg.CannotConnectNowError("the database system is starting up"), False, 3),
+    (asyncpg.ConnectionDoesNotExistError("closed in the middle of operation"), False, 3),
+    (TimeoutError(), True, 3),
+    (caused(ConnectionResetError()), False, 3),
+    (caused(asyncpg.InvalidPasswordError()), False, 1),
+    # A URL the client cannot take (`mysql://…`, `sslmode=bogus`; a port that is no number).
+    (asyncpg.ClientConfigurationError("invalid DSN"), False, 7),
+    (ValueError("invalid literal for int() with base 10: 'abc'"), True, 7),
+    # Not PostgreSQL's: left to the caller (a file's OSError at a worker's start, say).
+    (OSError(2, "no such file", "tenants.json"), False, None),
+    (RetryableError("redis_unreachable", "x"), True, None),
+    (ValueError("not a port"), False, None),
+])
+def test_what_is_not_answering_and_what_is_not_postgresqls(
+        raised: BaseException, connecting: bool, code: int | None) -> None:
+    failure = postgres_failure(raised, connecting=connecting)
+    assert (failure and failure.code) == code
