@@ -45,9 +45,11 @@ def as_user(url: str, user: str, password: str) -> str:
 @pytest.fixture(scope="module")
 async def refused(pg_server: str) -> dict[str, str]:
     """A URL per refusal: a real role that logs in by password, given the wrong one; the
-    server's own user with a password, naming a database that does not exist."""
+    server's own user (with a password the trusting server ignores), naming a database that
+    does not exist."""
+    missing = with_database(pg_server, f"none_{uuid.uuid4().hex[:8]}")
     if os.environ.get("DATABASE_URL"):
-        pytest.skip("edits pg_hba.conf: only on the tests' own embedded PostgreSQL")
+        return {"no database": missing}  # another server: its own password, its own pg_hba
     role = f"pw_{uuid.uuid4().hex[:10]}"
     admin = await asyncpg.connect(pg_server)
     try:
@@ -61,7 +63,6 @@ async def refused(pg_server: str) -> dict[str, str]:
     finally:
         await admin.close()
     database = await fresh_database(pg_server)
-    await (await asyncpg.connect(as_user(database, role, PASSWORD))).close()
 
     async def wrong_refused() -> bool:
         try:
@@ -71,9 +72,17 @@ async def refused(pg_server: str) -> dict[str, str]:
         return False
 
     await eventually(wrong_refused, "the server reading its new pg_hba.conf")
+    # The right password lets the role in: what the wrong one meets is about the password.
+    await (await asyncpg.connect(as_user(database, role, PASSWORD))).close()
     return {"wrong password": as_user(database, role, WRONG),
-            "no database": as_user(with_database(pg_server, f"none_{uuid.uuid4().hex[:8]}"),
-                                   urlsplit(pg_server).username or "postgres", WRONG)}
+            "no database": as_user(missing, urlsplit(pg_server).username or "postgres", WRONG)}
+
+
+def url(refused: dict[str, str], case: str) -> str:
+    if case not in refused:
+        pytest.skip("a wrong password needs the tests' own PostgreSQL: its pg_hba.conf gets a "
+                    "password line for a role of the test's")
+    return refused[case]
 
 
 def one_line(said: Said, *, json_lines: bool = False) -> list[str]:
@@ -92,7 +101,7 @@ def test_a_command_says_what_postgresql_refused(
     hands the URL to pg_dump once PostgreSQL answered: all three said "cannot reach PostgreSQL
     … start the stack", exit 3 (the backup: pg_dump's words, exit 1)."""
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
-    said = tollgate(*argv, env=base_env(tmp_path / "state", DATABASE_URL=refused[case]))
+    said = tollgate(*argv, env=base_env(tmp_path / "state", DATABASE_URL=url(refused, case)))
     assert (said.code, one_line(said)) == (Exit.REFUSED, [f"tollgate: {LINES[case]}"])
     assert not (tmp_path / "dump").exists()
 
@@ -123,7 +132,7 @@ async def test_a_role_without_rights_is_one_line(
 def test_tollgate_serve_says_what_postgresql_refused(
         refused: dict[str, str], tmp_path: Path, case: str) -> None:
     said = tollgate("serve", "--port", str(free_port()),
-                    env=base_env(tmp_path, DATABASE_URL=refused[case]))
+                    env=base_env(tmp_path, DATABASE_URL=url(refused, case)))
     # Its start's warnings are JSON log lines (ADR 0086).
     assert (said.code, one_line(said, json_lines=True)) == (
         Exit.REFUSED, [f"tollgate: {LINES[case]}"])
@@ -135,7 +144,7 @@ def test_the_worker_script_says_what_postgresql_refused(
     """Temporal answers; the pool is refused. A worker process exits 1 with every start line
     (docs/deploy.md)."""
     variables = base_env(
-        tmp_path, DATABASE_URL=refused[case],
+        tmp_path, DATABASE_URL=url(refused, case),
         TEMPORAL_ADDRESS=env.client.service_client.config.target_host,
         TOLLGATE_CRM_URL=f"http://127.0.0.1:{free_port()}",
         TOLLGATE_MESSAGING_URL=f"http://127.0.0.1:{free_port()}",
@@ -153,7 +162,7 @@ def test_tollgate_dev_on_a_database_url_says_what_postgresql_refused(
     ports = {f"TOLLGATE_{name}_PORT": str(free_port())
              for name in ("UI", "CRM", "MESSAGING", "HTTP", "METRICS", "SDK_METRICS")}
     said = tollgate("dev", env=base_env(
-        tmp_path / "state", DATABASE_URL=refused["wrong password"],
+        tmp_path / "state", DATABASE_URL=url(refused, "wrong password"),
         TEMPORAL_ADDRESS=env.client.service_client.config.target_host,
         TOLLGATE_DRAFT_PROVIDER="offline", **ports), timeout=120)
     assert (said.code, one_line(said, json_lines=True)) == (
