@@ -25,6 +25,10 @@ from tollgate.runtime.exits import Exit
     ("TOLLGATE_INTAKE_RATE", "-1", "TOLLGATE_INTAKE_RATE must be above 0"),
     ("TOLLGATE_TARGET_CONNECTIONS", "0", "TOLLGATE_TARGET_CONNECTIONS must be a whole number"),
     ("TOLLGATE_TARGET_CONNECTIONS", "ten", "TOLLGATE_TARGET_CONNECTIONS must be a whole number"),
+    ("TOLLGATE_TARGET_CONNECTIONS", "1001",
+     "TOLLGATE_TARGET_CONNECTIONS must be a whole number from 1 to 1000, not '1001'"),
+    ("TOLLGATE_REDIS_MAX_DELIVERIES", "0",
+     "TOLLGATE_REDIS_MAX_DELIVERIES must be a whole number of at least 1, not '0'"),
 ])
 def test_a_bad_value_is_one_line_naming_the_variable(
     tmp_path: Path, variable: str, value: str, says: str

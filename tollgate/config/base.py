@@ -72,12 +72,13 @@ def port_number(raw: Any, variable: str, *, lowest: int = 0) -> int:
     return int(text)
 
 
-def whole_number(raw: Any, variable: str, *, lowest: int) -> int:
-    """A count from a variable's text, at least ``lowest`` (sizes of the worker's cache and
-    slots)."""
+def whole_number(raw: Any, variable: str, *, lowest: int, highest: int | None = None) -> int:
+    """A count from a variable's text, at least ``lowest`` and at most ``highest`` if given
+    (sizes of the worker's cache and slots, connections, tries)."""
     text = str(raw).strip()
-    if not text.isdigit() or int(text) < lowest:
-        raise ValueError(f"{variable} must be a whole number of at least {lowest}, not {text!r}")
+    if not text.isdigit() or not lowest <= int(text) <= (highest or int(text)):
+        span = f"from {lowest} to {highest}" if highest else f"of at least {lowest}"
+        raise ValueError(f"{variable} must be a whole number {span}, not {text!r}")
     return int(text)
 
 

@@ -8,7 +8,7 @@ from typing import Any, Self
 
 from pydantic import SecretStr, ValidationInfo, field_validator, model_validator
 
-from tollgate.config.base import Section, env_field, port_number, positive_number
+from tollgate.config.base import Section, env_field, port_number, positive_number, whole_number
 
 #: Stream, group and consumer names: plain names, so a log line or a key never carries text.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -69,10 +69,7 @@ class RedisSettings(Section):
     @field_validator("max_deliveries", mode="before")
     @classmethod
     def _count(cls, raw: Any) -> int:
-        text = str(raw).strip()
-        if not text.isdigit() or int(text) < 1:
-            raise ValueError("TOLLGATE_REDIS_MAX_DELIVERIES must be a whole number above 0")
-        return int(text)
+        return whole_number(raw, "TOLLGATE_REDIS_MAX_DELIVERIES", lowest=1)
 
     @field_validator("claim_idle_s", "handler_timeout_s", "stall_s", mode="before")
     @classmethod

@@ -20,7 +20,7 @@ from pydantic import ValidationError, field_validator
 
 from contracts import TargetCapabilities
 from contracts.errors import InvalidInput
-from tollgate.config.base import Section, env_field
+from tollgate.config.base import Section, env_field, whole_number
 
 ENV_VAR = "TOLLGATE_TARGETS"
 
@@ -110,13 +110,7 @@ class TargetSettings(Section):
     @field_validator("connections", mode="before")
     @classmethod
     def _connections(cls, raw: Any) -> int:
-        try:
-            count = int(str(raw).strip())
-        except ValueError:
-            count = 0
-        if not 1 <= count <= 1000:
-            raise ValueError("TOLLGATE_TARGET_CONNECTIONS must be a whole number from 1 to 1000")
-        return count
+        return whole_number(raw, "TOLLGATE_TARGET_CONNECTIONS", lowest=1, highest=1000)
 
     @field_validator("capabilities", mode="before")
     @classmethod
