@@ -155,18 +155,34 @@ def test_the_worker_script_says_what_postgresql_refused(
     assert (said.code, one_line(said, json_lines=True)) == (1, [LINES[case]])
 
 
-def test_tollgate_dev_on_a_database_url_says_what_postgresql_refused(
-        refused: dict[str, str], env: WorkflowEnvironment, tmp_path: Path) -> None:
-    """``tollgate dev`` with DATABASE_URL set (and Temporal's address): it was ``unexpected
-    RetryableError: … (InvalidPasswordError)``, exit 9."""
+def dev_stack(tmp_path: Path, database_url: str, temporal_address: str) -> Said:
+    """``tollgate dev`` on outside servers (DATABASE_URL and TEMPORAL_ADDRESS set), which it
+    does not start: it stops at the first that fails."""
     ports = {f"TOLLGATE_{name}_PORT": str(free_port())
              for name in ("UI", "CRM", "MESSAGING", "HTTP", "METRICS", "SDK_METRICS")}
-    said = tollgate("dev", env=base_env(
-        tmp_path / "state", DATABASE_URL=url(refused, "wrong password"),
-        TEMPORAL_ADDRESS=env.client.service_client.config.target_host,
+    return tollgate("dev", env=base_env(
+        tmp_path / "state", DATABASE_URL=database_url, TEMPORAL_ADDRESS=temporal_address,
         TOLLGATE_DRAFT_PROVIDER="offline", **ports), timeout=120)
+
+
+def test_tollgate_dev_on_a_database_url_says_what_postgresql_refused(
+        refused: dict[str, str], env: WorkflowEnvironment, tmp_path: Path) -> None:
+    """It was ``unexpected RetryableError: … (InvalidPasswordError)``, exit 9."""
+    said = dev_stack(tmp_path, url(refused, "wrong password"),
+                     env.client.service_client.config.target_host)
     assert (said.code, one_line(said, json_lines=True)) == (
         Exit.REFUSED, [f"tollgate: {LINES['wrong password']}"])
+
+
+def test_tollgate_dev_on_a_temporal_address_that_does_not_answer_says_so(
+        refused: dict[str, str], tmp_path: Path) -> None:
+    """It was ``unexpected RuntimeError: Failed client connect: …``, exit 9: checked beside
+    the pool, with the same start lines."""
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    said = dev_stack(tmp_path, refused["no database"], address)
+    assert (said.code, one_line(said, json_lines=True)) == (Exit.UNREACHABLE, [
+        f"tollgate: cannot reach Temporal at {address}: start the stack with `tollgate dev` "
+        "(or set TEMPORAL_ADDRESS)"])
 
 
 def caused(cause: BaseException) -> RetryableError:

@@ -119,13 +119,14 @@ async def run_dev(stack: DevStack, workers: int = 1) -> None:
         settings = Settings.from_env(
             {**stack_env(stack), "TOLLGATE_METRICS_PORT": str(stack.ports.metrics),
              "TOLLGATE_SDK_METRICS_PORT": str(stack.ports.sdk_metrics)})
-        client = await build_client(settings.temporal_address, env=settings.env,
-                                    runtime=sdk_runtime(settings.observability))
+        # With TEMPORAL_ADDRESS or DATABASE_URL set, a server that does not answer (or, for
+        # PostgreSQL, refuses) is said in the CLI's line and code, not as an unexpected error.
+        with start_refusals(settings.temporal_address):
+            client = await build_client(settings.temporal_address, env=settings.env,
+                                        runtime=sdk_runtime(settings.observability))
         await install_decision_verifier(settings)  # the review validator checks tokens
         assert settings.dsn
-        # The first pool: with DATABASE_URL set, a PostgreSQL that does not answer or refuses
-        # is said here in the CLI's line and code, not as an unexpected error (ADR 0090).
-        with start_refusals(settings.temporal_address):
+        with start_refusals(settings.temporal_address):  # the first pool (ADR 0090)
             await seed_contacts(settings.dsn)  # the example tenants' hotlines (ADR 0039)
         async with AsyncExitStack() as group:
             # Entered first, so it stops after the workers have drained (the exit is LIFO).
