@@ -20,26 +20,18 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts.errors import RetryableError
 from tests.cli.helpers import ROOT, Said, base_env, tollgate
+from tests.deploy.postgres_roles_support import PASSWORD, WRONG, as_user, one_line
 from tests.eventually import eventually
 from tests.pg_databases import empty_database, fresh_database, with_database
 from tests.ports import free_port
 from tollgate.runtime.exits import Exit, postgres_failure
 
-PASSWORD = "pw-" + uuid.uuid4().hex[:8]  # the right one; never in any answer
-WRONG = "wrong-" + uuid.uuid4().hex[:8]
 LINES = {
     "wrong password": "PostgreSQL refused (InvalidPasswordError): check DATABASE_URL's user "
                       "and password",
     "no database": "PostgreSQL refused (InvalidCatalogNameError): check DATABASE_URL's "
                    "database (no database of that name exists)",
 }
-
-
-def as_user(url: str, user: str, password: str) -> str:
-    parts = urlsplit(url)
-    query = f"?{parts.query}" if parts.query else ""
-    return (f"{parts.scheme}://{user}:{password}@{parts.netloc.rpartition('@')[2]}"
-            f"{parts.path}{query}")
 
 
 @pytest.fixture(scope="module")
@@ -85,13 +77,6 @@ def url(refused: dict[str, str], case: str) -> str:
     return refused[case]
 
 
-def one_line(said: Said, *, json_lines: bool = False) -> list[str]:
-    assert said.clean(), said.text
-    assert PASSWORD not in said.text and WRONG not in said.text, said.text
-    return [line for line in said.err.splitlines()
-            if line.strip() and not (json_lines and line.startswith("{"))]
-
-
 @pytest.mark.parametrize("case", ["wrong password", "no database"])
 @pytest.mark.parametrize("argv", [["ops", "status"], ["ops", "switches"],
                                   ["ops", "backup", "{tmp}/dump"]])
@@ -112,7 +97,8 @@ async def test_a_role_without_rights_is_one_line(
         pg_server: str, tmp_path: Path, argv: list[str], schema: bool) -> None:
     """Creating the schema (``ops migrate`` on an empty database), or reading its tables
     (``ops status``, whose pool applies no migration): both were ``unexpected
-    InsufficientPrivilegeError``, exit 9, as if a bug."""
+    InsufficientPrivilegeError``, exit 9, as if a bug. Migrations the role may not apply are
+    said as such, naming the command the schema's owner runs (ADR 0091)."""
     weak = f"weak_{uuid.uuid4().hex[:10]}"
     admin = await asyncpg.connect(pg_server)
     try:
@@ -122,10 +108,14 @@ async def test_a_role_without_rights_is_one_line(
     database = await (fresh_database(pg_server) if schema else empty_database(pg_server, "w"))
     said = tollgate(*argv, env=base_env(tmp_path / "state",
                                         DATABASE_URL=as_user(database, weak, "any")))
+    files = sorted((ROOT / "adapters" / "postgres" / "migrations").glob("*.sql"))
     assert (said.code, one_line(said)) == (Exit.REFUSED, [
+        f"tollgate: {len(files)} migrations are not applied (first: {files[0].name}) and this "
+        "role may not apply them: run `tollgate ops migrate` as the schema's owner"
+        if not schema else
         "tollgate: PostgreSQL refused (InsufficientPrivilegeError): check the rights of "
-        "DATABASE_URL's user (it connects, applies the migrations at start, reads and writes "
-        "the tables)"])
+        "DATABASE_URL's user (it connects, reads and writes the tables: docs/deploy.md gives "
+        "the grants)"])
 
 
 @pytest.mark.parametrize("case", ["wrong password", "no database"])

@@ -61,8 +61,8 @@ _CHECK = {
     "InvalidAuthorizationSpecificationError": "DATABASE_URL's user (a role that exists and "
                                               "may log in from here: pg_hba.conf)",
     "InvalidCatalogNameError": "DATABASE_URL's database (no database of that name exists)",
-    "InsufficientPrivilegeError": "the rights of DATABASE_URL's user (it connects, applies "
-                                  "the migrations at start, reads and writes the tables)",
+    "InsufficientPrivilegeError": "the rights of DATABASE_URL's user (it connects, reads and "
+                                  "writes the tables: docs/deploy.md gives the grants)",
     "TooManyConnectionsError": "PostgreSQL's max_connections and the role's connection limit",
 }
 
@@ -72,7 +72,8 @@ def postgres_failure(exc: BaseException, *, connecting: bool = False) -> Failure
 
     PostgreSQL not answering (down, starting, the connection closed mid-handshake) is exit 3,
     as Temporal not answering; PostgreSQL answering no (a password, a role, a database, a
-    right) is exit 1 naming what to check (ADR 0090); an applied migration edited since, 1.
+    right) is exit 1 naming what to check (ADR 0090); an applied migration edited since, 1;
+    migrations this role may not apply, 1, naming the command the schema's owner runs (0091).
 
     Args:
         exc: what was raised.
@@ -81,10 +82,11 @@ def postgres_failure(exc: BaseException, *, connecting: bool = False) -> Failure
     """
     import asyncpg
 
-    from adapters.postgres.pool import MigrationChecksumError
+    from adapters.postgres.pool import MigrationChecksumError, MigrationsNotAppliedError
     from contracts.errors import RetryableError
 
-    if isinstance(exc, MigrationChecksumError):
+    if isinstance(exc, MigrationChecksumError | MigrationsNotAppliedError):
+        # Its own line, naming files and the command to run, never the URL (ADR 0091).
         return Failure(Exit.REFUSED, str(exc))
     if isinstance(exc, RetryableError):
         # create_pool says every connection it could not open so, with PostgreSQL's answer
