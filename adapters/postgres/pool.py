@@ -57,7 +57,8 @@ async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asy
     try:
         pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size,
                                          reset=_keep_session)
-    except (OSError, asyncpg.PostgresError) as exc:
+    except (OSError, asyncpg.PostgresError, ValueError) as exc:
+        # ValueError: asyncpg's URL parser (a port that is no number); the cause says which.
         reason = f"cannot connect to PostgreSQL ({type(exc).__name__})"
         raise RetryableError("db_unreachable", reason) from exc
     await migrate(pool)

@@ -32,6 +32,10 @@ LINES = {
     "no database": "PostgreSQL refused (InvalidCatalogNameError): check DATABASE_URL's "
                    "database (no database of that name exists)",
 }
+#: A URL asyncpg's parser refuses before it asks anyone: said as the CLI's configuration line.
+NOT_A_PORT = f"postgresql://tollgate:{PASSWORD}@127.0.0.1:5432x/tollgate"
+NOT_A_PORT_LINE = ("DATABASE_URL is refused by the PostgreSQL client (ValueError): write it "
+                   "postgresql://USER:PASSWORD@HOST:PORT/DB")
 
 
 @pytest.fixture(scope="module")
@@ -128,13 +132,21 @@ def test_tollgate_serve_says_what_postgresql_refused(
         Exit.REFUSED, [f"tollgate: {LINES[case]}"])
 
 
-@pytest.mark.parametrize("case", ["wrong password", "no database"])
+def test_tollgate_serve_says_a_port_that_is_no_number_is_the_urls(tmp_path: Path) -> None:
+    """It was asyncpg's ValueError as a traceback: ``create_pool`` let it through unwrapped."""
+    said = tollgate("serve", "--port", str(free_port()),
+                    env=base_env(tmp_path, DATABASE_URL=NOT_A_PORT))
+    assert (said.code, one_line(said, json_lines=True)) == (
+        Exit.CONFIG, [f"tollgate: {NOT_A_PORT_LINE}"])
+
+
+@pytest.mark.parametrize("case", ["wrong password", "no database", "not a port"])
 def test_the_worker_script_says_what_postgresql_refused(
         refused: dict[str, str], env: WorkflowEnvironment, tmp_path: Path, case: str) -> None:
     """Temporal answers; the pool is refused. A worker process exits 1 with every start line
-    (docs/deploy.md)."""
+    (docs/deploy.md). A port that is no number was asyncpg's ValueError as a traceback."""
     variables = base_env(
-        tmp_path, DATABASE_URL=url(refused, case),
+        tmp_path, DATABASE_URL=NOT_A_PORT if case == "not a port" else url(refused, case),
         TEMPORAL_ADDRESS=env.client.service_client.config.target_host,
         TOLLGATE_CRM_URL=f"http://127.0.0.1:{free_port()}",
         TOLLGATE_MESSAGING_URL=f"http://127.0.0.1:{free_port()}",
@@ -142,7 +154,8 @@ def test_the_worker_script_says_what_postgresql_refused(
     done = subprocess.run([sys.executable, "worker.py"], env=variables, cwd=ROOT,
                           capture_output=True, text=True, timeout=60, check=False)
     said = Said(done.returncode, done.stdout, done.stderr)
-    assert (said.code, one_line(said, json_lines=True)) == (1, [LINES[case]])
+    assert (said.code, one_line(said, json_lines=True)) == (
+        1, [LINES.get(case, NOT_A_PORT_LINE)])
 
 
 def dev_stack(tmp_path: Path, database_url: str, temporal_address: str) -> Said:
