@@ -32,3 +32,16 @@ async def test_an_edited_applied_migration_fails_in_one_line_naming_it(
         assert said.err.strip().splitlines() == [
             "tollgate: migration 0020_tagging.sql was edited after it was applied: restore the "
             "file and put the change in a new numbered migration"]
+
+
+async def test_a_reading_command_on_a_database_nobody_migrated_says_to_migrate(
+    pg_server: str, tmp_path: Path
+) -> None:
+    """A command whose pool applies no migration (``ops status``: PostgreSQL first, Temporal
+    only probed) ended in ``unexpected UndefinedTableError``, exit 9, as if a bug."""
+    env = base_env(tmp_path / "state", DATABASE_URL=await empty_database(pg_server, "m"))
+    said = tollgate("ops", "status", env=env)
+    assert said.clean(), said.text
+    assert (said.code, said.err.strip().splitlines()) == (Exit.REFUSED, [
+        "tollgate: no Tollgate schema in this database: run `tollgate ops migrate` (or "
+        "check DATABASE_URL's database)"]), said.text

@@ -100,6 +100,13 @@ async def pool(s: Settings, *, migrate: bool = False) -> AsyncIterator[asyncpg.P
         raise failure from exc
     try:
         yield made
+    except asyncpg.UndefinedTableError:
+        # A database nobody migrated (or DATABASE_URL naming another one): not a bug. Told
+        # apart by schema_migrations, which every migrated database has, asked only now.
+        if await made.fetchval("SELECT to_regclass('schema_migrations') IS NULL"):
+            raise Failure(Exit.REFUSED, "no Tollgate schema in this database: run `tollgate "
+                          "ops migrate` (or check DATABASE_URL's database)") from None
+        raise
     finally:
         await made.close()
 
