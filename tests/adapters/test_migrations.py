@@ -204,3 +204,20 @@ async def lock_waits(conn: asyncpg.Connection) -> int:
     return int(await conn.fetchval(
         "SELECT count(*) FROM pg_locks WHERE NOT granted"
         " AND relation = 'audit_chain'::regclass"))
+
+
+async def test_an_up_to_date_start_does_not_wait_for_a_migration_in_progress(
+    empty_pool: asyncpg.Pool, folder: Path
+) -> None:
+    """ADR 0091: nothing to apply is only read, with no lock, so workers of the release already
+    migrated start while a migrate Job holds the lock; one with a file to apply still waits."""
+    await migrate(empty_pool, folder=folder)
+    async with empty_pool.acquire() as job, job.transaction():
+        await job.execute("SELECT pg_advisory_xact_lock($1)", pool_module._MIGRATION_LOCK)
+        async with asyncio.timeout(10):
+            assert await migrate(empty_pool, folder=folder) == []
+        (folder / "0999_later.sql").write_text("CREATE TABLE later_table (id int);\n")
+        waiting = asyncio.create_task(migrate(empty_pool, folder=folder))
+        await asyncio.sleep(0.5)
+        assert not waiting.done()
+    assert await waiting == ["0999_later.sql"]
