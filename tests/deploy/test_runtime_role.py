@@ -30,7 +30,7 @@ from adapters.postgres.pool import (
 from contracts import EventState
 from tests.cli.helpers import ROOT, Said, base_env, tollgate
 from tests.conftest import signed_event, start, worker_settings
-from tests.deploy.postgres_roles_support import as_user, one_line
+from tests.deploy.postgres_roles_support import PASSWORD, as_user, one_line
 from tests.pg_databases import empty_database, fresh_database
 from tests.ports import free_port
 from tests.workflows.review_helpers import approve, new_customer
@@ -59,13 +59,15 @@ async def runtime_role(database: str) -> str:
     role = f"rt_{uuid.uuid4().hex[:10]}"
     owner = await asyncpg.connect(database)
     try:
-        await owner.execute(f"CREATE ROLE {role} LOGIN")
+        # A password as well: ignored by the tests' own server (it trusts local logins), needed
+        # by another one (DATABASE_URL) that asks for it.
+        await owner.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'")
         me = await owner.fetchval("SELECT current_user")
         await owner.execute(documented_grants().replace("tollgate_runtime", role)
                             .replace("tollgate_owner", f'"{me}"'))
     finally:
         await owner.close()
-    return as_user(database, role, "unused")  # the tests' server trusts local logins
+    return as_user(database, role, PASSWORD)
 
 
 async def test_the_documented_role_takes_an_approved_event_to_its_receipt(
