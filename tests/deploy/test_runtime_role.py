@@ -94,9 +94,13 @@ async def test_the_documented_role_takes_an_approved_event_to_its_receipt(
                 "SELECT count(DISTINCT workflow_id) FROM audit_chain WHERE tenant_id = 'acme'"),
                 []))
         assert {"state_transitions", "review_decisions", "receipts"} <= sources
-        # Least privilege: nothing made in the schema, and the chain is append-only.
+        # Least privilege: nothing made in the schema, the chain append-only, nothing it
+        # covers deleted.
         for refused in ["CREATE TABLE made_by_the_runtime (id int)",
                         "UPDATE audit_chain SET op = op", "DELETE FROM audit_chain",
+                        *(f"DELETE FROM {t}" for t in ("state_transitions", "review_decisions",
+                                                       "receipts", "tenant_contacts",
+                                                       "audit_chain_heads")),
                         "UPDATE schema_migrations SET checksum = checksum"]:
             with pytest.raises(asyncpg.InsufficientPrivilegeError):
                 await pool.execute(refused)
