@@ -76,8 +76,9 @@ def whole_number(raw: Any, variable: str, *, lowest: int, highest: int | None = 
     """A count from a variable's text, at least ``lowest`` and at most ``highest`` if given
     (sizes of the worker's cache and slots, connections, tries)."""
     text = str(raw).strip()
-    if not text.isdigit() or not lowest <= int(text) <= (highest or int(text)):
-        span = f"from {lowest} to {highest}" if highest else f"of at least {lowest}"
+    too_high = highest is not None and text.isdigit() and int(text) > highest
+    if not text.isdigit() or int(text) < lowest or too_high:
+        span = f"of at least {lowest}" if highest is None else f"from {lowest} to {highest}"
         raise ValueError(f"{variable} must be a whole number {span}, not {text!r}")
     return int(text)
 
